@@ -1,0 +1,47 @@
+# qnmodel: two commands do all set-up on a fresh machine.
+#   make demo   create .venv, install qnmodel, run the main job (writes out/demo/)
+#   make test   create .venv, install qnmodel with test extras, lint, layer contract, test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := .make-stamps
+# Everything that changes the installed package (sources, C files, build config).
+PKG_SRC := $(shell find qnmodel -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.json' -o -name '*.toml' \) 2>/dev/null) pyproject.toml
+
+.PHONY: demo test lint contracts pytest bench docs clean venv install peers
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+venv: $(BIN)/python
+
+# Non-editable install: the suite tests what a user gets from `pip install .`,
+# including the compiled qnbench and kernels inside the package.
+$(STAMP)/installed: $(BIN)/python $(PKG_SRC)
+	@mkdir -p $(STAMP)
+	$(BIN)/python -m pip install --quiet ".[test,notebooks,peers]"
+	@touch $@
+
+install: $(STAMP)/installed
+
+demo: $(STAMP)/installed
+	$(BIN)/qnmodel demo --out out/demo
+
+lint: $(STAMP)/installed
+	$(BIN)/ruff check qnmodel tests examples
+	$(BIN)/ruff format --check qnmodel tests examples
+
+contracts: $(STAMP)/installed
+	$(BIN)/lint-imports
+
+pytest: $(STAMP)/installed
+	$(BIN)/pytest -n 2 --dist loadgroup
+
+test: lint contracts pytest
+
+bench: $(STAMP)/installed
+	$(BIN)/python tests/benchmarks/run.py
+
+clean:
+	rm -rf build dist out $(STAMP) .pytest_cache .ruff_cache

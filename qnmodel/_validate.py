@@ -1,0 +1,184 @@
+"""Shared input checkers: one per input kind, used by every public function.
+
+Each checker returns the normalised value (a float, an int, a float64 array)
+or raises :class:`~qnmodel.errors.InvalidModelError` /
+:class:`~qnmodel.errors.InvalidTypeError` with a message that names the
+argument, shows the offending value, states the rule and, where there is one,
+the fix. Nothing is ever silently corrected.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidModelError, InvalidTypeError, UnitError
+from .units import DIMENSIONS, parse
+
+__all__ = [
+    "as_quantity",
+    "as_quantities",
+    "as_demands",
+    "as_population",
+    "as_populations",
+    "as_servers",
+    "as_probability",
+    "as_choice",
+    "as_positive_int",
+    "check_same_length",
+]
+
+
+def _is_real_number(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool | np.bool_)
+
+
+def as_quantity(
+    value: Any,
+    name: str,
+    dimension: str,
+    *,
+    positive: bool = False,
+    allow_inf: bool = False,
+) -> float:
+    """A non-negative finite quantity in SI units from a number or a unit string.
+
+    Plain numbers are taken as SI already (seconds, bytes, bytes/s, hertz);
+    strings must carry a unit of the right dimension (``"4.9 ms"``).
+    ``positive=True`` also rejects zero.
+    """
+    if isinstance(value, str):
+        try:
+            v = parse(value, dimension)
+        except UnitError as exc:
+            raise UnitError(f"{name}: {exc}") from None
+    elif _is_real_number(value):
+        v = float(value)
+    else:
+        raise InvalidTypeError(
+            f"{name} must be a number in {DIMENSIONS[dimension]} or a string with a unit, "
+            f"got {value!r} of type {type(value).__name__}"
+        )
+    if math.isnan(v) or (math.isinf(v) and not allow_inf):
+        raise InvalidModelError(f"{name} must be finite, got {value!r}")
+    if v < 0.0:
+        raise InvalidModelError(f"{name} must be >= 0, got {value!r}")
+    if positive and v == 0.0:
+        raise InvalidModelError(f"{name} must be > 0, got {value!r}")
+    return v
+
+
+def as_quantities(values: Any, name: str, dimension: str) -> np.ndarray:
+    """A 1-D float64 array of non-negative finite quantities (numbers or unit strings)."""
+    if isinstance(values, str) or _is_real_number(values):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of {dimension}s, got the single value {values!r}; "
+            "wrap it in a list"
+        )
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.ndim != 1:
+            raise InvalidModelError(f"{name} must be 1-D, got an array of shape {arr.shape}")
+        bad = ~np.isfinite(arr) | (arr < 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            rule = "finite" if not np.isfinite(arr[i]) else ">= 0"
+            raise InvalidModelError(f"{name}[{i}] must be {rule}, got {arr[i]!r}")
+        return arr.copy()
+    if not isinstance(values, Iterable):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of {dimension}s, got {type(values).__name__}"
+        )
+    out = [as_quantity(v, f"{name}[{i}]", dimension) for i, v in enumerate(values)]
+    return np.asarray(out, dtype=np.float64).reshape(-1)
+
+
+def as_demands(values: Any, name: str = "demands") -> np.ndarray:
+    """Service demands (seconds per job) of a non-empty network, as float64 (K,)."""
+    arr = as_quantities(values, name, "time")
+    if arr.size == 0:
+        raise InvalidModelError(f"{name} is empty: a network needs at least one station")
+    return arr
+
+
+def as_population(N: Any, name: str = "N") -> int:
+    """A job population: an integer >= 1 (integral floats such as 3.0 are accepted)."""
+    if isinstance(N, bool | np.bool_):
+        raise InvalidTypeError(f"{name} must be an integer >= 1, got the boolean {N!r}")
+    if isinstance(N, numbers.Integral):
+        n = int(N)
+    elif isinstance(N, numbers.Real):
+        if not math.isfinite(float(N)) or float(N) != math.floor(float(N)):
+            raise InvalidModelError(f"{name} must be an integer >= 1, got {N!r}")
+        n = int(N)
+    else:
+        raise InvalidTypeError(
+            f"{name} must be an integer >= 1, got {N!r} of type {type(N).__name__}"
+        )
+    if n < 1:
+        raise InvalidModelError(f"{name} must be an integer >= 1, got {N!r}")
+    return n
+
+
+def as_populations(values: Any, name: str = "population", *, allow_zero: bool = True) -> np.ndarray:
+    """A per-class population vector of non-negative integers, as int64 (C,)."""
+    if _is_real_number(values):
+        values = [values]
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.size == 0:
+        raise InvalidModelError(f"{name} must be a non-empty 1-D sequence, got shape {arr.shape}")
+    if arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
+        raise InvalidTypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    lo = 0 if allow_zero else 1
+    for i, v in enumerate(arr.tolist()):
+        if not math.isfinite(v) or v != math.floor(v) or v < lo:
+            raise InvalidModelError(f"{name}[{i}] must be an integer >= {lo}, got {v!r}")
+    return arr.astype(np.int64)
+
+
+def as_positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    """An integer >= ``minimum`` (booleans and non-integral floats rejected)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    f = float(value)
+    if not math.isfinite(f) or f != math.floor(f):
+        raise InvalidModelError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if int(f) < minimum:
+        raise InvalidModelError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(f)
+
+
+def as_servers(value: Any, name: str = "servers") -> int:
+    """A server count of a multi-server station: an integer >= 1."""
+    return as_positive_int(value, name, 1)
+
+
+def as_probability(value: Any, name: str) -> float:
+    """A probability or ratio in [0, 1]."""
+    if not _is_real_number(value):
+        raise InvalidTypeError(f"{name} must be a number in [0, 1], got {value!r}")
+    p = float(value)
+    if not (0.0 <= p <= 1.0):  # also rejects NaN
+        raise InvalidModelError(f"{name} must be in [0, 1], got {value!r}")
+    return p
+
+
+def as_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """One of a fixed set of strings, matched exactly (no prefixes, no case folding)."""
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidModelError(
+            f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}"
+        )
+    return value
+
+
+def check_same_length(name_a: str, a: Sequence[Any], name_b: str, b: Sequence[Any]) -> None:
+    """Raise when two per-station sequences differ in length."""
+    if len(a) != len(b):
+        raise InvalidModelError(
+            f"{name_b} has {len(b)} entries but {name_a} has {len(a)}: give one per station"
+        )

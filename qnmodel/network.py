@@ -1,0 +1,231 @@
+"""Immutable description of a closed queueing network.
+
+A :class:`Network` is a tuple of :class:`Station` objects plus a think time.
+It is compiled once into flat arrays (:attr:`Network.demands`,
+:attr:`Network.servers`, :attr:`Network.is_delay`) that the solvers in
+:mod:`qnmodel.solvers` consume; the solvers never see station objects.
+
+Station kinds
+-------------
+``"queue"``
+    A load-independent FCFS/PS queueing station. With ``servers=m > 1`` it is
+    a multi-server (load-dependent) station of ``m`` identical servers: its
+    service rate with ``j`` jobs present is ``min(j, m) / D``.
+``"delay"``
+    An infinite-server (IS) station: jobs never wait, residence time is the
+    demand. Equivalent to (and additive with) the terminal think time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_choice, as_quantity, as_servers, check_same_length
+from .errors import InvalidModelError, InvalidTypeError
+
+__all__ = ["Station", "Network", "STATION_KINDS"]
+
+STATION_KINDS = ("queue", "delay")
+
+
+@dataclass(frozen=True)
+class Station:
+    """One service centre of a closed network.
+
+    Parameters
+    ----------
+    name : str
+        Unique, non-empty name within its network (e.g. ``"disk"``).
+    demand : float or str
+        Service demand D_k = V_k * S_k, total service time a job needs at this
+        station per interaction, in **seconds**; a string must carry a time
+        unit (``"4.9 ms"``). Must be finite and >= 0.
+    kind : {"queue", "delay"}
+        Queueing station (jobs wait for a server) or delay (infinite-server).
+    servers : int
+        Number of identical servers of a ``"queue"`` station (>= 1). Leave at 1
+        for a delay station.
+    """
+
+    name: str
+    demand: float
+    kind: str = "queue"
+    servers: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InvalidTypeError(
+                f"Station name must be a string, got {self.name!r} ({type(self.name).__name__})"
+            )
+        if not self.name.strip():
+            raise InvalidModelError("Station name must be a non-empty string, got ''")
+        label = f"Station {self.name!r}"
+        object.__setattr__(self, "demand", as_quantity(self.demand, f"{label}: demand", "time"))
+        as_choice(self.kind, f"{label}: kind", STATION_KINDS)
+        servers = as_servers(self.servers, f"{label}: servers")
+        if self.kind == "delay" and servers != 1:
+            raise InvalidModelError(
+                f"{label}: servers must be 1 for a delay station (it has infinitely many), "
+                f"got {self.servers!r}"
+            )
+        object.__setattr__(self, "servers", servers)
+
+    @property
+    def is_delay(self) -> bool:
+        """True for an infinite-server station."""
+        return self.kind == "delay"
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class Network:
+    """A closed, single-class queueing network.
+
+    Parameters
+    ----------
+    stations : sequence of Station
+        At least one station; names must be unique.
+    think_time : float or str
+        Terminal think time Z in seconds (>= 0), spent outside the stations;
+        response time R excludes it and X = n / (R + Z).
+
+    Attributes
+    ----------
+    demands : ndarray (K,)
+        Service demands in seconds, in station order.
+    servers : ndarray (K,) of int
+        Servers per station (1 for delay stations).
+    is_delay : ndarray (K,) of bool
+        Which stations are infinite-server.
+    names : tuple of str
+        Station names.
+    """
+
+    stations: tuple[Station, ...]
+    think_time: float = 0.0
+    demands: np.ndarray = field(init=False, repr=False, compare=False)
+    servers: np.ndarray = field(init=False, repr=False, compare=False)
+    is_delay: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        stations = self.stations
+        if isinstance(stations, Station):
+            stations = (stations,)
+        if not isinstance(stations, Sequence) or isinstance(stations, str):
+            raise InvalidTypeError(
+                f"stations must be a sequence of Station, got {type(stations).__name__}"
+            )
+        stations = tuple(stations)
+        if not stations:
+            raise InvalidModelError("stations is empty: a network needs at least one station")
+        for i, s in enumerate(stations):
+            if not isinstance(s, Station):
+                raise InvalidTypeError(
+                    f"stations[{i}] must be a Station, got {s!r} ({type(s).__name__})"
+                )
+        seen: set[str] = set()
+        for s in stations:
+            if s.name in seen:
+                raise InvalidModelError(f"station names must be unique; {s.name!r} appears twice")
+            seen.add(s.name)
+        object.__setattr__(self, "stations", stations)
+        object.__setattr__(
+            self, "think_time", as_quantity(self.think_time, "think_time", "time")
+        )
+        object.__setattr__(
+            self, "demands", _readonly(np.array([s.demand for s in stations], dtype=np.float64))
+        )
+        object.__setattr__(
+            self, "servers", _readonly(np.array([s.servers for s in stations], dtype=np.int64))
+        )
+        object.__setattr__(
+            self, "is_delay", _readonly(np.array([s.is_delay for s in stations], dtype=bool))
+        )
+
+    # -- constructors ---------------------------------------------------------------
+    @classmethod
+    def from_demands(
+        cls,
+        demands: Sequence[Any],
+        think_time: float | str = 0.0,
+        names: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        servers: Sequence[int] | None = None,
+    ) -> Network:
+        """Build a network from per-station demands (seconds or unit strings).
+
+        ``names`` default to ``"s0", "s1", ...``; ``kinds`` to all ``"queue"``;
+        ``servers`` to all 1. Each given sequence must have one entry per demand.
+        """
+        if isinstance(demands, str) or not isinstance(demands, Sequence | np.ndarray):
+            raise InvalidTypeError(
+                f"demands must be a sequence of demands, got {type(demands).__name__}"
+            )
+        demands = list(demands)
+        if not demands:
+            raise InvalidModelError("demands is empty: a network needs at least one station")
+        k = len(demands)
+        if names is None:
+            names = [f"s{i}" for i in range(k)]
+        if kinds is None:
+            kinds = ["queue"] * k
+        if servers is None:
+            servers = [1] * k
+        check_same_length("demands", demands, "names", names)
+        check_same_length("demands", demands, "kinds", kinds)
+        check_same_length("demands", demands, "servers", servers)
+        return cls(
+            tuple(
+                Station(n, d, kind=kd, servers=m)
+                for n, d, kd, m in zip(names, demands, kinds, servers, strict=True)
+            ),
+            think_time=think_time,
+        )
+
+    # -- derived quantities ---------------------------------------------------------
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Station names in order."""
+        return tuple(s.name for s in self.stations)
+
+    @property
+    def K(self) -> int:
+        """Number of stations."""
+        return len(self.stations)
+
+    @property
+    def total_demand(self) -> float:
+        """D = sum of all demands (seconds): the response time of a lone job."""
+        return float(self.demands.sum())
+
+    @property
+    def has_multiserver(self) -> bool:
+        """True if any queueing station has more than one server."""
+        return bool(np.any((self.servers > 1) & ~self.is_delay))
+
+    def station(self, name: str) -> Station:
+        """The station called ``name``."""
+        for s in self.stations:
+            if s.name == name:
+                return s
+        raise InvalidModelError(f"no station named {name!r}; stations are {list(self.names)}")
+
+    def with_think_time(self, think_time: float | str) -> Network:
+        """A copy with another think time."""
+        return Network(self.stations, think_time=think_time)
+
+    def __repr__(self) -> str:
+        rows = ", ".join(
+            f"{s.name}={s.demand:.6g}s"
+            + ("(delay)" if s.is_delay else (f"(x{s.servers})" if s.servers > 1 else ""))
+            for s in self.stations
+        )
+        return f"Network(K={self.K}, Z={self.think_time:.6g}s: {rows})"

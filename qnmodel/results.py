@@ -1,0 +1,212 @@
+"""Frozen result objects returned by the solvers.
+
+Every result shares field names across solvers: ``n`` (populations),
+``throughput`` X, ``response_time`` R (excluding think time Z),
+``queue_length`` Q_k, ``utilization`` U_k and ``residence_time`` R_k.
+Arrays are read-only. ``to_frame()`` returns a pandas DataFrame (pandas is
+imported only when it is called).
+
+Glossary (single class, population n, station k, demand D_k, think time Z)
+-------------------------------------------------------------------------
+X(n)      system throughput, jobs/s; X(n) = n / (R(n) + Z)           (Little's law)
+R(n)      response time, s, summed over stations: R(n) = sum_k R_k(n)
+R_k(n)    residence time at station k, s, all visits included
+Q_k(n)    mean number of jobs at station k: Q_k(n) = X(n) R_k(n)     (Little's law)
+U_k(n)    utilisation of one server of station k: U_k = X(n) D_k / m_k (utilisation law);
+          for a delay station it is the mean number of busy servers X(n) D_k
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BoundsResult", "MVAResult"]
+
+
+def _freeze(obj: Any) -> None:
+    """Make every ndarray field of a frozen dataclass read-only (float64 copies)."""
+    for f in fields(obj):
+        v = getattr(obj, f.name)
+        if isinstance(v, np.ndarray):
+            v = np.array(v, copy=True)
+            v.setflags(write=False)
+            object.__setattr__(obj, f.name, v)
+
+
+def _import_pandas() -> Any:
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - pandas is a hard dependency
+        raise ImportError("to_frame() needs pandas: pip install pandas") from exc
+    return pd
+
+
+@dataclass(frozen=True, repr=False)
+class BoundsResult:
+    """Asymptotic (ABA) or balanced-job (BJB) bounds for n = 1..N.
+
+    Attributes
+    ----------
+    method : str
+        ``"aba"`` or ``"bjb"``.
+    n : ndarray (N,)
+        Populations 1..N.
+    throughput_lower, throughput_upper : ndarray (N,)
+        Bounds on X(n), jobs/s.
+    response_time_lower, response_time_upper : ndarray (N,)
+        Bounds on R(n), seconds (think time excluded).
+    station_names : tuple of str
+    think_time : float
+        Z, seconds.
+    total_demand : float
+        D = sum_k D_k, seconds.
+    max_demand : float
+        D_max over queueing stations (per server for multi-server stations).
+    bottleneck : str
+        Name of the station with the largest per-server demand.
+    saturation_throughput : float
+        1 / D_max, jobs/s: the asymptote of X(n).
+    n_star : float
+        The knee N* = (D + Z) / D_max where the two ABA throughput asymptotes
+        meet; below it the light-load bound binds, above it the bottleneck.
+    """
+
+    method: str
+    n: np.ndarray
+    throughput_lower: np.ndarray
+    throughput_upper: np.ndarray
+    response_time_lower: np.ndarray
+    response_time_upper: np.ndarray
+    station_names: tuple[str, ...]
+    think_time: float
+    total_demand: float
+    max_demand: float
+    bottleneck: str
+    saturation_throughput: float
+    n_star: float
+
+    def __post_init__(self) -> None:
+        _freeze(self)
+
+    def to_frame(self) -> Any:
+        """One row per population: n, method, X bounds (jobs/s), R bounds (s)."""
+        pd = _import_pandas()
+        return pd.DataFrame(
+            {
+                "n": self.n,
+                "method": self.method,
+                "throughput_lower": self.throughput_lower,
+                "throughput_upper": self.throughput_upper,
+                "response_time_lower": self.response_time_lower,
+                "response_time_upper": self.response_time_upper,
+            }
+        )
+
+    def __repr__(self) -> str:
+        N = int(self.n[-1])
+        return (
+            f"BoundsResult(method={self.method!r}, n=1..{N}, bottleneck={self.bottleneck!r}, "
+            f"N*={self.n_star:.4g}, X_sat={self.saturation_throughput:.6g}/s,\n"
+            f"  X({N}) in [{self.throughput_lower[-1]:.6g}, {self.throughput_upper[-1]:.6g}] /s, "
+            f"R({N}) in [{self.response_time_lower[-1]:.6g}, {self.response_time_upper[-1]:.6g}] s)"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class MVAResult:
+    """Mean values of a closed single-class network for n = 1..N (or selected n).
+
+    Attributes
+    ----------
+    method : str
+        Algorithm that produced the result (e.g. ``"mva.exact"``, ``"mva.ld"``).
+    n : ndarray (P,)
+        Populations the rows refer to (1..N unless only the last was kept).
+    throughput : ndarray (P,)
+        X(n), jobs/s.
+    response_time : ndarray (P,)
+        R(n) = sum_k R_k(n), seconds, think time excluded.
+    queue_length : ndarray (P, K)
+        Q_k(n), mean jobs at each station (waiting plus in service).
+    utilization : ndarray (P, K)
+        U_k(n) = X(n) D_k / m_k (delay stations: X(n) D_k, the mean busy servers).
+    residence_time : ndarray (P, K)
+        R_k(n), seconds per job over all its visits.
+    station_names : tuple of str
+    think_time : float
+        Z, seconds.
+    demands : ndarray (K,)
+        D_k used, seconds.
+    """
+
+    method: str
+    n: np.ndarray
+    throughput: np.ndarray
+    response_time: np.ndarray
+    queue_length: np.ndarray
+    utilization: np.ndarray
+    residence_time: np.ndarray
+    station_names: tuple[str, ...]
+    think_time: float
+    demands: np.ndarray
+
+    def __post_init__(self) -> None:
+        _freeze(self)
+
+    @property
+    def bottleneck(self) -> str:
+        """Station with the highest utilisation at the largest population."""
+        return self.station_names[int(np.argmax(self.utilization[-1]))]
+
+    def to_frame(self, level: str = "system") -> Any:
+        """A DataFrame of the results.
+
+        ``level="system"``: one row per n with ``n, throughput, response_time``
+        and ``system_queue_length`` (jobs in the stations, excluding thinkers).
+        ``level="station"``: tidy, one row per (n, station) with
+        ``n, station, queue_length, utilization, residence_time, throughput``.
+        """
+        pd = _import_pandas()
+        if level == "system":
+            return pd.DataFrame(
+                {
+                    "n": self.n,
+                    "throughput": self.throughput,
+                    "response_time": self.response_time,
+                    "system_queue_length": self.queue_length.sum(axis=1),
+                }
+            )
+        if level == "station":
+            P, K = self.queue_length.shape
+            return pd.DataFrame(
+                {
+                    "n": np.repeat(self.n, K),
+                    "station": np.tile(np.array(self.station_names, dtype=object), P),
+                    "queue_length": self.queue_length.ravel(),
+                    "utilization": self.utilization.ravel(),
+                    "residence_time": self.residence_time.ravel(),
+                    "throughput": np.repeat(self.throughput, K),
+                }
+            )
+        from .errors import InvalidModelError
+
+        raise InvalidModelError(f"level must be 'system' or 'station', got {level!r}")
+
+    def __repr__(self) -> str:
+        N = int(self.n[-1])
+        per = ", ".join(
+            f"{name}: U={u:.4g} Q={q:.4g}"
+            for name, u, q in zip(
+                self.station_names, self.utilization[-1], self.queue_length[-1], strict=True
+            )
+        )
+        if len(per) > 300:
+            per = per[:297] + "..."
+        return (
+            f"MVAResult(method={self.method!r}, n={int(self.n[0])}..{N}, Z={self.think_time:.6g}s,\n"
+            f"  X({N})={self.throughput[-1]:.6g}/s, R({N})={self.response_time[-1]:.6g}s, "
+            f"bottleneck={self.bottleneck!r},\n  {per})"
+        )

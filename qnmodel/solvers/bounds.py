@@ -1,0 +1,233 @@
+"""Asymptotic (ABA) and balanced job (BJB) bounds of closed single-class networks.
+
+All functions compute the whole range n = 1..N in one vectorised call. The
+``*_from_aggregates`` kernels broadcast over any array shape of aggregates,
+which is what :mod:`qnmodel.sweep` uses to bound a whole what-if grid at once.
+
+Delay stations and think time
+-----------------------------
+An infinite-server (delay) station is indistinguishable from terminal think
+time in a product-form network, so the bounds are derived for the queueing
+stations alone with the effective think time Z' = Z + sum of delay demands,
+and the delay demands are added back to the response time bounds.
+
+References
+----------
+.. [LZGS] E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik,
+   *Quantitative System Performance*, Prentice-Hall, 1984, ch. 5
+   ("Bounds on performance"): sec. 5.2 asymptotic bounds, sec. 5.3 balanced
+   system (job) bounds, with the terminal-workload forms of Table 5.3.
+.. [Cui06] Cui B., Liu J., Wang G., Liu J., "Study on I/O response time
+   bounds of network storage systems", Journal on Communications 27(1), 2006,
+   eq. (1) (BJB lower response-time bound for Z = 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import as_choice, as_population
+from ..errors import InvalidModelError
+from ..network import Network
+from ..results import BoundsResult
+
+__all__ = [
+    "aba_from_aggregates",
+    "bjb_from_aggregates",
+    "bounds_aba",
+    "bounds_bjb",
+    "bounds",
+    "BOUNDS_METHODS",
+]
+
+
+def aba_from_aggregates(n, D, Dmax, Z, Ddelay=0.0):
+    """ABA on X(n) and R(n) from aggregate demands; all arguments broadcast.
+
+    Parameters
+    ----------
+    n : array_like
+        Populations (>= 1).
+    D : array_like
+        Sum of queueing-station demands, s (>= 0).
+    Dmax : array_like
+        Largest per-server queueing demand D_k / m_k, s (>= 0).
+    Z : array_like
+        Think time, s (>= 0).
+    Ddelay : array_like
+        Sum of delay-station demands, s (>= 0).
+
+    Returns
+    -------
+    x_lo, x_hi, r_lo, r_hi : ndarray
+        [LZGS] sec. 5.2, with Z' = Z + Ddelay:
+        ``N / (N D + Z') <= X(N) <= min(N / (D + Z'), 1 / Dmax)``,
+        ``max(D, N Dmax - Z') <= R_q(N) <= N D`` and R = R_q + Ddelay.
+    """
+    n = np.asarray(n, dtype=np.float64)
+    D = np.asarray(D, dtype=np.float64)
+    Dmax = np.asarray(Dmax, dtype=np.float64)
+    Zp = np.asarray(Z, dtype=np.float64) + Ddelay
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_sat = np.where(Dmax > 0, 1.0 / np.where(Dmax > 0, Dmax, 1.0), np.inf)
+        x_hi = np.minimum(n / (D + Zp), x_sat)
+        x_lo = n / (n * D + Zp)
+    r_lo = np.maximum(D, n * Dmax - Zp) + Ddelay
+    r_hi = n * D + Ddelay
+    return x_lo, x_hi, r_lo, r_hi
+
+
+def bjb_from_aggregates(n, D, Dmax, Davg, Z, Ddelay=0.0):
+    """Balanced job bounds on X(n) and R(n) from aggregate demands; all broadcast.
+
+    With D the total, Dmax the largest and Davg = D / K the mean queueing
+    demand, Z' = Z + Ddelay ([LZGS] sec. 5.3, terminal workload):
+
+    ``N / (D + Z' + (N-1) Dmax / (1 + Z'/(N D))) <= X(N)
+    <= min(1/Dmax, N / (D + Z' + (N-1) Davg / (1 + Z'/D)))``
+
+    ``max(N Dmax - Z', D + (N-1) Davg / (1 + Z'/D)) <= R_q(N)
+    <= D + (N-1) Dmax / (1 + Z'/(N D))``, R = R_q + Ddelay.
+
+    For Z' = 0 these are ``max(N Dmax, D + (N-1) Davg) <= R(N) <= D + (N-1) Dmax``,
+    [Cui06] eq. (1). When D = 0 (no queueing demand) the network is a pure
+    delay and X = N / Z' exactly.
+    """
+    n = np.asarray(n, dtype=np.float64)
+    D = np.asarray(D, dtype=np.float64)
+    Dmax = np.asarray(Dmax, dtype=np.float64)
+    Davg = np.asarray(Davg, dtype=np.float64)
+    Zp = np.asarray(Z, dtype=np.float64) + Ddelay
+    pos = D > 0
+    Ds = np.where(pos, D, 1.0)  # safe divisor; results for D == 0 replaced below
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # (N-1) Davg / (1 + Z'/D) written as (N-1) Davg D / (D + Z') to stay finite.
+        shrink_hi = (n - 1.0) * Davg * Ds / (Ds + Zp)
+        shrink_lo = (n - 1.0) * Dmax * n * Ds / (n * Ds + Zp)
+        x_sat = np.where(Dmax > 0, 1.0 / np.where(Dmax > 0, Dmax, 1.0), np.inf)
+        x_hi = np.minimum(x_sat, n / (D + Zp + shrink_hi))
+        x_lo = n / (D + Zp + shrink_lo)
+        r_lo = np.maximum(n * Dmax - Zp, D + shrink_hi)
+        r_hi = D + shrink_lo
+        x_pure = n / Zp
+    x_lo = np.where(pos, x_lo, x_pure)
+    x_hi = np.where(pos, x_hi, x_pure)
+    r_lo = np.where(pos, r_lo, 0.0) + Ddelay
+    r_hi = np.where(pos, r_hi, 0.0) + Ddelay
+    return x_lo, x_hi, r_lo, r_hi
+
+
+def _aggregates(net: Network) -> dict:
+    q = ~net.is_delay
+    per_server = np.where(q, net.demands / net.servers, 0.0)
+    Dq = float(net.demands[q].sum())
+    Kq = int(q.sum())
+    Ddelay = float(net.demands[net.is_delay].sum())
+    Dmax = float(per_server.max()) if Kq else 0.0
+    if Dq + Ddelay + net.think_time <= 0.0:
+        raise InvalidModelError(
+            "all demands and the think time are zero: throughput is unbounded; "
+            "give at least one station a demand > 0"
+        )
+    k_bn = int(np.argmax(np.where(q, per_server, -1.0))) if Kq else int(np.argmax(net.demands))
+    D_all = Dq + Ddelay
+    return {
+        "D": Dq,
+        "Dmax": Dmax,
+        "Davg": Dq / Kq if Kq else 0.0,
+        "Ddelay": Ddelay,
+        "bottleneck": net.names[k_bn],
+        "x_sat": 1.0 / Dmax if Dmax > 0 else float("inf"),
+        "n_star": (D_all + net.think_time) / Dmax if Dmax > 0 else float("inf"),
+    }
+
+
+def _result(method: str, net: Network, N: int, agg: dict, arrays) -> BoundsResult:
+    x_lo, x_hi, r_lo, r_hi = arrays
+    return BoundsResult(
+        method=method,
+        n=np.arange(1, N + 1, dtype=np.float64),
+        throughput_lower=x_lo,
+        throughput_upper=x_hi,
+        response_time_lower=r_lo,
+        response_time_upper=r_hi,
+        station_names=net.names,
+        think_time=net.think_time,
+        total_demand=agg["D"] + agg["Ddelay"],
+        max_demand=agg["Dmax"],
+        bottleneck=agg["bottleneck"],
+        saturation_throughput=agg["x_sat"],
+        n_star=agg["n_star"],
+    )
+
+
+def bounds_aba(net: Network, N: int) -> BoundsResult:
+    """Asymptotic bounds of a closed single-class network for n = 1..N.
+
+    Parameters
+    ----------
+    net : Network
+        Queueing, multi-server and delay stations; think time ``net.think_time``.
+        A multi-server station of m servers counts with its per-server demand
+        D_k / m in D_max (its saturation rate is m / D_k).
+    N : int
+        Largest population (>= 1).
+
+    Returns
+    -------
+    BoundsResult
+        See :func:`aba_from_aggregates` for the formulas ([LZGS] sec. 5.2).
+    """
+    N = as_population(N, "N")
+    if not isinstance(net, Network):
+        raise InvalidModelError(f"net must be a Network, got {type(net).__name__}")
+    agg = _aggregates(net)
+    n = np.arange(1, N + 1, dtype=np.float64)
+    return _result("aba", net, N, agg, aba_from_aggregates(n, agg["D"], agg["Dmax"], net.think_time, agg["Ddelay"]))
+
+
+def bounds_bjb(net: Network, N: int) -> BoundsResult:
+    """Balanced job bounds of a closed single-class network for n = 1..N.
+
+    Parameters
+    ----------
+    net : Network
+        Single-server queueing stations and delay stations. BJB is derived for
+        load-independent stations only; a multi-server station raises
+        :class:`~qnmodel.errors.InvalidModelError` (use ``method="aba"`` or
+        :func:`qnmodel.mva`).
+    N : int
+        Largest population (>= 1).
+
+    Returns
+    -------
+    BoundsResult
+        See :func:`bjb_from_aggregates` ([LZGS] sec. 5.3; [Cui06] eq. 1).
+    """
+    N = as_population(N, "N")
+    if not isinstance(net, Network):
+        raise InvalidModelError(f"net must be a Network, got {type(net).__name__}")
+    multi = [s.name for s in net.stations if s.servers > 1]
+    if multi:
+        raise InvalidModelError(
+            f"balanced job bounds assume single-server stations; station {multi[0]!r} has "
+            f"{net.station(multi[0]).servers} servers: use method='aba' or qnmodel.mva()"
+        )
+    agg = _aggregates(net)
+    n = np.arange(1, N + 1, dtype=np.float64)
+    return _result(
+        "bjb",
+        net,
+        N,
+        agg,
+        bjb_from_aggregates(n, agg["D"], agg["Dmax"], agg["Davg"], net.think_time, agg["Ddelay"]),
+    )
+
+
+BOUNDS_METHODS = {"aba": bounds_aba, "bjb": bounds_bjb}
+
+
+def bounds(net: Network, N: int, method: str = "bjb") -> BoundsResult:
+    """Bounds on X(n) and R(n) for n = 1..N: ``method="bjb"`` (default) or ``"aba"``."""
+    as_choice(method, "method", tuple(BOUNDS_METHODS))
+    return BOUNDS_METHODS[method](net, N)
