@@ -137,9 +137,7 @@ class Network:
                 raise InvalidModelError(f"station names must be unique; {s.name!r} appears twice")
             seen.add(s.name)
         object.__setattr__(self, "stations", stations)
-        object.__setattr__(
-            self, "think_time", as_quantity(self.think_time, "think_time", "time")
-        )
+        object.__setattr__(self, "think_time", as_quantity(self.think_time, "think_time", "time"))
         object.__setattr__(
             self, "demands", _readonly(np.array([s.demand for s in stations], dtype=np.float64))
         )

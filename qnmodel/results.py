@@ -206,7 +206,8 @@ class MVAResult:
         if len(per) > 300:
             per = per[:297] + "..."
         return (
-            f"MVAResult(method={self.method!r}, n={int(self.n[0])}..{N}, Z={self.think_time:.6g}s,\n"
+            f"MVAResult(method={self.method!r}, n={int(self.n[0])}..{N}, "
+            f"Z={self.think_time:.6g}s,\n"
             f"  X({N})={self.throughput[-1]:.6g}/s, R({N})={self.response_time[-1]:.6g}s, "
             f"bottleneck={self.bottleneck!r},\n  {per})"
         )

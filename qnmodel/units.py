@@ -91,8 +91,21 @@ Gbit_per_s = 1e9 / 8
 
 # Factors are exact Decimals so that a conversion rounds once: parse("4.9 ms") == 0.0049.
 _D = Decimal
-_DECIMAL = {"": _D(1), "k": _D("1e3"), "M": _D("1e6"), "G": _D("1e9"), "T": _D("1e12"), "P": _D("1e15")}
-_BINARY = {"Ki": _D(1024), "Mi": _D(1024**2), "Gi": _D(1024**3), "Ti": _D(1024**4), "Pi": _D(1024**5)}
+_DECIMAL = {
+    "": _D(1),
+    "k": _D("1e3"),
+    "M": _D("1e6"),
+    "G": _D("1e9"),
+    "T": _D("1e12"),
+    "P": _D("1e15"),
+}
+_BINARY = {
+    "Ki": _D(1024),
+    "Mi": _D(1024**2),
+    "Gi": _D(1024**3),
+    "Ti": _D(1024**4),
+    "Pi": _D(1024**5),
+}
 _EIGHTH = _D("0.125")  # bytes per bit
 
 _TIME = {
@@ -175,7 +188,8 @@ def parse_quantity(text: str) -> tuple[float, str]:
     """
     if not isinstance(text, str):
         raise InvalidTypeError(
-            f"a quantity string like '4.9 ms' is required, got {text!r} of type {type(text).__name__}"
+            "a quantity string like '4.9 ms' is required, "
+            f"got {text!r} of type {type(text).__name__}"
         )
     m = _PATTERN.match(text)
     if m is None:

@@ -183,7 +183,13 @@ def bounds_aba(net: Network, N: int) -> BoundsResult:
         raise InvalidModelError(f"net must be a Network, got {type(net).__name__}")
     agg = _aggregates(net)
     n = np.arange(1, N + 1, dtype=np.float64)
-    return _result("aba", net, N, agg, aba_from_aggregates(n, agg["D"], agg["Dmax"], net.think_time, agg["Ddelay"]))
+    return _result(
+        "aba",
+        net,
+        N,
+        agg,
+        aba_from_aggregates(n, agg["D"], agg["Dmax"], net.think_time, agg["Ddelay"]),
+    )
 
 
 def bounds_bjb(net: Network, N: int) -> BoundsResult:

@@ -256,7 +256,6 @@ def mva_load_dependent(net: Network, N: int, keep: str = "all") -> MVAResult:
 
     # 2. Multi-server factors, prefix/suffix convolutions and complements.
     lf = [_log_f(float(D[k]), int(m[k]), False, N) for k in ld]
-    L = len(lf)
     prefix = [lG_li]
     for f in lf:
         prefix.append(log_convolve(prefix[-1], f))
