@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_choice, as_population
-from ..errors import InvalidModelError
+from ..errors import InvalidModelError, InvalidTypeError
 from ..network import Network
 from ..results import BoundsResult
 
@@ -180,7 +180,7 @@ def bounds_aba(net: Network, N: int) -> BoundsResult:
     """
     N = as_population(N, "N")
     if not isinstance(net, Network):
-        raise InvalidModelError(f"net must be a Network, got {type(net).__name__}")
+        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
     agg = _aggregates(net)
     n = np.arange(1, N + 1, dtype=np.float64)
     return _result(
@@ -212,7 +212,7 @@ def bounds_bjb(net: Network, N: int) -> BoundsResult:
     """
     N = as_population(N, "N")
     if not isinstance(net, Network):
-        raise InvalidModelError(f"net must be a Network, got {type(net).__name__}")
+        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
     multi = [s.name for s in net.stations if s.servers > 1]
     if multi:
         raise InvalidModelError(

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from .._validate import as_choice, as_population
-from ..errors import InvalidModelError, NumericalInstabilityWarning
+from ..errors import InvalidModelError, InvalidTypeError, NumericalInstabilityWarning
 from ..network import Network
 from ..results import MVAResult
 
@@ -44,7 +44,7 @@ _KEEP = ("all", "last")
 
 def _check(net: Network, N: int, keep: str) -> int:
     if not isinstance(net, Network):
-        raise InvalidModelError(f"net must be a Network, got {type(net).__name__}")
+        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
     N = as_population(N, "N")
     as_choice(keep, "keep", _KEEP)
     if net.total_demand + net.think_time <= 0.0:
