@@ -1,0 +1,664 @@
+"""The ``qnmodel`` command.
+
+Sub-commands
+------------
+``demo``       solve the bundled storage example and write a table and plots
+``solve``      bounds and exact MVA of a TOML model file
+``sweep``      what-if grid over model-file values (tidy table)
+``plot``       bounds band + exact MVA (+ measured points) and utilisation, as PNG/SVG/PDF
+``report``     a Markdown report: model, bottleneck, table, plots
+
+Conventions: data (table, CSV or JSON) goes to stdout and JSON output is
+alone there; progress and diagnostics go to stderr. Exit status 0 on
+success, 1 when the work fails (a bad model file, a solver error, an I/O
+error), 2 for a command-line usage error. Errors are one line on stderr;
+``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import modelfile
+from .errors import QNModelError
+from .units import format_quantity
+
+__all__ = ["main", "run_offline_demo", "build_parser"]
+
+PROG = "qnmodel"
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A command-line mistake: exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# -- output helpers --------------------------------------------------------------------------
+def _finite_or_none(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite_or_none(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite_or_none(x) for x in v]
+    return v
+
+
+def _write_json(doc: dict, stream) -> None:
+    json.dump(_finite_or_none(doc), stream, indent=2, allow_nan=False)
+    stream.write("\n")
+
+
+def _write_csv(frame, stream) -> None:
+    frame.to_csv(stream, index=False, float_format="%.17g", lineterminator="\n")
+
+
+def _markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+    out = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"]
+    out.append("|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
+    for r in rows:
+        out.append("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _g(v: float, digits: int = 5) -> str:
+    return "inf" if not math.isfinite(v) else f"{v:.{digits}g}"
+
+
+class _Progress:
+    """Progress on stderr: a live counter on a terminal, a few lines otherwise."""
+
+    def __init__(self, total: int, label: str, stream=None, quiet: bool = False) -> None:
+        self.total, self.label = max(int(total), 1), label
+        self.stream = stream if stream is not None else sys.stderr
+        self.quiet = quiet
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.monotonic()
+        self.last_decile = -1
+
+    def update(self, done: int) -> None:
+        if self.quiet:
+            return
+        frac = done / self.total
+        elapsed = time.monotonic() - self.start
+        if self.tty:
+            self.stream.write(
+                f"\r{self.label}: {done}/{self.total} ({100 * frac:3.0f}%) {elapsed:5.1f} s"
+            )
+            if done >= self.total:
+                self.stream.write("\n")
+            self.stream.flush()
+        else:
+            decile = int(10 * frac)
+            if decile != self.last_decile and (decile % 5 == 0 or done >= self.total):
+                self.last_decile = decile
+                self.stream.write(f"{self.label}: {done}/{self.total} ({100 * frac:.0f}%)\n")
+
+
+def _info(args: argparse.Namespace, message: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(message, file=sys.stderr)
+
+
+# -- solution rendering ----------------------------------------------------------------------
+def _solution_rows(sol: modelfile.ModelSolution) -> tuple[list[str], list[list[str]], str]:
+    frame = sol.to_frame()
+    factor, unit = 1e3, "ms"
+    if float(np.nanmax(frame["response_time"])) >= 1.0:
+        factor, unit = 1.0, "s"
+    has_bjb = sol.bjb is not None
+    b = "bjb" if has_bjb else "aba"
+    headers = [
+        "n",
+        "X [jobs/s]",
+        f"X {b.upper()} lower",
+        f"X {b.upper()} upper",
+        f"R [{unit}]",
+        f"R {b.upper()} lower",
+        f"R {b.upper()} upper",
+    ]
+    rows = []
+    for rec in frame.to_dict(orient="records"):
+        rows.append(
+            [
+                str(int(rec["n"])),
+                _g(rec["throughput"]),
+                _g(rec[f"throughput_{b}_lower"]),
+                _g(rec[f"throughput_{b}_upper"]),
+                _g(rec["response_time"] * factor),
+                _g(rec[f"response_time_{b}_lower"] * factor),
+                _g(rec[f"response_time_{b}_upper"] * factor),
+            ]
+        )
+    return headers, rows, unit
+
+
+def _model_text(sol: modelfile.ModelSolution) -> str:
+    spec, summ = sol.spec, sol.summary()
+    net = spec.network
+    lines = [f"model {spec.name!r} ({spec.source})"]
+    if spec.description:
+        lines.append(f"  {spec.description}")
+    st_rows = [
+        [s.name, s.kind, str(s.servers), format_quantity(s.demand, "time")] for s in net.stations
+    ]
+    lines.append("")
+    lines.append(_text_table(["station", "kind", "servers", "demand"], st_rows).rstrip())
+    lines.append("")
+    lines.append(
+        f"think time Z = {format_quantity(net.think_time, 'time')}, "
+        f"total demand D = {format_quantity(summ['total_demand'], 'time')}, "
+        f"bottleneck = {summ['bottleneck']}, "
+        f"saturation X = {_g(summ['saturation_throughput'])} jobs/s, "
+        f"N* = {_g(summ['n_star'], 4)}"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _emit_solution(sol: modelfile.ModelSolution, fmt: str, stream) -> None:
+    if fmt == "json":
+        _write_json(sol.to_dict(), stream)
+    elif fmt == "csv":
+        _write_csv(sol.to_frame(), stream)
+    else:
+        headers, rows, _ = _solution_rows(sol)
+        stream.write(_model_text(sol))
+        stream.write("\n")
+        stream.write(_text_table(headers, rows))
+
+
+# -- figures -----------------------------------------------------------------------------------
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig
+
+
+def _save_bounds_figure(
+    spec: modelfile.ModelSpec, path: Path, measured: Any = None, dpi: int = 120
+) -> Path:
+    from . import plotting
+
+    fig = _figure(10.0, 4.0)
+    axes = fig.subplots(1, 2)
+    plotting.bounds_vs_measured(spec.network, spec.max_population, measured, axes=axes)
+    fig.savefig(path, dpi=dpi)
+    return path
+
+
+def _save_utilization_figure(sol: modelfile.ModelSolution, path: Path, dpi: int = 120) -> Path:
+    from . import plotting
+
+    fig = _figure(6.0, 4.0)
+    ax = fig.subplots()
+    plotting.utilization(sol.mva, ax=ax, n_star=sol.aba.n_star)
+    fig.savefig(path, dpi=dpi)
+    return path
+
+
+# -- demo ---------------------------------------------------------------------------------------
+def run_offline_demo(out_dir: str | os.PathLike, model: str | os.PathLike | None = None) -> dict:
+    """Solve a storage model and write its table and plots (no measurement).
+
+    Parameters
+    ----------
+    out_dir : path
+        Directory to write into (created if needed).
+    model : path, optional
+        A TOML model file; the bundled demo storage system when omitted
+        (:data:`qnmodel.modelfile.DEMO_MODEL_TOML`, also shipped as
+        ``examples/demo_storage.toml``).
+
+    Returns
+    -------
+    dict
+        Paths written: ``model``, ``csv``, ``markdown``, ``json``, ``plot``,
+        ``utilization``.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if model is None:
+        spec = modelfile.loads(
+            modelfile.DEMO_MODEL_TOML, source="demo_storage.toml", default_name="demo-storage"
+        )
+        text = modelfile.DEMO_MODEL_TOML
+    else:
+        spec = modelfile.load(model)
+        text = Path(model).read_text(encoding="utf-8")
+    sol = spec.solve()
+    stem = spec.name.replace(" ", "_")
+    paths = {
+        "model": out / f"{stem}.toml",
+        "csv": out / f"{stem}.csv",
+        "markdown": out / f"{stem}.md",
+        "json": out / f"{stem}.json",
+        "plot": out / f"{stem}_bounds.png",
+        "utilization": out / f"{stem}_utilization.png",
+    }
+    paths["model"].write_text(text, encoding="utf-8")
+    with paths["csv"].open("w", encoding="utf-8", newline="") as fh:
+        _write_csv(sol.to_frame(), fh)
+    with paths["json"].open("w", encoding="utf-8") as fh:
+        _write_json(sol.to_dict(), fh)
+    paths["markdown"].write_text(_markdown_report(sol, paths), encoding="utf-8")
+    _save_bounds_figure(spec, paths["plot"])
+    _save_utilization_figure(sol, paths["utilization"])
+    return {k: str(v) for k, v in paths.items()}
+
+
+def _markdown_report(sol: modelfile.ModelSolution, paths: dict | None = None) -> str:
+    spec, summ = sol.spec, sol.summary()
+    net = spec.network
+    parts = [f"# {spec.name}\n\n"]
+    if spec.description:
+        parts.append(f"{spec.description}\n\n")
+    parts.append(f"Model file: `{spec.source}`\n\n")
+    parts.append("## Stations\n\n")
+    parts.append(
+        _markdown_table(
+            ["station", "kind", "servers", "demand"],
+            [
+                [s.name, s.kind, str(s.servers), format_quantity(s.demand, "time")]
+                for s in net.stations
+            ],
+        )
+    )
+    parts.append(
+        f"\nThink time Z = {format_quantity(net.think_time, 'time')}; total demand "
+        f"D = {format_quantity(summ['total_demand'], 'time')}; bottleneck "
+        f"**{summ['bottleneck']}**; saturation throughput 1/D_max = "
+        f"{_g(summ['saturation_throughput'])} jobs/s; knee N* = {_g(summ['n_star'], 4)}.\n"
+    )
+    parts.append("\n## Bounds and exact MVA\n\n")
+    parts.append(
+        "X: throughput (jobs/s); R: response time, think time excluded. Lower and upper are "
+        "the balanced job bounds (BJB; asymptotic bounds, ABA, when a station has several "
+        "servers); the CSV holds both.\n\n"
+    )
+    headers, rows, _ = _solution_rows(sol)
+    parts.append(_markdown_table(headers, rows))
+    if paths:
+        parts.append("\n## Plots\n")
+        for key in ("plot", "utilization"):
+            if key in paths:
+                name = Path(paths[key]).name
+                parts.append(f"\n![{key}]({name})\n")
+    return "".join(parts)
+
+
+def _run_default_demo(out_dir: Path, args: argparse.Namespace) -> dict:
+    """What ``qnmodel demo`` does without ``--offline``: the one call to switch."""
+    return run_offline_demo(out_dir, model=args.model)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if args.offline or args.model is not None:
+        _info(args, "solving the demo storage model (bounds and exact MVA) ...")
+        paths = run_offline_demo(out, model=args.model)
+    else:
+        paths = _run_default_demo(out, args)
+    for key, p in paths.items():
+        print(f"wrote {key:12s} {p}")
+    return EXIT_OK
+
+
+# -- solve ----------------------------------------------------------------------------------------
+def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
+    spec = modelfile.load(args.model)
+    values: dict[str, Any] = {}
+    if getattr(args, "population", None) is not None:
+        values["population"] = args.population
+    for item in getattr(args, "set", None) or []:
+        key, value = _parse_assignment(item, "--set")
+        values[key] = value
+    return modelfile.with_values(spec, values) if values else spec
+
+
+def _parse_scalar(text: str) -> Any:
+    t = text.strip()
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t
+
+
+def _parse_assignment(item: str, option: str) -> tuple[str, Any]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise UsageError(
+            f"{option} expects KEY=VALUE (e.g. disk.service_time='5 ms'), got {item!r}"
+        )
+    return key.strip(), _parse_scalar(value)
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    sol = _load_with_overrides(args).solve()
+    _emit_solution(sol, args.format, sys.stdout)
+    return EXIT_OK
+
+
+# -- sweep ----------------------------------------------------------------------------------------
+def _parse_vary(item: str) -> tuple[str, list[Any]]:
+    key, sep, values = item.partition("=")
+    if not sep or not key.strip() or not values.strip():
+        raise UsageError(
+            f"--vary expects KEY=V1,V2,... (e.g. network.rate='100 Mbit/s,1 Gbit/s'), got {item!r}"
+        )
+    vals = [_parse_scalar(v) for v in values.split(",") if v.strip()]
+    if not vals:
+        raise UsageError(f"--vary {key}: no values given")
+    return key.strip(), vals
+
+
+def sweep_model(
+    spec: modelfile.ModelSpec,
+    grid: dict[str, list[Any]],
+    progress: Callable[[int], None] | None = None,
+):
+    """Solve a model at every point of a grid of model-file values.
+
+    Returns a tidy DataFrame: one column per varied key (as given), then
+    ``n, throughput, response_time, bottleneck`` (exact MVA at the model's
+    populations), one row per grid point and population.
+    """
+    import pandas as pd
+
+    keys = list(grid)
+    frames = []
+    combos = list(itertools.product(*(grid[k] for k in keys)))
+    for i, combo in enumerate(combos, start=1):
+        point = dict(zip(keys, combo, strict=True))
+        s = modelfile.with_values(spec, point)
+        res = s.solve()
+        f = res.to_frame()[["n", "throughput", "response_time"]]
+        f.insert(0, "bottleneck", res.aba.bottleneck)
+        for k in reversed(keys):
+            f.insert(0, k, [point[k]] * len(f))
+        frames.append(f)
+        if progress is not None:
+            progress(i)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    spec = _load_with_overrides(args)
+    grid = dict(_parse_vary(v) for v in args.vary)
+    total = math.prod(len(v) for v in grid.values())
+    bar = _Progress(total, "sweep", quiet=args.quiet or total < 20)
+    frame = sweep_model(spec, grid, progress=bar.update)
+    if args.format == "json":
+        _write_json(
+            {
+                "schema": "qnmodel.sweep",
+                "schema_version": 1,
+                "model": spec.name,
+                "source": spec.source,
+                "vary": grid,
+                "results": _finite_or_none(frame.to_dict(orient="records")),
+            },
+            sys.stdout,
+        )
+    elif args.format == "csv":
+        _write_csv(frame, sys.stdout)
+    else:
+        headers = list(frame.columns)
+        rows = [
+            [_g(v) if isinstance(v, float) else str(v) for v in rec]
+            for rec in frame.itertuples(index=False)
+        ]
+        sys.stdout.write(_text_table(headers, rows))
+    return EXIT_OK
+
+
+# -- plot -----------------------------------------------------------------------------------------
+def _read_measured(path: str):
+    import pandas as pd
+
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such measurement file")
+    frame = pd.read_csv(p)
+    needed = {"n"} & set(frame.columns)
+    if not needed or not ({"throughput", "response_time"} & set(frame.columns)):
+        raise QNModelErrorWithPath(
+            f"{p}: a measurement CSV needs columns n and throughput and/or response_time "
+            f"(optionally throughput_err, response_time_err); it has {list(frame.columns)}"
+        )
+    return frame
+
+
+class QNModelErrorWithPath(QNModelError, ValueError):
+    """An input file (not a model file) has the wrong content."""
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    spec = _load_with_overrides(args)
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    measured = _read_measured(args.measured) if args.measured else None
+    written = [_save_bounds_figure(spec, out, measured=measured)]
+    if args.utilization:
+        u_path = out.with_name(out.stem + "_utilization" + out.suffix)
+        written.append(_save_utilization_figure(spec.solve(), u_path))
+    for p in written:
+        print(f"wrote {p}")
+    return EXIT_OK
+
+
+# -- report ---------------------------------------------------------------------------------------
+def _cmd_report(args: argparse.Namespace) -> int:
+    spec = _load_with_overrides(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sol = spec.solve()
+    stem = spec.name.replace(" ", "_")
+    measured = _read_measured(args.measured) if args.measured else None
+    paths = {
+        "plot": out / f"{stem}_bounds.png",
+        "utilization": out / f"{stem}_utilization.png",
+        "csv": out / f"{stem}.csv",
+    }
+    _save_bounds_figure(spec, paths["plot"], measured=measured)
+    _save_utilization_figure(sol, paths["utilization"])
+    with paths["csv"].open("w", encoding="utf-8", newline="") as fh:
+        _write_csv(sol.to_frame(), fh)
+    report = out / f"{stem}.md"
+    report.write_text(_markdown_report(sol, paths), encoding="utf-8")
+    print(f"wrote {report}")
+    return EXIT_OK
+
+
+# -- parser ---------------------------------------------------------------------------------------
+_FORMAT_HELP = "output format: an aligned table (default), csv, or json (alone on stdout)"
+
+_EPILOGS = {
+    "demo": """examples:
+  qnmodel demo --out out/demo
+  qnmodel demo --offline --out /tmp/demo
+  qnmodel demo --offline --model examples/demo_storage.toml --out /tmp/demo
+""",
+    "solve": """examples:
+  qnmodel solve examples/demo_storage.toml
+  qnmodel solve examples/demo_storage.toml -N 200 --format csv > curve.csv
+  qnmodel solve examples/demo_storage.toml --set network.rate='1 Gbit/s' --format json
+""",
+    "sweep": """examples:
+  qnmodel sweep examples/demo_storage.toml --vary network.rate='100 Mbit/s,1 Gbit/s'
+  qnmodel sweep examples/demo_storage.toml -N 200 --vary think_time='10 ms,50 ms,1 s' \\
+      --vary disk.visits=0.2,0.5,1 --format csv > grid.csv
+""",
+    "plot": """examples:
+  qnmodel plot examples/demo_storage.toml --out bounds.png
+  qnmodel plot examples/demo_storage.toml --measured closed_loop.csv --out vs_measured.png
+  qnmodel plot examples/demo_storage.toml -N 100 --utilization --out demo.svg
+
+The measurement CSV has columns n, throughput (jobs/s), response_time (s) and,
+optionally, throughput_err and response_time_err (error-bar half-widths).
+""",
+    "report": """examples:
+  qnmodel report examples/demo_storage.toml --out report/
+  qnmodel report examples/demo_storage.toml --measured closed_loop.csv --out report/
+""",
+}
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="TOML model file (see docs/reference/model-files.md)")
+    p.add_argument(
+        "-N",
+        "--population",
+        type=int,
+        metavar="N",
+        help="solve n = 1..N instead of the file's populations",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a model value, e.g. think_time='10 ms' or disk.visits=0.3 (repeatable)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``qnmodel`` command (used by the docs and tests)."""
+    from . import __version__
+
+    parser = _Parser(
+        prog=PROG,
+        description="Queueing-network models of storage systems: bounds, exact MVA, "
+        "what-if sweeps, plots and reports.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  qnmodel demo --out out/demo\n"
+        "  qnmodel solve examples/demo_storage.toml --format json\n"
+        "  qnmodel <command> --help",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=_EPILOGS.get(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    p = add(
+        "demo",
+        "solve the bundled storage example; write a table (CSV, Markdown, JSON) and "
+        "plots of the ABA/BJB bounds band with the exact MVA curve",
+    )
+    p.add_argument("--out", default="out/demo", help="output directory (default: out/demo)")
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        help="only solve the model: no measurement on this machine",
+    )
+    p.add_argument("--model", default=None, help="a TOML model file instead of the bundled one")
+    p.set_defaults(func=_cmd_demo)
+
+    p = add("solve", "bounds (ABA, BJB) and exact MVA of a model file")
+    _add_model_args(p)
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
+    p.set_defaults(func=_cmd_solve)
+
+    p = add("sweep", "what-if grid: solve a model file over every combination of values")
+    _add_model_args(p)
+    p.add_argument(
+        "--vary",
+        action="append",
+        required=True,
+        metavar="KEY=V1,V2,...",
+        help="a model key and its values, e.g. network.rate='100 Mbit/s,1 Gbit/s' "
+        "(repeat for a grid)",
+    )
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
+    p.set_defaults(func=_cmd_sweep)
+
+    p = add("plot", "plot the bounds band and exact MVA curve (and measured points)")
+    _add_model_args(p)
+    p.add_argument("--out", required=True, help="image file: .png, .svg or .pdf")
+    p.add_argument("--measured", help="CSV of measured points (n, throughput, response_time)")
+    p.add_argument(
+        "--utilization",
+        action="store_true",
+        help="also write <out>_utilization.<ext>: utilisation per station vs n",
+    )
+    p.set_defaults(func=_cmd_plot)
+
+    p = add("report", "write a Markdown report (model, bottleneck, table, plots) to a directory")
+    _add_model_args(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--measured", help="CSV of measured points (n, throughput, response_time)")
+    p.set_defaults(func=_cmd_report)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``qnmodel`` command; returns the exit status (0 ok, 1 failure, 2 usage)."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            raise UsageError("a command is required (see 'qnmodel --help')")
+        return int(args.func(args))
+    except UsageError as exc:
+        if debug:
+            raise
+        print(f"{PROG}: usage error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except (QNModelError, ValueError, TypeError, OSError, ImportError) as exc:
+        if debug:
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"{PROG}: error: {msg}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,629 @@
+"""Model files: a closed queueing network described in TOML.
+
+A model file names the stations of a system with unit strings, the think
+time and the populations to solve for. It is read with the standard
+library's :mod:`tomllib`, validated with the same checkers as the Python API,
+and compiled into a :class:`~qnmodel.network.Network`, so that
+``qnmodel solve model.toml`` and the Python API give identical numbers.
+
+Schema (version 1) -- see ``docs/reference/model-files.md`` for the full text
+-----------------------------------------------------------------------------
+::
+
+    [model]
+    name = "web-storage"              # optional, a label
+    description = "..."               # optional
+    think_time = "50 ms"              # Z, a time; default 0
+    population = 40                   # solve n = 1..40; or
+    # populations = [1, 10, 50, 200]  # these populations; or
+    # populations = { start = 10, stop = 200, step = 10 }
+
+    [[station]]                       # one table per station, in order
+    name = "disk"
+    demand = "4.9 ms"                 # D_k = V_k S_k, a time; or
+    # service_time = "9.8 ms"         # S_k, with visits = V_k (default 1); or
+    # size = "64 KiB"                 # bytes per visit, with
+    # rate = "100 Mbit/s"             # the transfer rate: S_k = size / rate
+    visits = 0.5                      # mean visits per job (>= 0, may be fractional)
+    kind = "queue"                    # "queue" (default) or "delay"
+    servers = 1                       # identical servers of a "queue" station
+
+Every error names the file, the key path (``station[2].rate``) and, where it
+can be found, the line.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidModelError, InvalidTypeError
+from .network import STATION_KINDS, Network, Station
+from .solvers import bounds as _bounds
+from .solvers import mva as _mva
+from .units import parse as _parse_unit
+
+__all__ = [
+    "ModelFileError",
+    "ModelSpec",
+    "ModelSolution",
+    "DEMO_MODEL_TOML",
+    "load",
+    "loads",
+    "solve",
+    "with_values",
+]
+
+#: The storage system solved by ``qnmodel demo --offline`` (identical to
+#: ``examples/demo_storage.toml``; a test keeps the two in step).
+DEMO_MODEL_TOML = """\
+# A small storage system: clients read 64 KiB blocks from a file server over
+# a 100 Mbit/s link. Service demands are derived from unit strings.
+[model]
+name = "demo-storage"
+description = "Clients reading 64 KiB blocks from one file server over 100 Mbit/s Ethernet"
+think_time = "50 ms"
+population = 40
+
+[[station]]
+name = "client_cpu"
+demand = "0.4 ms"
+
+[[station]]
+name = "client_nic"
+size = "64 KiB"
+rate = "1 Gbit/s"
+
+[[station]]
+name = "network"
+size = "64 KiB"
+rate = "100 Mbit/s"
+
+[[station]]
+name = "server_cpu"
+service_time = "0.35 ms"
+visits = 2
+
+[[station]]
+name = "disk"
+# seek 4.9 ms + rotational latency 2.99 ms + 64 KiB at 35 MB/s = 9.76 ms,
+# and half of the reads hit the server cache.
+service_time = "9.763 ms"
+visits = 0.5
+"""
+
+_MODEL_KEYS = ("name", "description", "think_time", "population", "populations")
+_STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers")
+_TOP_KEYS = ("model", "station")
+
+
+class ModelFileError(InvalidModelError):
+    """A model file cannot be read: syntax, unknown key, wrong unit, bad value.
+
+    Attributes
+    ----------
+    source : str
+        File name (or ``"<string>"``).
+    key : str
+        Key path of the offending value, e.g. ``"station[2].rate"`` ("" for syntax errors).
+    line : int or None
+        1-based line of the key in the file, when it can be located.
+    reason : str
+        The rule that was broken and the fix.
+    """
+
+    def __init__(self, source: str, key: str, line: int | None, reason: str) -> None:
+        self.source = source
+        self.key = key
+        self.line = line
+        self.reason = reason
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {key}: {reason}" if key else f"{where}: {reason}")
+
+
+# -- locating keys in the text --------------------------------------------------------
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-.\"' ]+?)\s*=")
+
+
+def _split_dotted(key: str) -> list[str]:
+    return [part.strip().strip("\"'") for part in key.split(".")]
+
+
+def _key_lines(text: str) -> dict[tuple, int]:
+    """Map key paths (tuples of str/int) to the 1-based line where they are defined.
+
+    A light scanner for the subset of TOML model files use: table headers,
+    arrays of tables and ``key = value`` lines. Values spanning several lines
+    are skipped over by bracket counting. Good enough to point at a line; the
+    parsing itself is done by :mod:`tomllib`.
+    """
+    lines: dict[tuple, int] = {}
+    counters: dict[tuple, int] = {}
+    prefix: tuple = ()
+    depth = 0
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.split("#", 1)[0] if '"' not in raw and "'" not in raw else raw
+        if depth > 0:
+            depth += stripped.count("[") + stripped.count("{")
+            depth -= stripped.count("]") + stripped.count("}")
+            continue
+        m = _HEADER.match(raw)
+        if m and "=" not in raw.split("#", 1)[0]:
+            parts = tuple(_split_dotted(m.group(2)))
+            if m.group(1) == "[[":
+                idx = counters.get(parts, 0)
+                counters[parts] = idx + 1
+                prefix = (*parts, idx)
+            else:
+                prefix = parts
+            lines.setdefault(prefix, lineno)
+            continue
+        m = _ASSIGN.match(raw)
+        if m:
+            path = (*prefix, *_split_dotted(m.group(1)))
+            lines.setdefault(path, lineno)
+            value = raw[m.end() :]
+            depth = value.count("[") + value.count("{") - value.count("]") - value.count("}")
+            depth = max(depth, 0)
+    return lines
+
+
+def _fmt_path(path: tuple) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+class _Ctx:
+    """Carries the source name and key-line map while validating."""
+
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self.text = text
+        self.lines = _key_lines(text)
+
+    def line(self, path: tuple) -> int | None:
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return None
+
+    def error(self, path: tuple, reason: str) -> ModelFileError:
+        return ModelFileError(self.source, _fmt_path(path), self.line(path), reason)
+
+
+# -- the specification ------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ModelSpec:
+    """A validated model file.
+
+    Attributes
+    ----------
+    network : Network
+        The compiled network (demands in seconds, think time in seconds).
+    populations : ndarray of int
+        Populations to report, ascending, each >= 1.
+    name : str
+        Model name (file stem when the file gives none).
+    description : str
+    source : str
+        File the model was read from (``"<string>"`` for :func:`loads`).
+    """
+
+    network: Network
+    populations: np.ndarray
+    name: str = "model"
+    description: str = ""
+    source: str = "<string>"
+    document: dict = field(default_factory=dict, repr=False)
+    text: str = field(default="", repr=False)
+
+    @property
+    def max_population(self) -> int:
+        """Largest population N; the solvers compute the whole curve 1..N."""
+        return int(self.populations[-1])
+
+    def solve(self) -> ModelSolution:
+        """ABA and BJB bounds and exact MVA at the model's populations: see :func:`solve`."""
+        return solve(self)
+
+
+@dataclass(frozen=True, eq=False)
+class ModelSolution:
+    """Bounds and exact MVA of a model at its populations.
+
+    Attributes
+    ----------
+    spec : ModelSpec
+    mva : MVAResult
+        Exact MVA for n = 1..N (N the largest population).
+    aba : BoundsResult
+        Asymptotic bounds for n = 1..N.
+    bjb : BoundsResult or None
+        Balanced job bounds for n = 1..N; ``None`` when a station has several
+        servers (BJB assumes single-server stations).
+    """
+
+    spec: ModelSpec
+    mva: Any
+    aba: Any
+    bjb: Any
+
+    def to_frame(self) -> Any:
+        """One row per requested population.
+
+        Columns: ``n``, ``throughput`` and ``response_time`` (exact MVA; jobs/s
+        and s), ``throughput_aba_lower/upper``, ``response_time_aba_lower/upper``
+        and the same for ``bjb`` (omitted when BJB does not apply).
+        """
+        import pandas as pd
+
+        idx = self.spec.populations - 1
+        cols: dict[str, Any] = {
+            "n": self.spec.populations.copy(),
+            "throughput": self.mva.throughput[idx],
+            "response_time": self.mva.response_time[idx],
+        }
+        for res in (self.aba, self.bjb):
+            if res is None:
+                continue
+            m = res.method
+            cols[f"throughput_{m}_lower"] = res.throughput_lower[idx]
+            cols[f"throughput_{m}_upper"] = res.throughput_upper[idx]
+            cols[f"response_time_{m}_lower"] = res.response_time_lower[idx]
+            cols[f"response_time_{m}_upper"] = res.response_time_upper[idx]
+        return pd.DataFrame(cols)
+
+    def summary(self) -> dict:
+        """Model-wide quantities: bottleneck, N*, saturation throughput, D, Z."""
+        return {
+            "bottleneck": self.aba.bottleneck,
+            "n_star": float(self.aba.n_star),
+            "saturation_throughput": float(self.aba.saturation_throughput),
+            "total_demand": float(self.aba.total_demand),
+            "think_time": float(self.spec.network.think_time),
+        }
+
+    def to_dict(self) -> dict:
+        """A JSON-ready document: schema, model, summary and one record per population."""
+        net = self.spec.network
+        frame = self.to_frame()
+        rows = [
+            {k: (int(v) if k == "n" else float(v)) for k, v in rec.items()}
+            for rec in frame.to_dict(orient="records")
+        ]
+        return {
+            "schema": "qnmodel.solve",
+            "schema_version": 1,
+            "model": {
+                "name": self.spec.name,
+                "description": self.spec.description,
+                "source": self.spec.source,
+                "think_time": float(net.think_time),
+                "stations": [
+                    {
+                        "name": s.name,
+                        "demand": float(s.demand),
+                        "kind": s.kind,
+                        "servers": int(s.servers),
+                    }
+                    for s in net.stations
+                ],
+            },
+            "summary": self.summary(),
+            "results": rows,
+        }
+
+
+def solve(spec: ModelSpec) -> ModelSolution:
+    """Solve a model file's network: ABA, BJB (single-server networks) and exact MVA.
+
+    The solvers run once for the whole curve n = 1..N, N the largest
+    requested population; :meth:`ModelSolution.to_frame` picks the rows.
+    """
+    if not isinstance(spec, ModelSpec):
+        raise InvalidTypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    net, N = spec.network, spec.max_population
+    bjb = None if net.has_multiserver else _bounds(net, N, method="bjb")
+    return ModelSolution(spec=spec, mva=_mva(net, N), aba=_bounds(net, N, method="aba"), bjb=bjb)
+
+
+def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
+    """A copy of a model with some values replaced, validated like the file itself.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A model read by :func:`load` or :func:`loads`.
+    values : mapping of str to value
+        Keys are ``"think_time"``, ``"population"``, ``"populations"`` (the
+        ``[model]`` keys) or ``"<station>.<key>"`` with a station name and one of
+        the station keys (``"disk.service_time"``, ``"network.rate"``); values are
+        what the file would hold (``"5 ms"``, ``0.3``, ``4``).
+
+    Returns
+    -------
+    ModelSpec
+        Errors name the key as ``station[i].key`` of the original file.
+
+    Examples
+    --------
+    >>> spec = loads(DEMO_MODEL_TOML)
+    >>> faster = with_values(spec, {"network.rate": "1 Gbit/s"})
+    >>> faster.network.station("network").demand
+    0.000524288
+    """
+    if not isinstance(spec, ModelSpec):
+        raise InvalidTypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    doc = copy.deepcopy(spec.document)
+    model = doc.setdefault("model", {})
+    names = [st.get("name") for st in doc.get("station", [])]
+    for key, value in values.items():
+        if not isinstance(key, str):
+            raise InvalidTypeError(f"value keys must be strings, got {key!r}")
+        if key in _MODEL_KEYS:
+            if key in ("population", "populations"):
+                model.pop("population", None)
+                model.pop("populations", None)
+            model[key] = value
+            continue
+        station, _, field_name = key.rpartition(".")
+        if not station or station not in names:
+            raise InvalidModelError(
+                f"cannot set {key!r}: use one of {', '.join(_MODEL_KEYS)} or "
+                f"'<station>.<key>' with a station among {names}"
+            )
+        if field_name not in _STATION_KEYS or field_name == "name":
+            raise InvalidModelError(
+                f"cannot set {key!r}: station keys are "
+                f"{', '.join(k for k in _STATION_KEYS if k != 'name')}"
+            )
+        st = doc["station"][names.index(station)]
+        # Replacing one form of the demand replaces the others.
+        forms = {
+            "demand": ("service_time", "size", "rate", "visits"),
+            "service_time": ("demand", "size", "rate"),
+            "size": ("demand", "service_time"),
+            "rate": ("demand", "service_time"),
+        }
+        for other in forms.get(field_name, ()):
+            st.pop(other, None)
+        st[field_name] = value
+    return _build(doc, _Ctx(spec.source, spec.text), spec.name)
+
+
+# -- reading ------------------------------------------------------------------------------
+def load(path: str | Path) -> ModelSpec:
+    """Read and validate a TOML model file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.toml`` file.
+
+    Returns
+    -------
+    ModelSpec
+
+    Raises
+    ------
+    ModelFileError
+        The file does not exist, is not valid TOML, or breaks the schema; the
+        message names the file, the key path and the line.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelFileError(str(p), "", None, "no such model file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelFileError(str(p), "", None, f"cannot read the file: {exc}") from None
+    return loads(text, source=str(p), default_name=p.stem)
+
+
+def loads(text: str, source: str = "<string>", default_name: str = "model") -> ModelSpec:
+    """Validate a model given as TOML text; ``source`` names it in error messages."""
+    if not isinstance(text, str):
+        raise InvalidTypeError(f"text must be a str of TOML, got {type(text).__name__}")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = re.search(r"\(at line (\d+), column \d+\)", msg)
+        line = int(m.group(1)) if m else None
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
+        raise ModelFileError(source, "", line, f"not valid TOML: {reason}") from None
+    ctx = _Ctx(source, text)
+    return _build(doc, ctx, default_name)
+
+
+def _unknown(ctx: _Ctx, table: Mapping, allowed: tuple, path: tuple) -> None:
+    for key in table:
+        if key not in allowed:
+            raise ctx.error(
+                (*path, key), f"unknown key; allowed keys here are {', '.join(allowed)}"
+            )
+
+
+def _quantity(ctx: _Ctx, value: Any, path: tuple, dimension: str, positive: bool = False) -> float:
+    unit_hint = {"time": "'4.9 ms'", "size": "'64 KiB'", "rate": "'100 Mbit/s'"}[dimension]
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ctx.error(
+            path,
+            f"must be a {dimension} such as {unit_hint}, got {value!r} ({type(value).__name__})",
+        )
+    if isinstance(value, str):
+        try:
+            v = _parse_unit(value, dimension)
+        except InvalidModelError as exc:
+            raise ctx.error(path, str(exc)) from None
+    else:
+        v = float(value)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        rule = "> 0" if positive else ">= 0"
+        raise ctx.error(path, f"must be finite and {rule}, got {value!r}")
+    return v
+
+
+def _string(ctx: _Ctx, value: Any, path: tuple) -> str:
+    if not isinstance(value, str):
+        raise ctx.error(path, f"must be a string, got {value!r}")
+    return value
+
+
+def _integer(ctx: _Ctx, value: Any, path: tuple, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ctx.error(path, f"must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ctx.error(path, f"must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _populations(ctx: _Ctx, model: Mapping) -> np.ndarray:
+    if "population" in model and "populations" in model:
+        raise ctx.error(("model", "populations"), "give either population or populations, not both")
+    if "population" in model:
+        N = _integer(ctx, model["population"], ("model", "population"))
+        return np.arange(1, N + 1, dtype=np.int64)
+    if "populations" not in model:
+        raise ctx.error(
+            ("model",),
+            "missing population: add 'population = 40' (solve n = 1..40) or "
+            "'populations = [1, 10, 100]' under [model]",
+        )
+    pops = model["populations"]
+    path = ("model", "populations")
+    if isinstance(pops, Mapping):
+        _unknown(ctx, pops, ("start", "stop", "step"), path)
+        for key in ("start", "stop"):
+            if key not in pops:
+                raise ctx.error((*path, key), "missing; a range needs start and stop")
+        start = _integer(ctx, pops["start"], (*path, "start"))
+        stop = _integer(ctx, pops["stop"], (*path, "stop"))
+        step = _integer(ctx, pops.get("step", 1), (*path, "step"))
+        if stop < start:
+            raise ctx.error((*path, "stop"), f"must be >= start ({start}), got {stop}")
+        values = list(range(start, stop + 1, step))
+        if values[-1] != stop:
+            values.append(stop)
+        return np.array(values, dtype=np.int64)
+    if isinstance(pops, list):
+        if not pops:
+            raise ctx.error(path, "is empty; list at least one population")
+        values = [_integer(ctx, v, path) for v in pops]
+        if len(set(values)) != len(values):
+            raise ctx.error(path, f"has repeated populations: {values}")
+        return np.array(sorted(values), dtype=np.int64)
+    raise ctx.error(
+        path, f"must be a list of integers or a table {{start, stop, step}}, got {pops!r}"
+    )
+
+
+def _station(ctx: _Ctx, st: Any, i: int) -> Station:
+    path = ("station", i)
+    if not isinstance(st, Mapping):
+        raise ctx.error(path, "must be a table ([[station]])")
+    _unknown(ctx, st, _STATION_KEYS, path)
+    if "name" not in st:
+        raise ctx.error(path, 'missing name; every station needs name = "..."')
+    name = _string(ctx, st["name"], (*path, "name"))
+    if not name.strip():
+        raise ctx.error((*path, "name"), "must be a non-empty string")
+    forms = [k for k in ("demand", "service_time", "size") if k in st]
+    if len(forms) != 1:
+        got = ", ".join(forms) if forms else "none of them"
+        raise ctx.error(
+            path,
+            f"station {name!r} needs exactly one of demand, service_time, or size with rate "
+            f"(got {got})",
+        )
+    if "rate" in st and forms != ["size"]:
+        raise ctx.error((*path, "rate"), "rate goes with size (service time = size / rate)")
+    if "visits" in st and forms == ["demand"]:
+        raise ctx.error(
+            (*path, "visits"), "a demand already includes the visits; use service_time with visits"
+        )
+    visits = 1.0
+    if "visits" in st:
+        v = st["visits"]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise ctx.error((*path, "visits"), f"must be a number >= 0, got {v!r}")
+        visits = float(v)
+    if forms == ["demand"]:
+        demand = _quantity(ctx, st["demand"], (*path, "demand"), "time")
+    elif forms == ["service_time"]:
+        demand = visits * _quantity(ctx, st["service_time"], (*path, "service_time"), "time")
+    else:
+        if "rate" not in st:
+            raise ctx.error((*path, "size"), "size needs a rate (service time = size / rate)")
+        size = _quantity(ctx, st["size"], (*path, "size"), "size")
+        rate = _quantity(ctx, st["rate"], (*path, "rate"), "rate", positive=True)
+        demand = visits * size / rate
+    kind = st.get("kind", "queue")
+    if kind not in STATION_KINDS:
+        raise ctx.error((*path, "kind"), f"must be one of {list(STATION_KINDS)}, got {kind!r}")
+    servers = _integer(ctx, st.get("servers", 1), (*path, "servers"))
+    if kind == "delay" and servers != 1:
+        raise ctx.error((*path, "servers"), "a delay station has no server count; remove it")
+    try:
+        return Station(name, demand, kind=kind, servers=servers)
+    except (InvalidModelError, InvalidTypeError) as exc:  # pragma: no cover - checked above
+        raise ctx.error(path, str(exc)) from None
+
+
+def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
+    _unknown(ctx, doc, _TOP_KEYS, ())
+    model = doc.get("model")
+    if model is None:
+        raise ctx.error(("model",), "missing [model] table (think_time, population)")
+    if not isinstance(model, Mapping):
+        raise ctx.error(("model",), "must be a table")
+    _unknown(ctx, model, _MODEL_KEYS, ("model",))
+    name = _string(ctx, model.get("name", default_name), ("model", "name"))
+    description = _string(ctx, model.get("description", ""), ("model", "description"))
+    think = _quantity(ctx, model.get("think_time", 0.0), ("model", "think_time"), "time")
+    populations = _populations(ctx, model)
+    stations_raw = doc.get("station")
+    if stations_raw is None:
+        raise ctx.error(("station",), "no stations: add at least one [[station]] table")
+    if not isinstance(stations_raw, list):
+        raise ctx.error(
+            ("station",), "must be an array of tables: write [[station]], not [station]"
+        )
+    stations, seen = [], {}
+    for i, st in enumerate(stations_raw):
+        station = _station(ctx, st, i)
+        if station.name in seen:
+            raise ctx.error(
+                ("station", i, "name"),
+                f"duplicate station name {station.name!r} (also station[{seen[station.name]}])",
+            )
+        seen[station.name] = i
+        stations.append(station)
+    if not stations:
+        raise ctx.error(("station",), "no stations: add at least one [[station]] table")
+    net = Network(tuple(stations), think_time=think)
+    if net.total_demand + net.think_time <= 0.0:
+        raise ctx.error(
+            ("station",), "all demands and the think time are zero; give a station a demand > 0"
+        )
+    return ModelSpec(
+        network=net,
+        populations=populations,
+        name=name,
+        description=description,
+        source=ctx.source,
+        document=copy.deepcopy(dict(doc)),
+        text=ctx.text,
+    )

@@ -1,0 +1,502 @@
+"""Plots of bounds, mean values, measurements and what-if studies.
+
+Every function draws on the Axes it is given (or on new ones), returns the
+Axes and never calls ``plt.show()``: the caller decides whether to show,
+save or embed. matplotlib is imported only when a function is called.
+
+Conventions
+-----------
+* Throughput is drawn in jobs/s; times in ms, or s when they reach seconds.
+* A bounds band is a shaded region between the lower and the upper bound;
+  ABA (asymptotic) is lighter and wider, BJB (balanced job) darker and
+  narrower, and the exact MVA curve runs inside both.
+* An axis turns logarithmic by itself when its positive data span at least
+  two decades (``log="auto"``); pass ``True`` or ``False`` to decide.
+
+Example
+-------
+>>> import matplotlib
+>>> matplotlib.use("Agg")
+>>> import qnmodel as qn
+>>> from qnmodel import plotting
+>>> net = qn.Network.from_demands(["5 ms", "8 ms", "2 ms"], think_time="100 ms")
+>>> axes = plotting.bounds_vs_measured(net, 30)
+>>> [ax.get_ylabel() for ax in axes]
+['throughput X(n) [jobs/s]', 'response time R(n) [ms]']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidModelError, InvalidTypeError
+from .network import Network
+from .results import BoundsResult, MVAResult
+from .solvers import bounds as _bounds
+from .solvers import mva as _mva
+
+__all__ = [
+    "bounds_band",
+    "bounds_vs_measured",
+    "utilization",
+    "sensitivity",
+    "heatmap",
+    "time_scale",
+    "BAND_STYLE",
+]
+
+#: Fill colour and opacity of each bounds method's band.
+BAND_STYLE = {
+    "aba": {"color": "tab:blue", "alpha": 0.15, "label": "ABA bounds"},
+    "bjb": {"color": "tab:orange", "alpha": 0.35, "label": "BJB bounds"},
+}
+_MVA_STYLE = {"color": "black", "lw": 1.8, "label": "exact MVA"}
+_MEASURED_STYLE = {"color": "tab:red", "fmt": "o", "ms": 4, "capsize": 3, "label": "measured"}
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - matplotlib is in the plot extra
+        raise ImportError("qnmodel.plotting needs matplotlib: pip install 'qnmodel[plot]'") from exc
+    return plt
+
+
+def _new_axes(ncols: int = 1, figsize: tuple[float, float] | None = None):
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, ncols, figsize=figsize or (5.0 * ncols, 3.8), squeeze=False)
+    fig.set_layout_engine("constrained")
+    return axes[0] if ncols > 1 else axes[0, 0]
+
+
+def time_scale(values: Any) -> tuple[float, str]:
+    """The factor and unit to draw times (seconds) with: ``(1e3, "ms")`` below one second.
+
+    >>> time_scale([0.002, 0.5])
+    (1000.0, 'ms')
+    >>> time_scale([0.2, 3.0])
+    (1.0, 's')
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    top = float(np.max(np.abs(v))) if v.size else 0.0
+    if top >= 1.0:
+        return 1.0, "s"
+    if top >= 1e-3 or top == 0.0:
+        return 1e3, "ms"
+    return 1e6, "us"
+
+
+def _spans_decades(values: Any, decades: float = 2.0) -> bool:
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size < 2:
+        return False
+    return bool(np.log10(v.max() / v.min()) >= decades)
+
+
+def _apply_log(ax, axis: str, log: bool | str, values: Any) -> None:
+    if log == "auto":
+        log = _spans_decades(values)
+    elif not isinstance(log, bool):
+        raise InvalidModelError(f"log{axis} must be True, False or 'auto', got {log!r}")
+    if log:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+
+
+def _check_quantity(quantity: str) -> None:
+    if quantity not in ("throughput", "response_time"):
+        raise InvalidModelError(
+            f"quantity must be 'throughput' or 'response_time', got {quantity!r}"
+        )
+
+
+def bounds_band(
+    bounds_results: BoundsResult | Sequence[BoundsResult],
+    *,
+    quantity: str = "throughput",
+    mva: MVAResult | None = None,
+    ax: Any = None,
+    time_unit: tuple[float, str] | None = None,
+    logx: bool | str = "auto",
+) -> Any:
+    """Shade the band between lower and upper bounds, with the exact MVA curve inside.
+
+    Parameters
+    ----------
+    bounds_results : BoundsResult or sequence of BoundsResult
+        From :func:`qnmodel.bounds`; each is drawn as one band (ABA, BJB).
+    quantity : {"throughput", "response_time"}
+        X(n) in jobs/s, or R(n) in ms/s.
+    mva : MVAResult, optional
+        Exact mean values drawn as a black line.
+    ax : matplotlib Axes, optional
+        Where to draw; new Axes when omitted.
+    time_unit : (factor, unit), optional
+        Scale for response times, e.g. ``(1e3, "ms")``; chosen from the data
+        when omitted (see :func:`time_scale`).
+    logx : bool or "auto"
+        Logarithmic population axis; "auto" when n spans two decades.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    _check_quantity(quantity)
+    if isinstance(bounds_results, BoundsResult):
+        bounds_results = [bounds_results]
+    for b in bounds_results:
+        if not isinstance(b, BoundsResult):
+            raise InvalidTypeError(
+                f"bounds_results must hold BoundsResult objects, got {type(b).__name__}"
+            )
+    if mva is not None and not isinstance(mva, MVAResult):
+        raise InvalidTypeError(f"mva must be an MVAResult, got {type(mva).__name__}")
+    if ax is None:
+        ax = _new_axes()
+    if quantity == "response_time":
+        every = [b.response_time_upper for b in bounds_results]
+        if mva is not None:
+            every.append(mva.response_time)
+        factor, unit = time_unit or time_scale(np.concatenate([np.ravel(e) for e in every]))
+        ylabel = f"response time R(n) [{unit}]"
+    else:
+        factor, ylabel = 1.0, "throughput X(n) [jobs/s]"
+    ns = []
+    for b in bounds_results:
+        lo = getattr(b, f"{quantity}_lower") * factor
+        hi = getattr(b, f"{quantity}_upper") * factor
+        style = BAND_STYLE.get(b.method, {"color": "tab:gray", "alpha": 0.25, "label": b.method})
+        ax.fill_between(
+            b.n, lo, hi, color=style["color"], alpha=style["alpha"], label=style["label"], lw=0
+        )
+        ax.plot(b.n, lo, color=style["color"], lw=0.8)
+        ax.plot(b.n, hi, color=style["color"], lw=0.8)
+        ns.append(b.n)
+    if mva is not None:
+        ax.plot(mva.n, getattr(mva, quantity) * factor, **_MVA_STYLE)
+        ns.append(mva.n)
+    ax.set_xlabel("population n [jobs]")
+    ax.set_ylabel(ylabel)
+    if ns:
+        allx = np.concatenate(ns)
+        _apply_log(ax, "x", logx, allx)
+        ax.set_xlim(float(allx.min()), float(allx.max()))
+    ax.set_ylim(bottom=0.0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def _measured_columns(measured: Any) -> dict[str, np.ndarray]:
+    if hasattr(measured, "to_dict") and hasattr(measured, "columns"):
+        cols = {
+            c: np.asarray(measured[c], dtype=np.float64)
+            for c in measured.columns
+            if c in ("n", "throughput", "response_time", "throughput_err", "response_time_err")
+        }
+    elif isinstance(measured, Mapping):
+        cols = {k: np.asarray(v, dtype=np.float64) for k, v in measured.items()}
+    else:
+        raise InvalidTypeError(
+            "measured must be a DataFrame or a mapping with columns n, throughput, "
+            f"response_time (optionally throughput_err, response_time_err), got "
+            f"{type(measured).__name__}"
+        )
+    if "n" not in cols:
+        raise InvalidModelError("measured has no 'n' column (the population of each point)")
+    if not ({"throughput", "response_time"} & set(cols)):
+        raise InvalidModelError("measured needs a 'throughput' or a 'response_time' column")
+    for k, v in cols.items():
+        if v.shape != cols["n"].shape:
+            raise InvalidModelError(
+                f"measured column {k!r} has {v.size} values but 'n' has {cols['n'].size}"
+            )
+    return cols
+
+
+def bounds_vs_measured(
+    net: Network,
+    N: int,
+    measured: Any = None,
+    *,
+    methods: Sequence[str] = ("aba", "bjb"),
+    exact: bool = True,
+    axes: Any = None,
+    logx: bool | str = "auto",
+    title: str | None = None,
+) -> Any:
+    """Throughput and response time side by side: bounds bands, exact MVA, measurements.
+
+    Parameters
+    ----------
+    net : Network
+        The model.
+    N : int
+        Largest population drawn (>= 1).
+    measured : DataFrame or mapping, optional
+        Measured points: columns ``n``, ``throughput`` (jobs/s) and/or
+        ``response_time`` (seconds), and optionally ``throughput_err`` and
+        ``response_time_err`` (half-widths of the error bars, same units), as
+        produced by a closed-loop qnbench run.
+    methods : sequence of {"aba", "bjb"}
+        Bounds to shade. BJB is skipped for networks with multi-server stations.
+    exact : bool
+        Draw the exact MVA curve.
+    axes : pair of Axes, optional
+        Where to draw (throughput, response time); a new 1x2 figure when omitted.
+    logx : bool or "auto"
+        Logarithmic population axis.
+    title : str, optional
+        Figure title; by default names the bottleneck and N*.
+
+    Returns
+    -------
+    ndarray of 2 Axes
+        ``[throughput_axes, response_time_axes]``.
+    """
+    if not isinstance(net, Network):
+        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    results = []
+    for m in methods:
+        if m == "bjb" and net.has_multiserver:
+            continue
+        results.append(_bounds(net, N, method=m))
+    if not results:
+        results.append(_bounds(net, N, method="aba"))
+    mres = _mva(net, N) if exact else None
+    cols = _measured_columns(measured) if measured is not None else None
+    if axes is None:
+        axes = _new_axes(2, figsize=(10.0, 4.0))
+    axes = np.asarray(axes, dtype=object).ravel()
+    if axes.size != 2:
+        raise InvalidModelError(
+            f"axes must be two Axes (throughput, response time), got {axes.size}"
+        )
+    r_all = [results[0].response_time_upper]
+    if cols is not None and "response_time" in cols:
+        r_all.append(cols["response_time"])
+    factor, unit = time_scale(np.concatenate(r_all))
+    for ax, q in zip(axes, ("throughput", "response_time"), strict=True):
+        bounds_band(results, quantity=q, mva=mres, ax=ax, time_unit=(factor, unit), logx=logx)
+        if cols is not None and q in cols:
+            scale = factor if q == "response_time" else 1.0
+            err = cols.get(f"{q}_err")
+            ax.errorbar(
+                cols["n"],
+                cols[q] * scale,
+                yerr=None if err is None else err * scale,
+                **_MEASURED_STYLE,
+            )
+            lo, hi = ax.get_xlim()
+            ax.set_xlim(min(lo, float(cols["n"].min())), max(hi, float(cols["n"].max())))
+            ax.legend(loc="best", fontsize="small")
+    b = results[0]
+    fig = axes[0].figure
+    fig.suptitle(
+        title
+        if title is not None
+        else f"bottleneck {b.bottleneck}, N* = {b.n_star:.3g}, "
+        f"X_max = {b.saturation_throughput:.4g} jobs/s"
+    )
+    return axes
+
+
+def utilization(
+    result: MVAResult,
+    *,
+    ax: Any = None,
+    n_star: float | None = None,
+    logx: bool | str = "auto",
+) -> Any:
+    """Utilisation of every station against the population, bottleneck marked.
+
+    Parameters
+    ----------
+    result : MVAResult
+        From :func:`qnmodel.mva`.
+    ax : Axes, optional
+    n_star : float, optional
+        Draw the knee N* (e.g. ``qn.bounds(net, N).n_star``) as a dotted line.
+    logx : bool or "auto"
+
+    Returns
+    -------
+    Axes
+        One line per station labelled with its name; the bottleneck's line is
+        thick and its label ends in ``"(bottleneck)"``. Delay stations show
+        their mean number of busy servers, so are left out of the U <= 1 plot.
+    """
+    if not isinstance(result, MVAResult):
+        raise InvalidTypeError(f"result must be an MVAResult, got {type(result).__name__}")
+    if ax is None:
+        ax = _new_axes()
+    bottleneck = result.bottleneck
+    for k, name in enumerate(result.station_names):
+        is_bn = name == bottleneck
+        ax.plot(
+            result.n,
+            result.utilization[:, k],
+            lw=2.6 if is_bn else 1.2,
+            label=f"{name} (bottleneck)" if is_bn else name,
+        )
+    ax.axhline(1.0, color="gray", lw=0.8, ls="--")
+    if n_star is not None and np.isfinite(n_star):
+        ax.axvline(n_star, color="gray", lw=0.8, ls=":", label=f"N* = {n_star:.3g}")
+    ax.set_xlabel("population n [jobs]")
+    ax.set_ylabel("utilisation U_k(n) [per server]")
+    ax.set_ylim(0.0, 1.05)
+    _apply_log(ax, "x", logx, result.n)
+    ax.set_xlim(float(result.n.min()), float(result.n.max()))
+    ax.set_title(f"utilisation per station; bottleneck: {bottleneck}")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def _frame_column(frame: Any, name: str, what: str) -> np.ndarray:
+    try:
+        cols = list(frame.columns)
+    except AttributeError:
+        raise InvalidTypeError(
+            f"frame must be a pandas DataFrame (e.g. from a what-if sweep), got "
+            f"{type(frame).__name__}"
+        ) from None
+    if name not in cols:
+        raise InvalidModelError(f"{what} column {name!r} is not in the frame; columns are {cols}")
+    return np.asarray(frame[name])
+
+
+def sensitivity(
+    frame: Any,
+    x: str,
+    y: str,
+    *,
+    hue: str | None = None,
+    ax: Any = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logx: bool | str = "auto",
+    logy: bool | str = "auto",
+    yscale: float = 1.0,
+) -> Any:
+    """Curves of one output against one parameter, one curve per value of ``hue``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Tidy what-if results, one row per grid point.
+    x, y : str
+        Columns for the horizontal and vertical axes.
+    hue : str, optional
+        Column whose distinct values give one curve each (legend titled by it).
+    ax : Axes, optional
+    xlabel, ylabel : str, optional
+        Axis labels with units; default to the column names.
+    logx, logy : bool or "auto"
+        Logarithmic axes; "auto" when the data span two decades.
+    yscale : float
+        Multiply y by this before drawing (e.g. 1e3 to draw seconds as ms).
+
+    Returns
+    -------
+    Axes
+    """
+    xs = _frame_column(frame, x, "x")
+    ys = _frame_column(frame, y, "y").astype(np.float64) * yscale
+    if ax is None:
+        ax = _new_axes()
+    if hue is None:
+        order = np.argsort(xs, kind="stable")
+        ax.plot(xs[order], ys[order], marker="o", ms=3)
+    else:
+        hs = _frame_column(frame, hue, "hue")
+        for h in dict.fromkeys(hs.tolist()):
+            sel = hs == h
+            order = np.argsort(xs[sel], kind="stable")
+            ax.plot(
+                xs[sel][order],
+                ys[sel][order],
+                marker="o",
+                ms=3,
+                label=f"{h:g}" if isinstance(h, float) else str(h),
+            )
+        ax.legend(title=hue, fontsize="small")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    _apply_log(ax, "x", logx, xs)
+    _apply_log(ax, "y", logy, ys)
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
+def heatmap(
+    frame: Any,
+    x: str,
+    y: str,
+    value: str,
+    *,
+    ax: Any = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    label: str | None = None,
+    scale: float = 1.0,
+    contour: float | None = None,
+    logx: bool | str = "auto",
+    logy: bool | str = "auto",
+    cmap: str = "viridis",
+) -> Any:
+    """A what-if grid as a colour map of ``value`` over ``x`` and ``y``.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Tidy results with exactly one row per (x, y) pair.
+    x, y, value : str
+        Column names.
+    ax : Axes, optional
+    xlabel, ylabel, label : str, optional
+        Axis and colour-bar labels with units; default to the column names.
+    scale : float
+        Multiply ``value`` by this before drawing (1e3: seconds to ms).
+    contour : float, optional
+        Draw the iso-line ``value * scale == contour`` (e.g. an SLA of 50 ms),
+        labelled with its level.
+    logx, logy : bool or "auto"
+    cmap : str
+
+    Returns
+    -------
+    Axes
+        The colour bar is attached to the same figure.
+    """
+    xs = _frame_column(frame, x, "x").astype(np.float64)
+    ys = _frame_column(frame, y, "y").astype(np.float64)
+    vs = _frame_column(frame, value, "value").astype(np.float64) * scale
+    ux, uy = np.unique(xs), np.unique(ys)
+    if ux.size * uy.size != xs.size:
+        raise InvalidModelError(
+            f"heatmap needs one row per ({x}, {y}) pair: {xs.size} rows for "
+            f"{ux.size} x {uy.size} distinct values"
+        )
+    grid = np.full((uy.size, ux.size), np.nan)
+    grid[np.searchsorted(uy, ys), np.searchsorted(ux, xs)] = vs
+    if np.isnan(grid).any():
+        raise InvalidModelError(f"heatmap: some ({x}, {y}) pairs are repeated or missing")
+    if ax is None:
+        ax = _new_axes()
+    mesh = ax.pcolormesh(ux, uy, grid, shading="nearest", cmap=cmap)
+    cbar = ax.figure.colorbar(mesh, ax=ax)
+    cbar.set_label(label or value)
+    if contour is not None and ux.size > 1 and uy.size > 1:
+        if np.nanmin(grid) <= contour <= np.nanmax(grid):
+            cs = ax.contour(ux, uy, grid, levels=[contour], colors="white", linewidths=1.5)
+            ax.clabel(cs, fmt=lambda v: f"{v:g}")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    _apply_log(ax, "x", logx, ux)
+    _apply_log(ax, "y", logy, uy)
+    return ax

@@ -1,0 +1,300 @@
+"""The ``qnmodel`` command: demo, solve, sweep, plot, report; formats and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import qnmodel as qn
+from qnmodel import cli, modelfile
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "examples" / "demo_storage.toml"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def demo_network() -> qn.Network:
+    """The demo model built by hand with the Python API (independently of the TOML reader)."""
+    return qn.Network(
+        (
+            qn.Station("client_cpu", "0.4 ms"),
+            qn.Station("client_nic", 65536 / 125e6),
+            qn.Station("network", 65536 / 12.5e6),
+            qn.Station("server_cpu", 2 * 0.35e-3),
+            qn.Station("disk", 0.5 * 9.763e-3),
+        ),
+        think_time="50 ms",
+    )
+
+
+# -- demo --------------------------------------------------------------------------------
+def test_demo_writes_table_and_plots(tmp_path):
+    code, out, err = run("demo", "--offline", "--out", str(tmp_path / "d"))
+    assert code == 0, err
+    files = {p.name for p in (tmp_path / "d").iterdir()}
+    assert {
+        "demo-storage.csv",
+        "demo-storage.md",
+        "demo-storage.json",
+        "demo-storage.toml",
+        "demo-storage_bounds.png",
+        "demo-storage_utilization.png",
+    } <= files
+    for name in sorted(files):
+        assert str(tmp_path / "d" / name) in out  # tells the user where it wrote
+    frame = pd.read_csv(tmp_path / "d" / "demo-storage.csv", float_precision="round_trip")
+    assert list(frame["n"]) == list(range(1, 41))
+    ref = qn.mva(demo_network(), 40)
+    np.testing.assert_allclose(frame["throughput"], ref.throughput, rtol=1e-15)
+    np.testing.assert_allclose(frame["response_time"], ref.response_time, rtol=1e-15)
+    # Bounds bracket the exact curve, BJB inside ABA.
+    for q in ("throughput", "response_time"):
+        assert (frame[f"{q}_bjb_lower"] <= frame[q] * (1 + 1e-12)).all()
+        assert (frame[q] <= frame[f"{q}_bjb_upper"] * (1 + 1e-12)).all()
+        assert (frame[f"{q}_aba_lower"] <= frame[f"{q}_bjb_lower"] * (1 + 1e-12)).all()
+        assert (frame[f"{q}_bjb_upper"] <= frame[f"{q}_aba_upper"] * (1 + 1e-12)).all()
+    png = (tmp_path / "d" / "demo-storage_bounds.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+    md = (tmp_path / "d" / "demo-storage.md").read_text()
+    assert "bottleneck **network**" in md and "| 40 |" in md.replace("|  40 |", "| 40 |")
+
+
+def test_demo_model_matches_examples_file():
+    assert DEMO.read_text() == modelfile.DEMO_MODEL_TOML
+
+
+def test_demo_numbers_by_hand():
+    # Saturation 1/D_max with D_max = 64 KiB / 100 Mbit/s = 5.24288 ms; N* = (D + Z) / D_max.
+    sol = modelfile.load(DEMO).solve()
+    s = sol.summary()
+    assert s["bottleneck"] == "network"
+    assert s["saturation_throughput"] == pytest.approx(1 / 5.24288e-3, rel=1e-12)
+    D = 0.4e-3 + 0.524288e-3 + 5.24288e-3 + 0.7e-3 + 4.8815e-3
+    assert s["total_demand"] == pytest.approx(D, rel=1e-12)
+    assert s["n_star"] == pytest.approx((D + 0.05) / 5.24288e-3, rel=1e-12)
+
+
+# -- solve: identical numbers to the Python API ---------------------------------------------
+def test_solve_json_equals_python_api():
+    code, out, err = run("solve", str(DEMO), "--format", "json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)  # JSON alone on stdout
+    assert doc["schema"] == "qnmodel.solve" and doc["schema_version"] == 1
+    net = demo_network()
+    mres, bjb, aba = qn.mva(net, 40), qn.bounds(net, 40, "bjb"), qn.bounds(net, 40, "aba")
+    rows = doc["results"]
+    assert [r["n"] for r in rows] == list(range(1, 41))
+    # Exactly equal: JSON floats round-trip, both paths run the same solver on the same demands.
+    assert [r["throughput"] for r in rows] == mres.throughput.tolist()
+    assert [r["response_time"] for r in rows] == mres.response_time.tolist()
+    assert [r["throughput_bjb_lower"] for r in rows] == bjb.throughput_lower.tolist()
+    assert [r["response_time_aba_upper"] for r in rows] == aba.response_time_upper.tolist()
+    assert [s["demand"] for s in doc["model"]["stations"]] == net.demands.tolist()
+
+
+def test_solve_csv_and_population_override():
+    code, out, _ = run("solve", str(DEMO), "-N", "200", "--format", "csv")
+    assert code == 0
+    frame = pd.read_csv(io.StringIO(out), float_precision="round_trip")
+    assert len(frame) == 200
+    ref = qn.mva(demo_network(), 200)
+    np.testing.assert_array_equal(frame["throughput"].to_numpy(), ref.throughput)
+
+
+def test_solve_set_override_changes_the_bottleneck():
+    code, out, _ = run("solve", str(DEMO), "--set", "network.rate=1 Gbit/s", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["summary"]["bottleneck"] == "disk"
+    assert doc["model"]["stations"][2]["demand"] == pytest.approx(65536 / 125e6, rel=1e-15)
+
+
+def test_solve_table_names_bottleneck():
+    code, out, _ = run("solve", str(DEMO), "-N", "3")
+    assert code == 0
+    assert "bottleneck = network" in out
+    assert out.strip().splitlines()[-1].split()[0] == "3"
+
+
+def test_solve_populations_list(tmp_path):
+    text = modelfile.DEMO_MODEL_TOML.replace("population = 40", "populations = [1, 10, 200]")
+    f = tmp_path / "m.toml"
+    f.write_text(text)
+    code, out, _ = run("solve", str(f), "--format", "json")
+    assert code == 0
+    rows = json.loads(out)["results"]
+    ref = qn.mva(demo_network(), 200)
+    assert [r["n"] for r in rows] == [1, 10, 200]
+    assert [r["throughput"] for r in rows] == ref.throughput[[0, 9, 199]].tolist()
+
+
+# -- errors and exit codes ----------------------------------------------------------------
+def test_bad_model_file_is_one_line_exit_1(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text(modelfile.DEMO_MODEL_TOML.replace('rate = "100 Mbit/s"', 'rate = "100 Mb/s"'))
+    code, out, err = run("solve", str(f))
+    assert code == 1 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    line_no = modelfile.DEMO_MODEL_TOML.splitlines().index('rate = "100 Mbit/s"') + 1
+    assert lines[0].startswith(f"qnmodel: error: {f}:{line_no}: station[2].rate:")
+    assert "ambiguous" in lines[0]
+
+
+def test_missing_file_exit_1():
+    code, _, err = run("solve", "/nonexistent/model.toml")
+    assert code == 1
+    assert err.strip() == "qnmodel: error: /nonexistent/model.toml: no such model file"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["frobnicate"],
+        ["solve"],
+        ["solve", str(DEMO), "--format", "xml"],
+        ["sweep", str(DEMO)],
+        ["sweep", str(DEMO), "--vary", "novalues"],
+        ["plot", str(DEMO), "--out", "x.gif"],
+    ],
+)
+def test_usage_errors_exit_2(argv):
+    code, out, err = run(*argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("qnmodel: usage error:")
+
+
+def test_debug_shows_traceback(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text("[model]\npopulation = 0\n[[station]]\nname='a'\ndemand='1 ms'\n")
+    with pytest.raises(modelfile.ModelFileError, match="population"):
+        cli.main(["--debug", "solve", str(f)])
+
+
+@pytest.mark.parametrize("command", ["demo", "solve", "sweep", "plot", "report"])
+def test_every_command_help_has_examples(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([command, "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "examples:" in text and f"qnmodel {command}" in text
+
+
+# -- sweep, plot, report -----------------------------------------------------------------
+def test_sweep_grid_matches_python_api():
+    code, out, err = run(
+        "sweep",
+        str(DEMO),
+        "-N",
+        "20",
+        "--vary",
+        "network.rate=100 Mbit/s,1 Gbit/s",
+        "--vary",
+        "think_time=0 s,50 ms",
+        "--format",
+        "csv",
+    )
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out), float_precision="round_trip")
+    assert len(frame) == 2 * 2 * 20
+    assert list(frame.columns) == [
+        "network.rate",
+        "think_time",
+        "bottleneck",
+        "n",
+        "throughput",
+        "response_time",
+    ]
+    sel = frame[(frame["network.rate"] == "1 Gbit/s") & (frame["think_time"] == "0 s")]
+    stations = list(demo_network().stations)
+    stations[2] = qn.Station("network", 65536 / 125e6)
+    ref = qn.mva(qn.Network(tuple(stations), think_time=0.0), 20)
+    np.testing.assert_array_equal(sel["throughput"].to_numpy(), ref.throughput)
+    assert set(sel["bottleneck"]) == {"disk"}
+
+
+def test_sweep_json_is_alone_on_stdout():
+    code, out, err = run(
+        "sweep", str(DEMO), "-N", "2", "--vary", "disk.visits=0.1,1", "--format", "json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["schema"] == "qnmodel.sweep"
+    assert len(doc["results"]) == 4 and doc["vary"] == {"disk.visits": [0.1, 1]}
+
+
+def test_plot_and_report(tmp_path):
+    meas = tmp_path / "m.csv"
+    ref = qn.mva(demo_network(), 40)
+    pd.DataFrame(
+        {
+            "n": [1, 5, 10, 20, 40],
+            "throughput": ref.throughput[[0, 4, 9, 19, 39]] * 0.97,
+            "throughput_err": [1.0, 2, 3, 4, 5],
+            "response_time": ref.response_time[[0, 4, 9, 19, 39]] * 1.05,
+        }
+    ).to_csv(meas, index=False)
+    code, out, err = run(
+        "plot",
+        str(DEMO),
+        "--measured",
+        str(meas),
+        "--utilization",
+        "--out",
+        str(tmp_path / "p.svg"),
+    )
+    assert code == 0, err
+    svg = (tmp_path / "p.svg").read_text()
+    assert "<svg" in svg and (tmp_path / "p_utilization.svg").exists()
+    code, out, err = run("report", str(DEMO), "--measured", str(meas), "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    md = (tmp_path / "r" / "demo-storage.md").read_text()
+    assert "![plot](demo-storage_bounds.png)" in md
+    assert (tmp_path / "r" / "demo-storage_bounds.png").stat().st_size > 20_000
+
+
+def test_bad_measured_file_exit_1(tmp_path):
+    meas = tmp_path / "m.csv"
+    meas.write_text("clients,iops\n1,2\n")
+    code, _, err = run("plot", str(DEMO), "--measured", str(meas), "--out", str(tmp_path / "p.png"))
+    assert code == 1
+    assert "needs columns n and throughput" in err
+
+
+def test_console_script_entry_point_runs_as_module(tmp_path):
+    """The real process: JSON alone on stdout, nothing on stderr, exit status 0."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "qnmodel.cli", "solve", str(DEMO), "-N", "3", "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert len(json.loads(proc.stdout)["results"]) == 3
+    bad = subprocess.run(
+        [sys.executable, "-m", "qnmodel.cli", "solve"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert bad.returncode == 2 and bad.stdout == ""
