@@ -1,0 +1,253 @@
+"""TOML model files: schema, unit strings, error messages with file, key path and line."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qnmodel as qn
+from qnmodel import modelfile
+from qnmodel.modelfile import ModelFileError, load, loads, with_values
+
+
+def toml(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+BASIC = toml(
+    """
+    [model]
+    name = "basic"
+    think_time = "1 s"
+    population = 5
+
+    [[station]]
+    name = "cpu"
+    demand = "5 ms"
+
+    [[station]]
+    name = "link"
+    size = "1500 B"
+    rate = "100 Mbit/s"
+    visits = 10
+
+    [[station]]
+    name = "disk"
+    service_time = "8 ms"
+    visits = 0.25
+    servers = 2
+
+    [[station]]
+    name = "terminal_lag"
+    demand = 0.02
+    kind = "delay"
+    """
+)
+
+
+def test_basic_model_demands_in_seconds():
+    spec = loads(BASIC)
+    net = spec.network
+    assert net.names == ("cpu", "link", "disk", "terminal_lag")
+    # 1500 B over 12.5e6 B/s is 120 us, ten visits: 1.2 ms; the disk: 0.25 * 8 ms = 2 ms.
+    np.testing.assert_allclose(net.demands, [5e-3, 1.2e-3, 2e-3, 0.02], rtol=1e-15)
+    assert net.servers.tolist() == [1, 1, 2, 1]
+    assert net.is_delay.tolist() == [False, False, False, True]
+    assert net.think_time == 1.0
+    assert spec.populations.tolist() == [1, 2, 3, 4, 5]
+    assert spec.name == "basic"
+
+
+def test_multiserver_model_solves_with_aba_only():
+    sol = loads(BASIC).solve()
+    assert sol.bjb is None
+    frame = sol.to_frame()
+    assert "throughput_bjb_lower" not in frame.columns
+    ref = qn.mva(loads(BASIC).network, 5)
+    np.testing.assert_array_equal(frame["throughput"].to_numpy(), ref.throughput)
+
+
+def test_load_uses_file_stem_as_default_name(tmp_path):
+    f = tmp_path / "my_system.toml"
+    f.write_text(BASIC.replace('name = "basic"\n', ""))
+    spec = load(f)
+    assert spec.name == "my_system" and spec.source == str(f)
+
+
+@pytest.mark.parametrize(
+    ("populations", "expected"),
+    [
+        ("population = 3", [1, 2, 3]),
+        ("populations = [50, 1, 10]", [1, 10, 50]),
+        ("populations = { start = 10, stop = 50, step = 20 }", [10, 30, 50]),
+        ("populations = { start = 10, stop = 45, step = 20 }", [10, 30, 45]),
+        ("populations = { start = 2, stop = 4 }", [2, 3, 4]),
+    ],
+)
+def test_population_forms(populations, expected):
+    spec = loads(BASIC.replace("population = 5", populations))
+    assert spec.populations.tolist() == expected
+    assert spec.max_population == expected[-1]
+
+
+def line_of(text: str, fragment: str) -> int:
+    """1-based line of the last line containing ``fragment``."""
+    hits = [i for i, line in enumerate(text.splitlines(), start=1) if fragment in line]
+    assert hits, fragment
+    return hits[-1]
+
+
+# Each bad model: (replacement old -> new, expected key path, the line fragment, message part).
+BAD = [
+    (('demand = "5 ms"', 'demand = "5 Mb"'), "station[0].demand", 'demand = "5 Mb"', "ambiguous"),
+    (
+        ('demand = "5 ms"', 'demand = "5 MB"'),
+        "station[0].demand",
+        'demand = "5 MB"',
+        "a time (s) is required",
+    ),
+    (('demand = "5 ms"', "demand = -1"), "station[0].demand", "demand = -1", ">= 0"),
+    (('demand = "5 ms"', 'demand = "5"'), "station[0].demand", 'demand = "5"', "has no unit"),
+    (('rate = "100 Mbit/s"', 'rate = "0 Mbit/s"'), "station[1].rate", 'rate = "0 Mbit/s"', "> 0"),
+    (("visits = 10", "visits = -1"), "station[1].visits", "visits = -1", ">= 0"),
+    (("servers = 2", "servers = 0"), "station[2].servers", "servers = 0", "integer >= 1"),
+    (("servers = 2", "servers = 1.5"), "station[2].servers", "servers = 1.5", "integer >= 1"),
+    (('kind = "delay"', 'kind = "fifo"'), "station[3].kind", 'kind = "fifo"', "'queue', 'delay'"),
+    (("population = 5", "population = 0"), "model.population", "population = 0", "integer >= 1"),
+    (("population = 5", "populations = []"), "model.populations", "populations = []", "empty"),
+    (
+        ('think_time = "1 s"', 'think_time = "1 KiB"'),
+        "model.think_time",
+        "think_time",
+        "a time (s) is required",
+    ),
+    (('think_time = "1 s"', 'thinktime = "1 s"'), "model.thinktime", "thinktime", "unknown key"),
+    (("visits = 0.25", "visit = 0.25"), "station[2].visit", "visit = 0.25", "unknown key"),
+    (('name = "disk"', 'name = "cpu"'), "station[2].name", 'name = "cpu"', "duplicate"),
+    (
+        ('service_time = "8 ms"', 'demand = "8 ms"'),
+        "station[2].visits",
+        "visits = 0.25",
+        "already includes the visits",
+    ),
+    (
+        ('size = "1500 B"', 'demand = "1 ms"'),
+        "station[1].rate",
+        'rate = "100 Mbit/s"',
+        "rate goes with size",
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "key", "fragment", "message"), BAD)
+def test_errors_name_file_key_and_line(change, key, fragment, message):
+    text = BASIC.replace(*change)
+    assert text != BASIC
+    with pytest.raises(ModelFileError) as exc:
+        loads(text, source="sys.toml")
+    err = exc.value
+    assert err.key == key
+    assert err.line == line_of(text, fragment)
+    assert str(err).startswith(f"sys.toml:{err.line}: {key}: ")
+    assert message in str(err)
+    assert isinstance(err, ValueError)
+
+
+def test_station_needs_one_demand_form():
+    text = BASIC.replace('service_time = "8 ms"\n', "")
+    with pytest.raises(ModelFileError, match=r"station\[2\]: station 'disk' needs exactly one"):
+        loads(text)
+    text = BASIC.replace('demand = "5 ms"', 'demand = "5 ms"\nservice_time = "1 ms"')
+    with pytest.raises(ModelFileError, match="got demand, service_time"):
+        loads(text)
+
+
+def test_syntax_error_reports_line():
+    text = BASIC.replace('name = "cpu"', 'name = "cpu')
+    with pytest.raises(ModelFileError) as exc:
+        loads(text, source="x.toml")
+    assert exc.value.line == line_of(text, 'name = "cpu')
+    assert "not valid TOML" in str(exc.value)
+
+
+def test_missing_pieces():
+    with pytest.raises(ModelFileError, match=r"missing \[model\]"):
+        loads('[[station]]\nname = "a"\ndemand = "1 ms"\n')
+    with pytest.raises(ModelFileError, match="no stations"):
+        loads("[model]\npopulation = 3\n")
+    with pytest.raises(ModelFileError, match=r"write \[\[station\]\], not \[station\]"):
+        loads('[model]\npopulation = 3\n[station]\nname = "a"\n')
+    with pytest.raises(ModelFileError, match="missing population"):
+        loads('[model]\n[[station]]\nname = "a"\ndemand = "1 ms"\n')
+    with pytest.raises(ModelFileError, match="either population or populations"):
+        loads('[model]\npopulation = 3\npopulations = [1]\n[[station]]\nname="a"\ndemand=1\n')
+    with pytest.raises(ModelFileError, match="all demands and the think time are zero"):
+        loads('[model]\npopulation = 3\n[[station]]\nname = "a"\ndemand = 0\n')
+    with pytest.raises(ModelFileError, match="stop.*must be >= start"):
+        loads(BASIC.replace("population = 5", "populations = {start = 5, stop = 2}"))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelFileError, match="no such model file"):
+        load(tmp_path / "nope.toml")
+
+
+def test_with_values_revalidates_and_replaces_forms():
+    spec = loads(BASIC)
+    s2 = with_values(spec, {"link.rate": "1 Gbit/s", "think_time": "10 ms", "population": 2})
+    assert s2.network.station("link").demand == pytest.approx(10 * 1500 / 125e6, rel=1e-15)
+    assert s2.network.think_time == 0.01 and s2.populations.tolist() == [1, 2]
+    s3 = with_values(spec, {"disk.demand": "3 ms"})  # replaces service_time and visits
+    assert s3.network.station("disk").demand == 3e-3
+    assert spec.network.station("disk").demand == 2e-3  # original untouched
+    with pytest.raises(ModelFileError, match=r"station\[1\]\.rate.*ambiguous"):
+        with_values(spec, {"link.rate": "1 Gb/s"})
+    with pytest.raises(qn.InvalidModelError, match="cannot set 'nic.rate'"):
+        with_values(spec, {"nic.rate": "1 Gbit/s"})
+    with pytest.raises(qn.InvalidModelError, match="station keys are"):
+        with_values(spec, {"link.speed": "1 Gbit/s"})
+
+
+def test_demo_model_is_valid_and_documented_numbers():
+    spec = loads(modelfile.DEMO_MODEL_TOML)
+    assert spec.network.station("network").demand == 65536 / 12.5e6
+    assert spec.network.station("disk").demand == pytest.approx(0.5 * 9.763e-3, rel=1e-15)
+
+
+names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    demands=st.lists(st.floats(min_value=1e-6, max_value=10.0), min_size=1, max_size=6),
+    think=st.floats(min_value=0.0, max_value=100.0),
+    N=st.integers(min_value=1, max_value=30),
+)
+def test_roundtrip_equals_python_api(demands, think, N):
+    """A model file with plain-second numbers solves exactly like the Python API."""
+    lines = ["[model]", f"think_time = {think!r}", f"population = {N}"]
+    for i, d in enumerate(demands):
+        lines += ["[[station]]", f'name = "s{i}"', f"demand = {d!r}"]
+    spec = loads("\n".join(lines) + "\n")
+    net = qn.Network.from_demands(demands, think_time=think)
+    np.testing.assert_array_equal(spec.network.demands, net.demands)
+    frame = spec.solve().to_frame()
+    ref = qn.mva(net, N)
+    np.testing.assert_array_equal(frame["throughput"].to_numpy(), ref.throughput)
+    np.testing.assert_array_equal(frame["response_time"].to_numpy(), ref.response_time)
+    bjb = qn.bounds(net, N, "bjb")
+    np.testing.assert_array_equal(frame["throughput_bjb_lower"].to_numpy(), bjb.throughput_lower)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    value=st.floats(min_value=1e-3, max_value=1e4),
+    unit=st.sampled_from([("ms", 1e-3), ("us", 1e-6), ("s", 1.0)]),
+)
+def test_unit_strings_parse_like_units_module(value, unit):
+    text = BASIC.replace('demand = "5 ms"', f'demand = "{value!r} {unit[0]}"')
+    assert loads(text).network.station("cpu").demand == qn.units.parse(f"{value!r} {unit[0]}")

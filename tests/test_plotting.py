@@ -1,0 +1,192 @@
+"""Structural tests of the plots: what is drawn, where, with which labels and limits."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import FillBetweenPolyCollection, QuadMesh  # noqa: E402
+
+import qnmodel as qn  # noqa: E402
+from qnmodel import plotting  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture
+def net():
+    return qn.Network.from_demands(
+        ["5 ms", "8 ms", "2 ms"], think_time="100 ms", names=["cpu", "disk", "nic"]
+    )
+
+
+def bands(ax):
+    return [c for c in ax.collections if isinstance(c, FillBetweenPolyCollection)]
+
+
+def line(ax, label):
+    found = [ln for ln in ax.get_lines() if ln.get_label() == label]
+    assert len(found) == 1, [ln.get_label() for ln in ax.get_lines()]
+    return found[0]
+
+
+def band_limits(coll, x):
+    """Lower and upper edge of a fill_between band at abscissa x."""
+    verts = coll.get_paths()[0].vertices
+    ys = verts[np.isclose(verts[:, 0], x), 1]
+    return ys.min(), ys.max()
+
+
+def test_bounds_vs_measured_structure(net):
+    N = 30
+    measured = pd.DataFrame(
+        {
+            "n": [1, 10, 30],
+            "throughput": [7.0, 70.0, 120.0],
+            "throughput_err": [0.5, 2.0, 3.0],
+            "response_time": [0.016, 0.04, 0.15],
+            "response_time_err": [0.001, 0.002, 0.01],
+        }
+    )
+    axes = plotting.bounds_vs_measured(net, N, measured)
+    assert len(axes) == 2
+    ax_x, ax_r = axes
+    assert ax_x.figure is ax_r.figure
+    assert ax_x.get_xlabel() == "population n [jobs]"
+    assert ax_x.get_ylabel() == "throughput X(n) [jobs/s]"
+    assert ax_r.get_ylabel() == "response time R(n) [ms]"
+    mres = qn.mva(net, N)
+    bjb = qn.bounds(net, N, "bjb")
+    aba = qn.bounds(net, N, "aba")
+    # The exact curve is drawn with the solver's numbers (ms on the R axis).
+    np.testing.assert_allclose(line(ax_x, "exact MVA").get_ydata(), mres.throughput)
+    np.testing.assert_allclose(line(ax_r, "exact MVA").get_ydata(), mres.response_time * 1e3)
+    # Two bands per axes, labelled, their edges the bounds.
+    for ax, q, scale in ((ax_x, "throughput", 1.0), (ax_r, "response_time", 1e3)):
+        bs = bands(ax)
+        assert [b.get_label() for b in bs] == ["ABA bounds", "BJB bounds"]
+        for b, res in zip(bs, (aba, bjb), strict=True):
+            lo, hi = band_limits(b, 10.0)
+            assert lo == pytest.approx(getattr(res, f"{q}_lower")[9] * scale)
+            assert hi == pytest.approx(getattr(res, f"{q}_upper")[9] * scale)
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert legend == ["ABA bounds", "BJB bounds", "exact MVA", "measured"]
+        assert ax.get_xlim() == (1.0, 30.0)
+        assert ax.get_ylim()[0] == 0.0
+        assert ax.get_xscale() == "linear"
+    # Measured points with error bars.
+    cont = [c for c in ax_x.containers if c.get_label() == "measured"]
+    assert len(cont) == 1 and cont[0].has_yerr
+    np.testing.assert_allclose(cont[0].lines[0].get_ydata(), [7.0, 70.0, 120.0])
+    cont_r = [c for c in ax_r.containers if c.get_label() == "measured"][0]
+    np.testing.assert_allclose(cont_r.lines[0].get_ydata(), [16.0, 40.0, 150.0])
+    title = ax_x.figure.get_suptitle()
+    assert "bottleneck disk" in title and "N* = " in title
+
+
+def test_log_axis_when_population_spans_decades(net):
+    axes = plotting.bounds_vs_measured(net, 1000)
+    assert all(ax.get_xscale() == "log" for ax in axes)
+    axes = plotting.bounds_vs_measured(net, 1000, logx=False)
+    assert all(ax.get_xscale() == "linear" for ax in axes)
+
+
+def test_multiserver_network_draws_aba_only():
+    net = qn.Network((qn.Station("cpu", "10 ms", servers=4), qn.Station("disk", "2 ms")))
+    axes = plotting.bounds_vs_measured(net, 20)
+    assert [b.get_label() for b in bands(axes[0])] == ["ABA bounds"]
+
+
+def test_bounds_band_on_given_axes_and_seconds_scale():
+    net = qn.Network.from_demands(["0.5 s", "0.8 s"])
+    fig, ax = plt.subplots()
+    out = plotting.bounds_band(
+        qn.bounds(net, 10, "bjb"), quantity="response_time", mva=qn.mva(net, 10), ax=ax
+    )
+    assert out is ax
+    assert ax.get_ylabel() == "response time R(n) [s]"
+    assert line(ax, "exact MVA").get_ydata()[-1] == pytest.approx(qn.mva(net, 10).response_time[-1])
+
+
+def test_utilization_marks_bottleneck(net):
+    res = qn.mva(net, 50)
+    ax = plotting.utilization(res, n_star=qn.bounds(net, 50).n_star)
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    assert "disk (bottleneck)" in labels and "cpu" in labels and "nic" in labels
+    bn = line(ax, "disk (bottleneck)")
+    assert bn.get_linewidth() > line(ax, "cpu").get_linewidth()
+    np.testing.assert_allclose(bn.get_ydata(), res.utilization[:, 1])
+    assert ax.get_ylim() == (0.0, 1.05)
+    assert "bottleneck: disk" in ax.get_title()
+    nstar = [ln for ln in ax.get_lines() if ln.get_label().startswith("N* = ")]
+    assert len(nstar) == 1 and nstar[0].get_xdata()[0] == pytest.approx((0.015 + 0.1) / 0.008)
+
+
+def test_sensitivity_curves_per_hue():
+    frame = pd.DataFrame(
+        {
+            "rate": np.tile([1e6, 1e7, 1e8, 1e9], 2),
+            "hit": np.repeat([0.0, 0.5], 4),
+            "response_time": [4.0, 0.4, 0.04, 0.004, 2.0, 0.2, 0.02, 0.002],
+        }
+    )
+    ax = plotting.sensitivity(
+        frame,
+        "rate",
+        "response_time",
+        hue="hit",
+        xlabel="link rate [B/s]",
+        ylabel="R [ms]",
+        yscale=1e3,
+    )
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    lines = ax.get_lines()
+    assert [ln.get_label() for ln in lines] == ["0", "0.5"]
+    np.testing.assert_allclose(lines[1].get_ydata(), [2000.0, 200.0, 20.0, 2.0])
+    assert ax.get_legend().get_title().get_text() == "hit"
+    assert ax.get_xlabel() == "link rate [B/s]"
+    with pytest.raises(qn.InvalidModelError, match="column 'nope' is not in the frame"):
+        plotting.sensitivity(frame, "nope", "response_time")
+
+
+def test_heatmap_grid_and_contour():
+    xs, ys = np.meshgrid([1.0, 2.0, 3.0], [10.0, 20.0])
+    frame = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel(), "v": (xs * ys).ravel()})
+    ax = plotting.heatmap(frame, "x", "y", "v", label="R [ms]", contour=35.0)
+    mesh = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    assert len(mesh) == 1
+    np.testing.assert_allclose(mesh[0].get_array().reshape(2, 3), [[10, 20, 30], [20, 40, 60]])
+    cbar_axes = [a for a in ax.figure.axes if a is not ax]
+    assert cbar_axes and cbar_axes[0].get_ylabel() == "R [ms]"
+    assert len(ax.collections) >= 2  # the mesh and the iso-line
+    with pytest.raises(qn.InvalidModelError, match="one row per"):
+        plotting.heatmap(frame.iloc[:-1], "x", "y", "v")
+
+
+def test_bad_inputs():
+    net = qn.Network.from_demands(["1 ms"])
+    with pytest.raises(qn.InvalidModelError, match="quantity must be"):
+        plotting.bounds_band(qn.bounds(net, 3), quantity="latency")
+    with pytest.raises(qn.InvalidTypeError, match="net must be a Network"):
+        plotting.bounds_vs_measured([1, 2], 3)
+    with pytest.raises(qn.InvalidModelError, match="no 'n' column"):
+        plotting.bounds_vs_measured(net, 3, {"throughput": [1.0]})
+    with pytest.raises(qn.InvalidModelError, match="'throughput' has 1 values but 'n' has 2"):
+        plotting.bounds_vs_measured(net, 3, {"n": [1, 2], "throughput": [1.0]})
+    with pytest.raises(qn.InvalidTypeError, match="result must be an MVAResult"):
+        plotting.utilization(qn.bounds(net, 3))
+
+
+def test_time_scale():
+    assert plotting.time_scale([1e-5, 5e-4]) == (1e6, "us")
+    assert plotting.time_scale([0.002]) == (1e3, "ms")
+    assert plotting.time_scale([2.0]) == (1.0, "s")
