@@ -1,0 +1,598 @@
+"""The networked-RAID storage system of Cui et al. (2006) as a closed queueing network.
+
+A storage-centre ("master") server builds software RAID (RAID5 in the paper)
+over disks that ``STP_m`` remote storage servers export through an IP block
+protocol (ENBD). A job reads or writes ``S_m`` bytes; it visits six stations
+(paper fig. 2): master CPU, master NIC, the network, storage-server NIC,
+storage-server CPU and the storage-server disk. :class:`NetworkedRAID`
+holds the parameters under readable names, computes each station's demand
+with the formulas of :mod:`qnmodel.demands` (paper eqs. 2-10) and builds
+the :class:`~qnmodel.network.Network` that the solvers bound (eq. 1, BJB)
+or solve exactly (MVA).
+
+Parameter names and the paper's symbols
+---------------------------------------
+=======================  ========  ==========  =========================================
+field                    symbol    unit        meaning
+=======================  ========  ==========  =========================================
+job_size                 S_m       bytes       bytes one job reads or writes
+stripe_unit              STU_m     bytes       stripe unit (chunk) of the master's RAID
+stripe_width             STP_m     units       stripe units per stripe = storage servers
+master_cache_hit         P_m       [0, 1]      master cache hit rate
+server_cache_hit         P_sn      [0, 1]      storage-server cache hit rate (reads)
+master_time_per_unit     T_mpro    s           master CPU time per stripe unit
+master_time_per_packet   T_mp      s           master protocol time per IP packet
+server_time_per_unit     T_snpro   s           server CPU time per stripe unit
+server_time_per_packet   T_snp     s           server protocol time per IP packet
+mss                      MSS       bytes       TCP maximum segment size
+frame_size               Frame_e   bytes       Ethernet frame size on the wire
+link_rate                TRate_e   bytes/s     Ethernet rate
+disk_seek                seek      s           mean seek time
+disk_latency             latency   s           mean rotational latency
+disk_rate                TRate_d   bytes/s     disk sustained transfer rate
+=======================  ========  ==========  =========================================
+
+Plain numbers are always SI (bytes, seconds, bytes/s); strings must carry a
+unit (``"100 Mbit/s"``, ``"16 KiB"``, ``"4.9 ms"``). A bit rate therefore
+cannot be mistaken for a byte rate: ``12.5e6`` or ``"100 Mbit/s"``, never
+``100``; ``"100 Mb/s"`` is rejected as ambiguous.
+
+Readings where the paper is ambiguous
+-------------------------------------
+* ``server_terms``: eqs. (6), (8), (10) multiply one server's share (S_sn,
+  IP_snum) by (1 - P_m)/STP_m. ``"paper"`` (default) keeps this as printed;
+  ``"one_server"`` drops the 1/STP_m (each server does its share of every
+  job); ``"all_servers"`` lumps all servers' work into one station. See
+  :func:`qnmodel.demands.raid_bytes.server_visit_ratio`.
+* ``network(expand_servers=True)`` builds STP_m server branches (NIC, CPU,
+  disk each) instead of the paper's single one.
+* The test bed's "35 Mbit/s" disk rate, "200 MB" job and "16 KB" stripe unit:
+  :meth:`NetworkedRAID.cui2006` takes an explicit reading of each
+  (``data/reference/cui2006.json`` documents them).
+
+References
+----------
+.. [Cui06] Cui B., Liu J., Wang G., Liu J., "Study on I/O response time bounds
+   of network storage systems" (网络存储系统 I/O 响应时间边界性能研究),
+   Journal on Communications (通信学报) 27(1):69-74, 2006.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import demands as _d
+from .._validate import as_choice, as_positive_int, as_probability, as_quantity
+from ..demands._common import SERVER_TERMS
+from ..errors import InvalidModelError, InvalidTypeError
+from ..network import Network
+from ..results import BoundsResult, MVAResult
+from ..solvers.bounds import bounds as _solve_bounds
+from ..solvers.mva import mva as _solve_mva
+
+__all__ = [
+    "NetworkedRAID",
+    "PARAMETERS",
+    "SYMBOLS",
+    "STATIONS",
+    "CUI2006",
+    "networked_raid_demands",
+]
+
+#: station names, in the order of the paper's fig. 2
+STATIONS = ("cpu_master", "nic_master", "network", "nic_server", "cpu_server", "disk")
+
+#: field -> (paper symbol, kind, SI unit, description); kind is size|time|rate|probability|count
+PARAMETERS: dict[str, tuple[str, str, str, str]] = {
+    "job_size": ("S_m", "size", "bytes", "bytes one job reads or writes"),
+    "stripe_unit": ("STU_m", "size", "bytes", "stripe unit (chunk) size"),
+    "stripe_width": ("STP_m", "count", "units", "stripe units per stripe (storage servers)"),
+    "master_time_per_unit": ("T_mpro", "time", "s", "master CPU time per stripe unit"),
+    "master_time_per_packet": ("T_mp", "time", "s", "master protocol time per IP packet"),
+    "server_time_per_unit": ("T_snpro", "time", "s", "server CPU time per stripe unit"),
+    "server_time_per_packet": ("T_snp", "time", "s", "server protocol time per IP packet"),
+    "mss": ("MSS", "size", "bytes", "TCP maximum segment size"),
+    "frame_size": ("Frame_e", "size", "bytes", "Ethernet frame size on the wire"),
+    "link_rate": ("TRate_e", "rate", "bytes/s", "Ethernet link rate"),
+    "disk_seek": ("seek", "time", "s", "mean disk seek time"),
+    "disk_latency": ("latency", "time", "s", "mean rotational latency"),
+    "disk_rate": ("TRate_d", "rate", "bytes/s", "disk sustained transfer rate"),
+    "master_cache_hit": ("P_m", "probability", "", "master cache hit rate"),
+    "server_cache_hit": ("P_sn", "probability", "", "storage-server cache hit rate"),
+}
+
+#: paper symbol -> field name
+SYMBOLS: dict[str, str] = {sym: name for name, (sym, *_rest) in PARAMETERS.items()}
+
+#: fields that take one of a set of strings (not swept numerically)
+CHOICES: dict[str, tuple[str, ...]] = {
+    "raid": _d.RAID_LEVELS,
+    "op": _d.OPERATIONS,
+    "server_terms": SERVER_TERMS,
+}
+
+_POSITIVE = {"stripe_unit", "mss", "frame_size", "link_rate", "disk_rate", "job_size"}
+
+
+def _normalise(name: str, value: Any) -> Any:
+    """Validate one field (numbers are SI, strings need a unit) and return it in SI."""
+    if name in CHOICES:
+        return as_choice(value, name, CHOICES[name])
+    if name not in PARAMETERS:
+        raise InvalidModelError(_unknown(name))
+    sym, kind, _unit, _desc = PARAMETERS[name]
+    label = f"{name} ({sym})"
+    if kind == "count":
+        return as_positive_int(value, label, 1)
+    if kind == "probability":
+        return as_probability(value, label)
+    return as_quantity(value, label, kind, positive=name in _POSITIVE)
+
+
+def _unknown(name: str) -> str:
+    return (
+        f"unknown NetworkedRAID parameter {name!r}; fields are {', '.join(PARAMETERS)}, "
+        f"raid, op, server_terms; paper symbols are {', '.join(SYMBOLS)}"
+    )
+
+
+def _field_name(key: str) -> str:
+    """A field name from a field name or a paper symbol."""
+    if key in PARAMETERS or key in CHOICES:
+        return key
+    if key in SYMBOLS:
+        return SYMBOLS[key]
+    raise InvalidModelError(_unknown(key))
+
+
+def networked_raid_demands(
+    params: Mapping[str, Any], raid: str = "raid5", op: str = "write", server_terms: str = "paper"
+) -> dict[str, np.ndarray]:
+    """Demands of the six stations, vectorised: [Cui06] eqs. (2)-(10) composed.
+
+    Parameters
+    ----------
+    params : mapping
+        Every field of :data:`PARAMETERS` as SI numbers or numpy arrays that
+        broadcast together (bytes, seconds, bytes/s, probabilities, integer
+        stripe widths).
+    raid, op, server_terms : str
+        As in :class:`NetworkedRAID`.
+
+    Returns
+    -------
+    dict of str -> ndarray
+        ``cpu_master, nic_master, network, nic_server, cpu_server, disk``,
+        seconds per job, broadcast to a common shape.
+    """
+    missing = [k for k in PARAMETERS if k not in params]
+    if missing:
+        raise InvalidModelError(f"params lacks {', '.join(missing)}")
+    p = params
+    w = p["stripe_width"]
+    frame = np.asarray(p["frame_size"], dtype=np.float64)
+    mss = np.asarray(p["mss"], dtype=np.float64)
+    if np.any(frame < mss):
+        raise InvalidModelError(
+            f"frame_size (Frame_e) must be >= mss (MSS): a frame carries a segment plus "
+            f"headers; got frame_size={np.min(frame)!r}, mss={np.max(mss)!r} bytes"
+        )
+    s_r = _d.raid_bytes(p["job_size"], raid, op, w)  # eqs. (4)-(5)
+    ip = _d.ip_packets(s_r, p["mss"])  # eq. (3)
+    s_sn = _d.server_bytes(s_r, w)
+    ip_sn = _d.server_ip_packets(ip, w)
+    h = p["master_cache_hit"]
+    out = {
+        "cpu_master": _d.master_cpu_demand(
+            p["job_size"], p["stripe_unit"], p["master_time_per_unit"], ip,
+            p["master_time_per_packet"], h,
+        ),  # eq. (2)
+        "nic_master": _d.master_nic_demand(ip, p["frame_size"], p["link_rate"], h),  # eq. (7)
+        "network": _d.network_demand(s_r, p["link_rate"], h),  # eq. (9)
+        "nic_server": _d.server_nic_demand(
+            ip_sn, p["frame_size"], p["link_rate"], w, h, server_terms
+        ),  # eq. (8)
+        "cpu_server": _d.server_cpu_demand(
+            s_sn, p["stripe_unit"], p["server_time_per_unit"], ip_sn,
+            p["server_time_per_packet"], w, h, server_terms,
+        ),  # eq. (6)
+        "disk": _d.disk_demand(
+            s_sn, p["stripe_unit"], p["disk_seek"], p["disk_latency"], p["disk_rate"], w, h,
+            p["server_cache_hit"], server_terms,
+        ),  # eq. (10)
+    }  # fmt: skip
+    shape = np.broadcast_shapes(*(v.shape for v in out.values()))
+    return {k: np.broadcast_to(v, shape) for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class NetworkedRAID:
+    """Networked RAID storage (seed 002): parameters -> demands -> closed network.
+
+    Every size, time and rate accepts a plain number in SI units (bytes,
+    seconds, bytes/s) or a string with a unit (``"16 KiB"``, ``"0.027 ms"``,
+    ``"100 Mbit/s"``); values are stored in SI. The module docstring maps
+    each field to the paper's symbol.
+
+    Parameters
+    ----------
+    job_size : float or str
+        S_m, bytes per job (> 0).
+    stripe_unit : float or str
+        STU_m, bytes (> 0).
+    stripe_width : int
+        STP_m, stripe units per stripe, one per storage server; >= 2 for
+        raid5 and raid10, >= 3 for raid6, == 2 for raid1, >= 1 for raid0.
+    master_time_per_unit, master_time_per_packet : float or str
+        T_mpro, T_mp: master CPU time per stripe unit and per IP packet, s (>= 0).
+    server_time_per_unit, server_time_per_packet : float or str
+        T_snpro, T_snp: storage-server CPU times, s (>= 0).
+    link_rate : float or str
+        TRate_e, bytes/s (> 0); write bit rates with their unit, ``"100 Mbit/s"``.
+    disk_seek, disk_latency : float or str
+        Mean seek and rotational latency, s (>= 0).
+    disk_rate : float or str
+        TRate_d, sustained disk rate, bytes/s (> 0).
+    mss : float or str
+        MSS, bytes (> 0); default 1460 B (Ethernet, IPv4, no TCP options).
+    frame_size : float or str
+        Frame_e, bytes (>= mss); default 1518 B (maximum untagged Ethernet frame).
+    master_cache_hit : float
+        P_m in [0, 1]; default 0 (the paper's writes).
+    server_cache_hit : float
+        P_sn in [0, 1]; default 0. The paper defines it for reads and takes 0
+        for writes; it is applied as given for either operation.
+    raid : {"raid5", "raid0", "raid1", "raid10", "raid6"}
+        RAID level built by the master (byte factor: :func:`qnmodel.demands.raid_byte_factor`).
+    op : {"write", "read"}
+        Operation of every job.
+    server_terms : {"paper", "one_server", "all_servers"}
+        Reading of the storage-server terms (module docstring).
+
+    Examples
+    --------
+    >>> sys = NetworkedRAID.cui2006(op="write")
+    >>> round(sys.demands()["network"], 6)
+    24.0
+    >>> sys.network().names[0]
+    'cpu_master'
+    """
+
+    job_size: float
+    stripe_unit: float
+    stripe_width: int
+    master_time_per_unit: float
+    master_time_per_packet: float
+    server_time_per_unit: float
+    server_time_per_packet: float
+    link_rate: float
+    disk_seek: float
+    disk_latency: float
+    disk_rate: float
+    mss: float = 1460.0
+    frame_size: float = 1518.0
+    master_cache_hit: float = 0.0
+    server_cache_hit: float = 0.0
+    raid: str = "raid5"
+    op: str = "write"
+    server_terms: str = "paper"
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _normalise(f.name, getattr(self, f.name)))
+        minimum = _d.MIN_STRIPE_WIDTH[self.raid]
+        if self.stripe_width < minimum or (self.raid == "raid1" and self.stripe_width != 2):
+            rule = "== 2" if self.raid == "raid1" else f">= {minimum}"
+            raise InvalidModelError(
+                f"stripe_width (STP_m) must be {rule} for {self.raid}, got {self.stripe_width}"
+            )
+        if self.frame_size < self.mss:
+            raise InvalidModelError(
+                f"frame_size (Frame_e) must be >= mss (MSS): a frame carries a segment plus "
+                f"headers; got frame_size={self.frame_size!r}, mss={self.mss!r} bytes"
+            )
+
+    # -- constructors -----------------------------------------------------------------
+    @classmethod
+    def from_symbols(
+        cls,
+        *,
+        S_m: Any,
+        STU_m: Any,
+        STP_m: Any,
+        T_mpro: Any,
+        T_mp: Any,
+        T_snpro: Any,
+        T_snp: Any,
+        MSS: Any,
+        Frame_e: Any,
+        TRate_e: Any,
+        seek: Any,
+        latency: Any,
+        TRate_d: Any,
+        P_m: Any = 0.0,
+        P_sn: Any = 0.0,
+        raid: str = "raid5",
+        op: str = "write",
+        server_terms: str = "paper",
+    ) -> NetworkedRAID:
+        """Build from the paper's own symbols ([Cui06] sec. 3.2), in SI units.
+
+        Numbers are bytes, seconds and bytes/s (so ``TRate_e=12.5e6`` for
+        100 Mbit/s); strings with units are accepted as in the constructor.
+        """
+        values = dict(
+            S_m=S_m, STU_m=STU_m, STP_m=STP_m, P_m=P_m, P_sn=P_sn, T_mpro=T_mpro, T_mp=T_mp,
+            T_snpro=T_snpro, T_snp=T_snp, MSS=MSS, Frame_e=Frame_e, TRate_e=TRate_e,
+            seek=seek, latency=latency, TRate_d=TRate_d,
+        )  # fmt: skip
+        kw = {SYMBOLS[k]: v for k, v in values.items()}
+        return cls(**kw, raid=raid, op=op, server_terms=server_terms)
+
+    @classmethod
+    def cui2006(
+        cls,
+        op: str = "write",
+        readings: Mapping[str, str] | None = None,
+        **overrides: Any,
+    ) -> NetworkedRAID:
+        """The paper's test bed ([Cui06] sec. 4), with explicit readings of its ambiguous units.
+
+        Parameters
+        ----------
+        op : {"write", "read"}
+            The paper's figs. 3-8 are writes.
+        readings : mapping, optional
+            Paper symbol -> reading, for the three values printed ambiguously
+            (see :data:`CUI2006` and ``data/reference/cui2006.json``):
+
+            * ``"TRate_d"``: ``"datasheet"`` (default; 35 MB/s, the drive's
+              class of sustained rate) or ``"as_printed"`` (35 Mbit/s =
+              4.375 MB/s);
+            * ``"S_m"``: ``"decimal"`` (default; 200 MB = 200e6 B) or
+              ``"binary"`` (200 MiB);
+            * ``"STU_m"``: ``"binary"`` (default; 16 KiB, md chunk sizes are
+              powers of two) or ``"decimal"`` (16 kB).
+        **overrides
+            Any field (readable name or paper symbol) to change, e.g.
+            ``link_rate="1 Gbit/s"`` or ``P_m=0.5``.
+        """
+        return cls._from_reference_dict(CUI2006, op=op, readings=readings, overrides=overrides)
+
+    @classmethod
+    def from_reference(
+        cls,
+        path: str | Path,
+        op: str | None = None,
+        readings: Mapping[str, str] | None = None,
+        **overrides: Any,
+    ) -> NetworkedRAID:
+        """Build from a reference file such as ``data/reference/cui2006.json``.
+
+        The file's ``parameters`` map paper symbols to ``{"value": ...}`` or
+        to ``{"readings": {name: value}, "default": name}``; ``op``, ``raid``
+        and ``server_terms`` come from the file unless given. Values are
+        numbers (SI) or strings with units.
+        """
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InvalidModelError(f"cannot read reference file {str(path)!r}: {exc}") from None
+        return cls._from_reference_dict(doc, op=op, readings=readings, overrides=overrides)
+
+    @classmethod
+    def _from_reference_dict(cls, doc, op, readings, overrides) -> NetworkedRAID:
+        if not isinstance(doc, Mapping) or "parameters" not in doc:
+            raise InvalidModelError("a reference document needs a 'parameters' object")
+        readings = dict(readings or {})
+        params = doc["parameters"]
+        for sym in readings:
+            if sym not in params or "readings" not in params[sym]:
+                ambiguous = [s for s, e in params.items() if "readings" in e]
+                raise InvalidModelError(
+                    f"readings: {sym!r} has no alternative readings; choose among {ambiguous}"
+                )
+        kw: dict[str, Any] = {}
+        for sym, entry in params.items():
+            name = _field_name(sym)
+            if "readings" in entry:
+                choice = readings.get(sym, entry["default"])
+                if choice not in entry["readings"]:
+                    raise InvalidModelError(
+                        f"readings[{sym!r}] must be one of {list(entry['readings'])}, "
+                        f"got {choice!r}"
+                    )
+                kw[name] = entry["readings"][choice]
+            else:
+                kw[name] = entry["value"]
+        for key in ("raid", "server_terms"):
+            if key in doc:
+                kw[key] = doc[key]
+        kw["op"] = op if op is not None else doc.get("op", "write")
+        for key, value in overrides.items():
+            kw[_field_name(key)] = value
+        return cls(**kw)
+
+    def replace(self, **changes: Any) -> NetworkedRAID:
+        """A copy with some fields changed (readable names or paper symbols)."""
+        return dataclasses.replace(self, **{_field_name(k): v for k, v in changes.items()})
+
+    # -- views ------------------------------------------------------------------------
+    def symbols(self) -> dict[str, float]:
+        """The parameters under the paper's symbols, in SI units."""
+        return {sym: getattr(self, name) for sym, name in SYMBOLS.items()}
+
+    def parameters(self) -> dict[str, Any]:
+        """Every numeric field by readable name, in SI units."""
+        return {name: getattr(self, name) for name in PARAMETERS}
+
+    def intermediates(self) -> dict[str, float]:
+        """The paper's intermediate quantities for this system.
+
+        ``raid_bytes`` S_mRi (eqs. 4-5, bytes), ``packets`` IP_num (eq. 3),
+        ``server_bytes`` S_sn, ``server_packets`` IP_snum, ``byte_factor``
+        S_mRi / S_m, ``server_visit_ratio`` (the 1/STP_m prefactor of eqs.
+        6, 8, 10 under ``server_terms``) and ``disk_unit_time`` (s per unit).
+        """
+        s_r = _d.raid_bytes(self.job_size, self.raid, self.op, self.stripe_width)
+        ip = _d.ip_packets(s_r, self.mss)
+        return {
+            "raid_bytes": float(s_r),
+            "byte_factor": float(_d.raid_byte_factor(self.raid, self.op, self.stripe_width)),
+            "packets": float(ip),
+            "server_bytes": float(_d.server_bytes(s_r, self.stripe_width)),
+            "server_packets": float(_d.server_ip_packets(ip, self.stripe_width)),
+            "server_visit_ratio": float(
+                _d.server_visit_ratio(self.stripe_width, self.server_terms)
+            ),
+            "disk_unit_time": float(
+                _d.disk_unit_time(
+                    self.disk_seek, self.disk_latency, self.stripe_unit, self.disk_rate
+                )
+            ),
+        }
+
+    def demands(self) -> dict[str, float]:
+        """Service demand of each station, seconds per job ([Cui06] eqs. 2, 6-10).
+
+        Keys, in the order of the paper's fig. 2: ``cpu_master`` (D_Cm),
+        ``nic_master`` (D_Nm), ``network`` (D_Net), ``nic_server`` (D_Nsn),
+        ``cpu_server`` (D_Csn), ``disk`` (D_d).
+        """
+        d = networked_raid_demands(self.parameters(), self.raid, self.op, self.server_terms)
+        return {k: float(v) for k, v in d.items()}
+
+    def demand_grid(self, **values: Any) -> dict[str, np.ndarray]:
+        """Demands with some fields replaced by arrays, in one vectorised call.
+
+        Parameters
+        ----------
+        **values
+            Field names (or paper symbols) -> SI numbers or numpy arrays that
+            broadcast together; ``raid``, ``op``, ``server_terms`` take one
+            string each. Unit strings are not accepted here (use
+            :func:`qnmodel.sweep.sweep`, which parses them).
+
+        Returns
+        -------
+        dict of str -> ndarray
+            As :meth:`demands`, broadcast to the common shape.
+        """
+        params = self.parameters()
+        choice = {"raid": self.raid, "op": self.op, "server_terms": self.server_terms}
+        for key, v in values.items():
+            name = _field_name(key)
+            if name in CHOICES:
+                choice[name] = as_choice(v, name, CHOICES[name])
+            else:
+                params[name] = v
+        w = np.asarray(params["stripe_width"])
+        # Keep the raid1 / minimum width rules of the constructor (kernels check them too).
+        _d.raid_byte_factor(choice["raid"], choice["op"], w)
+        return networked_raid_demands(params, **choice)
+
+    def network(self, think_time: float | str = 0.0, expand_servers: bool = False) -> Network:
+        """The closed network of [Cui06] fig. 2 with these demands.
+
+        Parameters
+        ----------
+        think_time : float or str
+            Terminal think time Z, seconds (>= 0); the paper uses Z = 0.
+        expand_servers : bool
+            False (default, the paper's fig. 2): one station each for the
+            storage-server NIC, CPU and disk. True: STP_m copies of each
+            (``nic_server_1 ... disk_STP``), the physical topology; pair it
+            with ``server_terms="one_server"``.
+
+        Returns
+        -------
+        Network
+            Single-server queueing stations named as in :meth:`demands`.
+        """
+        if not isinstance(expand_servers, bool):
+            raise InvalidTypeError(f"expand_servers must be True or False, got {expand_servers!r}")
+        d = self.demands()
+        if not expand_servers:
+            return Network.from_demands(list(d.values()), think_time, names=list(d))
+        names, values = [], []
+        for k, v in d.items():
+            if k in ("nic_server", "cpu_server", "disk"):
+                for i in range(1, self.stripe_width + 1):
+                    names.append(f"{k}_{i}")
+                    values.append(v)
+            else:
+                names.append(k)
+                values.append(v)
+        return Network.from_demands(values, think_time, names=names)
+
+    def bounds(self, N: int, method: str = "bjb", think_time: float | str = 0.0) -> BoundsResult:
+        """Bounds on X(n), R(n), n = 1..N (BJB: the paper's eq. 1); see :func:`qnmodel.bounds`."""
+        return _solve_bounds(self.network(think_time), N, method=method)
+
+    def mva(self, N: int, think_time: float | str = 0.0) -> MVAResult:
+        """Exact MVA for n = 1..N; see :func:`qnmodel.mva`."""
+        return _solve_mva(self.network(think_time), N)
+
+    def describe(self) -> str:
+        """A short multi-line text: parameters with units, then demands."""
+        from ..units import format_quantity
+
+        lines = [f"NetworkedRAID({self.raid}, {self.op}, server_terms={self.server_terms})"]
+        for name, (sym, kind, _unit, desc) in PARAMETERS.items():
+            v = getattr(self, name)
+            if kind == "size":
+                text = f"{v:.10g} B"
+            elif kind in ("time", "rate"):
+                text = format_quantity(v, kind)
+            else:
+                text = f"{v:g}"
+            lines.append(f"  {name:<24} {sym:<8} {text:>14}  {desc}")
+        lines.append("  demands (s per job):")
+        for k, v in self.demands().items():
+            lines.append(f"    {k:<12} {v:.6g}")
+        return "\n".join(lines)
+
+
+#: The paper's test bed ([Cui06] sec. 4), mirrored by data/reference/cui2006.json
+#: (a test keeps the two equal). Ambiguous values carry their readings and a default.
+CUI2006: dict[str, Any] = {
+    "raid": "raid5",
+    "op": "write",
+    "server_terms": "paper",
+    "parameters": {
+        "S_m": {
+            "printed": "200MB",
+            "readings": {"decimal": "200 MB", "binary": "200 MiB"},
+            "default": "decimal",
+        },
+        "STU_m": {
+            "printed": "16KB",
+            "readings": {"binary": "16 KiB", "decimal": "16 kB"},
+            "default": "binary",
+        },
+        "STP_m": {"value": 3},
+        "P_m": {"value": 0.0},
+        "P_sn": {"value": 0.0},
+        "T_mpro": {"value": "0.027 ms"},
+        "T_mp": {"value": "0.045 ms"},
+        "T_snpro": {"value": "0.033 ms"},
+        "T_snp": {"value": "0.028 ms"},
+        "MSS": {"value": "1460 B"},
+        "Frame_e": {"value": "1518 B"},
+        "TRate_e": {"value": "100 Mbit/s"},
+        "seek": {"value": "4.9 ms"},
+        "latency": {"value": "2.99 ms"},
+        "TRate_d": {
+            "printed": "35Mbit/s",
+            "readings": {"datasheet": "35 MB/s", "as_printed": "35 Mbit/s"},
+            "default": "datasheet",
+        },
+    },
+}
