@@ -1,0 +1,39 @@
+"""Calibration: from measured traces to fitted parameters with honest uncertainty.
+
+* :func:`steady_state` - where a run became steady (seed 003's rule, MSER-5);
+* :func:`fit_device`, :func:`fit_link`, :func:`fit_cpu_per_unit`,
+  :func:`fit_cpu_per_packet` - affine cost fits (positioning + transfer,
+  overhead + rate, CPU per unit / per packet);
+* :func:`fit_usl` - Universal Scalability Law coefficients and peak;
+* :func:`fit_nfs` - NFS case bandwidths b1, b2, b4;
+* :func:`service_demand_law`, :func:`utilization_regression` - demands from
+  utilisation and throughput;
+* :func:`fit_model`, :class:`Parameter`, :class:`Parameters`,
+  :class:`CalibrationResult` - the fitting engine underneath.
+"""
+
+from .demand_estimation import service_demand_law, utilization_regression
+from .device import fit_cpu_per_packet, fit_cpu_per_unit, fit_device, fit_link
+from .fit import CalibrationResult, fit_model
+from .nfs import fit_nfs
+from .parameters import Parameter, Parameters
+from .steady import SteadyStateResult, steady_state
+from .usl import fit_usl, usl_throughput
+
+__all__ = [
+    "CalibrationResult",
+    "Parameter",
+    "Parameters",
+    "SteadyStateResult",
+    "fit_cpu_per_packet",
+    "fit_cpu_per_unit",
+    "fit_device",
+    "fit_link",
+    "fit_model",
+    "fit_nfs",
+    "fit_usl",
+    "service_demand_law",
+    "steady_state",
+    "usl_throughput",
+    "utilization_regression",
+]
