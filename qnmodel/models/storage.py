@@ -420,6 +420,11 @@ class NetworkedRAID:
             kw[_field_name(key)] = value
         return cls(**kw)
 
+    @staticmethod
+    def field_name(key: str) -> str:
+        """The field name of a field name or paper symbol: ``"TRate_e"`` -> ``"link_rate"``."""
+        return _field_name(key)
+
     def replace(self, **changes: Any) -> NetworkedRAID:
         """A copy with some fields changed (readable names or paper symbols)."""
         return dataclasses.replace(self, **{_field_name(k): v for k, v in changes.items()})

@@ -1,0 +1,470 @@
+"""What-if sweeps: bounds and exact MVA over a grid of parameters, as a tidy DataFrame.
+
+:func:`sweep` takes a system and a grid of parameter values, and returns one
+row per grid point and population n. The algebra is vectorised over the
+grid: the demands of every point come from one array call (for systems that
+offer :meth:`demand_grid`, such as :class:`qnmodel.models.storage.NetworkedRAID`),
+the ABA and BJB bounds from the broadcasting kernels
+:func:`~qnmodel.solvers.bounds.aba_from_aggregates` and
+:func:`~qnmodel.solvers.bounds.bjb_from_aggregates`, and exact MVA runs the
+Reiser-Lavenberg recursion once for all points at a time, looping over n
+only. Large grids can be split into chunks and handed to any executor with a
+``map`` method (``concurrent.futures``, a Dask client's ``get_executor()``).
+
+Columns of the returned frame
+-----------------------------
+``<parameter>`` (one per swept key)
+    The parameter's value at this point, in SI units (seconds, bytes,
+    bytes/s) for numeric parameters, the string for choices (``raid``, ``op``).
+``n``
+    Population (concurrent jobs), int.
+``aba_throughput_lower``, ``aba_throughput_upper`` (jobs/s), ``aba_response_time_lower``,
+``aba_response_time_upper`` (s)
+    Asymptotic bounds ([LZGS] sec. 5.2).
+``bjb_throughput_lower``, ..., ``bjb_response_time_upper``
+    Balanced job bounds ([LZGS] sec. 5.3; [Cui06] eq. 1 for Z = 0); NaN for
+    networks with multi-server stations, where BJB does not apply.
+``mva_throughput`` (jobs/s), ``mva_response_time`` (s)
+    Exact MVA; response time excludes the think time.
+``bottleneck``
+    Name of the station with the largest per-server demand (categorical).
+
+References
+----------
+.. [LZGS] E. D. Lazowska et al., *Quantitative System Performance*, 1984, ch. 5-6.
+.. [Cui06] Cui B. et al., Journal on Communications 27(1):69-74, 2006.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._validate import as_population, as_quantity
+from .errors import InvalidModelError, InvalidTypeError
+from .network import Network
+from .solvers.bounds import aba_from_aggregates, bjb_from_aggregates
+from .solvers.mva import mva as _mva_one
+
+__all__ = ["sweep", "solve_grid", "METHODS", "RESULT_COLUMNS"]
+
+#: methods :func:`sweep` can compute
+METHODS = ("aba", "bjb", "mva")
+
+#: result columns per method, in frame order
+RESULT_COLUMNS = {
+    "aba": [
+        "aba_throughput_lower",
+        "aba_throughput_upper",
+        "aba_response_time_lower",
+        "aba_response_time_upper",
+    ],
+    "bjb": [
+        "bjb_throughput_lower",
+        "bjb_throughput_upper",
+        "bjb_response_time_lower",
+        "bjb_response_time_upper",
+    ],
+    "mva": ["mva_throughput", "mva_response_time"],
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The vectorised kernel
+# --------------------------------------------------------------------------------------------
+def solve_grid(
+    demands: np.ndarray,
+    n: Sequence[int] | np.ndarray,
+    think_time: float | np.ndarray = 0.0,
+    is_delay: np.ndarray | None = None,
+    servers: np.ndarray | None = None,
+    methods: Sequence[str] = METHODS,
+) -> dict[str, np.ndarray]:
+    """Bounds and exact MVA for P networks of the same shape at once.
+
+    Parameters
+    ----------
+    demands : ndarray (P, K)
+        Service demands of K stations at P grid points, seconds (finite, >= 0).
+    n : sequence of int
+        Populations (>= 1), sorted or not; results come in the given order.
+    think_time : float or ndarray (P,)
+        Think time Z per point, seconds (>= 0).
+    is_delay : ndarray (K,) of bool, optional
+        Delay (infinite-server) stations; default none.
+    servers : ndarray (K,) of int, optional
+        Servers per station; default all 1. Multi-server stations make BJB
+        NaN and MVA fall back to one load-dependent solve per point.
+    methods : subset of {"aba", "bjb", "mva"}
+
+    Returns
+    -------
+    dict of str -> ndarray
+        Each column of :data:`RESULT_COLUMNS` for the requested methods as a
+        (P, len(n)) array, plus ``"bottleneck"``: index (P,) of the station
+        with the largest per-server queueing demand.
+
+    Notes
+    -----
+    MVA: R_k = D_k (1 + Q_k) at queues, D_k at delays, X = n / (Z + sum R_k),
+    Q_k = X R_k ([LZGS] Algorithm 6.1), computed for all P points per step
+    of n: O(max(n) P K) flops in max(n) numpy steps.
+    """
+    D = np.asarray(demands, dtype=np.float64)
+    if D.ndim != 2 or D.shape[1] == 0:
+        raise InvalidModelError(f"demands must have shape (points, stations), got {D.shape}")
+    P, K = D.shape
+    if not np.all(np.isfinite(D)) or np.any(D < 0):
+        raise InvalidModelError("demands must be finite and >= 0 at every grid point")
+    n_arr = np.asarray([as_population(v, "N") for v in np.ravel(n)], dtype=np.int64)
+    if n_arr.size == 0:
+        raise InvalidModelError("N is empty: give at least one population, e.g. N=range(1, 65)")
+    delay = np.zeros(K, bool) if is_delay is None else np.asarray(is_delay, bool)
+    m = np.ones(K, np.int64) if servers is None else np.asarray(servers, np.int64)
+    Z = np.broadcast_to(np.asarray(think_time, dtype=np.float64), (P,))
+    for meth in methods:
+        if meth not in METHODS:
+            raise InvalidModelError(f"methods must be a subset of {METHODS}, got {meth!r}")
+    q = ~delay
+    per_server = np.where(q[None, :], D / m[None, :], -1.0)
+    out: dict[str, np.ndarray] = {"bottleneck": np.argmax(per_server, axis=1)}
+    Dq = np.where(q[None, :], D, 0.0).sum(axis=1)
+    Ddelay = np.where(delay[None, :], D, 0.0).sum(axis=1)
+    if np.any(Dq + Ddelay + Z <= 0):
+        raise InvalidModelError(
+            "at some grid point every demand and the think time are zero: throughput is "
+            "unbounded; give at least one station a demand > 0"
+        )
+    Kq = max(int(q.sum()), 1)
+    Dmax = np.maximum(per_server.max(axis=1), 0.0)
+    nn = n_arr.astype(np.float64)[None, :]
+    col = (slice(None), None)
+    if "aba" in methods:
+        arrays = aba_from_aggregates(nn, Dq[col], Dmax[col], Z[col], Ddelay[col])
+        out.update(zip(RESULT_COLUMNS["aba"], arrays, strict=True))
+    if "bjb" in methods:
+        if np.any(m[q] > 1):
+            nan = np.full((P, n_arr.size), np.nan)
+            out.update((c, nan) for c in RESULT_COLUMNS["bjb"])
+        else:
+            arrays = bjb_from_aggregates(
+                nn, Dq[col], Dmax[col], (Dq / Kq)[col], Z[col], Ddelay[col]
+            )
+            out.update(zip(RESULT_COLUMNS["bjb"], arrays, strict=True))
+    if "mva" in methods:
+        if np.any(m[q] > 1):
+            X, R = _mva_per_point(D, delay, m, Z, n_arr)
+        else:
+            X, R = _mva_vectorised(D, delay, Z, n_arr)
+        out["mva_throughput"] = X
+        out["mva_response_time"] = R
+    return out
+
+
+def _mva_vectorised(D, delay, Z, n_arr):
+    P, K = D.shape
+    N = int(n_arr.max())
+    want = {int(v): [] for v in n_arr}
+    for i, v in enumerate(n_arr):
+        want[int(v)].append(i)
+    X = np.empty((P, n_arr.size))
+    R = np.empty((P, n_arr.size))
+    Dq = np.where(delay[None, :], 0.0, D)
+    Q = np.zeros((P, K))
+    r = np.empty((P, K))
+    for n in range(1, N + 1):
+        np.multiply(Dq, Q, out=r)
+        r += D
+        rsum = r.sum(axis=1)
+        x = n / (Z + rsum)
+        np.multiply(r, x[:, None], out=Q)
+        if n in want:
+            for i in want[n]:
+                X[:, i] = x
+                R[:, i] = rsum
+    return X, R
+
+
+def _mva_per_point(D, delay, m, Z, n_arr):
+    P, K = D.shape
+    N = int(n_arr.max())
+    X = np.empty((P, n_arr.size))
+    R = np.empty((P, n_arr.size))
+    kinds = ["delay" if d else "queue" for d in delay]
+    names = [f"s{k}" for k in range(K)]
+    for p in range(P):
+        net = Network.from_demands(list(D[p]), float(Z[p]), names, kinds, list(m))
+        res = _mva_one(net, N)
+        X[p] = res.throughput[n_arr - 1]
+        R[p] = res.response_time[n_arr - 1]
+    return X, R
+
+
+def _solve_chunk(args):
+    D, n, Z, delay, m, methods = args
+    return solve_grid(D, n, Z, delay, m, methods)
+
+
+# --------------------------------------------------------------------------------------------
+# Grids and systems
+# --------------------------------------------------------------------------------------------
+def _axis(name: str, values: Any) -> list:
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        return [values]
+    vals = list(values)
+    if not vals:
+        raise InvalidModelError(f"grid {name!r} is empty: give at least one value")
+    return vals
+
+
+def _structure(net: Network):
+    return net.names, np.asarray(net.is_delay, bool), np.asarray(net.servers, np.int64)
+
+
+def _grid_for_demand_system(system, axes: dict[str, list], points: np.ndarray):
+    """Demands (P, K) for a system with ``demand_grid`` (e.g. NetworkedRAID)."""
+    # Validate each axis value once through the system's own constructor (parses units).
+    si: dict[str, list] = {}
+    for name, vals in axes.items():
+        conv = []
+        for v in vals:
+            try:
+                changed = system.replace(**{name: v})
+            except TypeError as exc:
+                raise InvalidTypeError(f"grid {name!r}: {exc}") from None
+            key = _canonical(system, name)
+            conv.append(getattr(changed, key))
+        si[name] = conv
+    categorical = [k for k, v in si.items() if any(isinstance(x, str) for x in v)]
+    numeric = [k for k in si if k not in categorical]
+    base_net = system.network()
+    names, delay, m = _structure(base_net)
+    D = np.empty((points.shape[0], len(names)))
+    # One vectorised call per combination of categorical values.
+    cat_idx = [list(axes).index(k) for k in categorical]
+    if categorical:
+        keys = points[:, cat_idx]
+        combos = np.unique(keys, axis=0)
+    else:
+        combos = np.zeros((1, 0), dtype=np.int64)
+    for combo in combos:
+        sel = np.all(points[:, cat_idx] == combo, axis=1) if categorical else slice(None)
+        kw = {k: si[k][int(c)] for k, c in zip(categorical, combo, strict=True)}
+        for k in numeric:
+            j = list(axes).index(k)
+            kw[k] = np.asarray(si[k], dtype=np.float64)[points[sel, j]]
+        grid = system.demand_grid(**kw)
+        D[sel] = np.column_stack(
+            [np.broadcast_to(grid[s], (int(np.size(points[sel, 0])),)) for s in names]
+        )
+    return D, names, delay, m, si
+
+
+def _canonical(system, name: str) -> str:
+    fn = getattr(system, "field_name", None)
+    return fn(name) if callable(fn) else name
+
+
+def _grid_for_network(net: Network, axes: dict[str, list], points: np.ndarray):
+    names, delay, m = _structure(net)
+    D = np.broadcast_to(net.demands, (points.shape[0], net.K)).copy()
+    si: dict[str, list] = {}
+    for j, (name, vals) in enumerate(axes.items()):
+        if name not in names:
+            raise InvalidModelError(
+                f"grid {name!r} is not a station of the network; stations are {list(names)} "
+                "(and think_time)"
+            )
+        si[name] = [as_quantity(v, f"grid {name!r}", "time") for v in vals]
+        D[:, names.index(name)] = np.asarray(si[name])[points[:, j]]
+    return D, names, delay, m, si
+
+
+def _grid_for_factory(factory: Callable, axes: dict[str, list], points: np.ndarray, executor):
+    keys = list(axes)
+    kw_list = [{k: axes[k][int(i)] for k, i in zip(keys, row, strict=True)} for row in points]
+    mapper = executor.map if executor is not None else map
+    nets = list(mapper(_call_factory, itertools.repeat(factory, len(kw_list)), kw_list))
+    first = nets[0]
+    names, delay, m = _structure(first)
+    for i, net in enumerate(nets):
+        if _structure(net)[0] != names or not (
+            np.array_equal(net.is_delay, delay) and np.array_equal(net.servers, m)
+        ):
+            raise InvalidModelError(
+                f"the factory's networks differ in structure: point {kw_list[i]} gives stations "
+                f"{list(net.names)}, the first point {list(names)}; a sweep needs one shape"
+            )
+    D = np.array([net.demands for net in nets])
+    Z = np.array([net.think_time for net in nets])
+    si = {k: list(v) for k, v in axes.items()}
+    return D, names, delay, m, si, Z
+
+
+def _call_factory(factory, kw):
+    obj = factory(**kw)
+    if isinstance(obj, Network):
+        return obj
+    if hasattr(obj, "network"):
+        return obj.network()
+    raise InvalidTypeError(
+        f"the factory must return a Network or an object with .network(), got {type(obj).__name__}"
+    )
+
+
+def sweep(
+    system_or_factory: Any,
+    N: int | Iterable[int] = range(1, 65),
+    *,
+    methods: Sequence[str] = METHODS,
+    executor: Any = None,
+    chunk_size: int = 20_000,
+    **grids: Any,
+) -> pd.DataFrame:
+    """Bounds and exact MVA over every combination of parameter values: a tidy DataFrame.
+
+    Parameters
+    ----------
+    system_or_factory : NetworkedRAID, Network or callable
+        * An object with ``replace(**changes)``, ``demand_grid(**arrays)`` and
+          ``network()`` (such as :class:`~qnmodel.models.storage.NetworkedRAID`):
+          grid keys are its parameters (readable names or paper symbols);
+          demands of the whole grid come from one vectorised call.
+        * A :class:`~qnmodel.network.Network`: grid keys are station names
+          (their demand, seconds or time strings) and ``think_time``.
+        * A callable ``factory(**point) -> Network`` (or an object with
+          ``.network()``): called once per grid point (through ``executor`` if
+          given); the networks must share their stations.
+    N : int or iterable of int
+        Populations: an int N means 1..N; default ``range(1, 65)``.
+    methods : subset of {"aba", "bjb", "mva"}
+        What to compute; default all three.
+    executor : object with ``map``, optional
+        E.g. a ``concurrent.futures`` executor or ``dask.distributed.Client(...).get_executor()``.
+        The grid is cut into chunks of ``chunk_size`` points solved through
+        ``executor.map`` (a factory is then also called through it); without
+        it, the whole grid is solved in one vectorised call in this process.
+    chunk_size : int
+        Grid points per chunk when an executor is given (>= 1).
+    **grids
+        Parameter -> value or sequence of values. ``think_time`` (seconds or
+        a time string) is always accepted. A scalar is a one-value axis.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per grid point and n; columns are described in the module
+        docstring. Point order follows :func:`itertools.product` of the
+        grids in the order given (the first key varies slowest), then n.
+
+    Examples
+    --------
+    >>> from qnmodel.models.storage import NetworkedRAID
+    >>> df = sweep(NetworkedRAID.cui2006(), N=[1, 32],
+    ...            link_rate=["100 Mbit/s", "1 Gbit/s"])
+    >>> df.shape
+    (4, 13)
+    >>> df.groupby("link_rate")["bottleneck"].first().tolist()
+    ['nic_master', 'disk']
+    """
+    if isinstance(N, int | np.integer) and not isinstance(N, bool):
+        n_arr = np.arange(1, as_population(N, "N") + 1)
+    else:
+        if isinstance(N, str) or not isinstance(N, Iterable):
+            raise InvalidTypeError(f"N must be an int or an iterable of ints, got {N!r}")
+        n_arr = np.asarray([as_population(v, "N") for v in N], dtype=np.int64)
+        if n_arr.size == 0:
+            raise InvalidModelError("N is empty: give at least one population")
+    methods = tuple(methods)
+    if not methods:
+        raise InvalidModelError(f"methods is empty; choose from {METHODS}")
+    for meth in methods:
+        if meth not in METHODS:
+            raise InvalidModelError(f"methods must be a subset of {METHODS}, got {meth!r}")
+    chunk_size = as_population(chunk_size, "chunk_size")
+    if executor is not None and not hasattr(executor, "map"):
+        raise InvalidTypeError(
+            "executor must have a map method (concurrent.futures, Dask), got "
+            f"{type(executor).__name__}"
+        )
+
+    think = grids.pop("think_time", None)
+    axes = {k: _axis(k, v) for k, v in grids.items()}
+    if think is not None:
+        axes["think_time"] = [
+            as_quantity(v, "grid 'think_time'", "time") for v in _axis("think_time", think)
+        ]
+    shape = [len(v) for v in axes.values()]
+    P = math.prod(shape)
+    points = (
+        np.indices(shape).reshape(len(shape), -1).T if axes else np.zeros((1, 0), dtype=np.int64)
+    )
+    sys_axes = {k: v for k, v in axes.items() if k != "think_time"}
+    sys_points = points[:, [list(axes).index(k) for k in sys_axes]]
+    Z = None
+    obj = system_or_factory
+    if hasattr(obj, "demand_grid") and hasattr(obj, "replace"):
+        D, names, delay, m, si = _grid_for_demand_system(obj, sys_axes, sys_points)
+    elif isinstance(obj, Network):
+        D, names, delay, m, si = _grid_for_network(obj, sys_axes, sys_points)
+        Z = np.full(P, obj.think_time)
+    elif callable(obj):
+        D, names, delay, m, si, Z = _grid_for_factory(obj, sys_axes, sys_points, executor)
+    else:
+        raise InvalidTypeError(
+            "system_or_factory must be a NetworkedRAID-like system, a Network or a callable "
+            f"returning a Network, got {type(obj).__name__}"
+        )
+    if Z is None:
+        Z = np.zeros(P)
+    if "think_time" in axes:
+        Z = np.asarray(axes["think_time"])[points[:, list(axes).index("think_time")]]
+        si["think_time"] = axes["think_time"]
+
+    # Solve in chunks (through the executor when given).
+    step = chunk_size if executor is not None else P
+    tasks = [
+        (D[s : s + step], n_arr, Z[s : s + step], delay, m, methods) for s in range(0, P, step)
+    ]
+    parts = (
+        list(executor.map(_solve_chunk, tasks))
+        if executor is not None
+        else [_solve_chunk(t) for t in tasks]
+    )
+    if len(parts) == 1:
+        res = parts[0]
+    else:
+        res = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return _frame(axes, si, points, n_arr, res, names, methods)
+
+
+def _per_row(values: np.ndarray, L: int) -> np.ndarray:
+    """Each of P values repeated L times (row-major P x L), faster than np.repeat."""
+    return np.broadcast_to(values[:, None], (values.shape[0], L)).reshape(-1)
+
+
+def _frame(axes, si, points, n_arr, res, names, methods) -> pd.DataFrame:
+    P, L = points.shape[0], n_arr.size
+    cols: dict[str, Any] = {}
+    for j, name in enumerate(axes):
+        vals = si[name]
+        if any(isinstance(v, str) for v in vals):
+            cats = list(dict.fromkeys(vals))
+            codes = np.asarray([cats.index(v) for v in vals])[points[:, j]]
+            cols[name] = pd.Categorical.from_codes(_per_row(codes, L), categories=cats)
+        else:
+            cols[name] = _per_row(np.asarray(vals)[points[:, j]], L)
+    cols["n"] = np.broadcast_to(n_arr[None, :], (P, L)).reshape(-1)
+    for meth in METHODS:
+        if meth in methods:
+            for c in RESULT_COLUMNS[meth]:
+                cols[c] = res[c].reshape(-1)
+    cols["bottleneck"] = pd.Categorical.from_codes(
+        _per_row(res["bottleneck"], L), categories=list(names)
+    )
+    return pd.DataFrame(cols, copy=False)

@@ -1,0 +1,171 @@
+"""What-if sweeps: vectorised grid results equal per-point solutions."""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import qnmodel as qn
+from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
+from qnmodel.models.storage import NetworkedRAID
+from qnmodel.sweep import RESULT_COLUMNS, solve_grid, sweep
+
+RTOL = 1e-12
+BOUND_FIELDS = [
+    "throughput_lower",
+    "throughput_upper",
+    "response_time_lower",
+    "response_time_upper",
+]
+
+
+def check_rows_against_solvers(df: pd.DataFrame, net: qn.Network, n_values):
+    rows = df.set_index("n").loc[list(n_values)]
+    for meth in ("aba", "bjb"):
+        b = qn.bounds(net, max(n_values), method=meth)
+        for f in BOUND_FIELDS:
+            want = getattr(b, f)[np.asarray(n_values) - 1]
+            np.testing.assert_allclose(rows[f"{meth}_{f}"], want, rtol=RTOL)
+    m = qn.mva(net, max(n_values))
+    idx = np.asarray(n_values) - 1
+    np.testing.assert_allclose(rows["mva_throughput"], m.throughput[idx], rtol=RTOL)
+    np.testing.assert_allclose(rows["mva_response_time"], m.response_time[idx], rtol=RTOL)
+
+
+def test_networked_raid_grid_equals_per_point_solutions():
+    sys = NetworkedRAID.cui2006()
+    rates = ["10 Mbit/s", "100 Mbit/s", "1 Gbit/s", "10 Gbit/s"]
+    hits = [0.0, 0.5, 0.9]
+    df = sweep(sys, N=range(1, 33), link_rate=rates, master_cache_hit=hits)
+    assert len(df) == 4 * 3 * 32
+    assert list(df.columns) == (
+        ["link_rate", "master_cache_hit", "n"]
+        + RESULT_COLUMNS["aba"] + RESULT_COLUMNS["bjb"] + RESULT_COLUMNS["mva"] + ["bottleneck"]
+    )  # fmt: skip
+    # order: first key slowest, then n
+    assert df["link_rate"].iloc[0] == 1.25e6 and df["master_cache_hit"].iloc[32] == 0.5
+    for r in rates:
+        for h in hits:
+            point = sys.replace(link_rate=r, master_cache_hit=h)
+            sub = df[(df.link_rate == qn.units.parse(r)) & (df.master_cache_hit == h)]
+            check_rows_against_solvers(sub, point.network(), range(1, 33))
+            d = point.demands()
+            assert set(sub.bottleneck) == {max(d, key=d.get)}
+
+
+def test_bottleneck_moves_off_the_network_when_it_gets_fast():
+    df = sweep(NetworkedRAID.cui2006(), N=[1], TRate_e=["100 Mbit/s", "1 Gbit/s"])
+    assert df.bottleneck.tolist() == ["nic_master", "disk"]
+
+
+def test_choices_and_think_time_axes():
+    sys = NetworkedRAID.cui2006()
+    df = sweep(sys, N=[1, 5, 20], raid=["raid5", "raid6"], op=["read", "write"], STP_m=[4, 6],
+               think_time=["0 s", "30 s"])  # fmt: skip
+    assert len(df) == 2 * 2 * 2 * 2 * 3
+    assert isinstance(df.raid.dtype, pd.CategoricalDtype)
+    for raid in ("raid5", "raid6"):
+        for op in ("read", "write"):
+            for w in (4, 6):
+                for z in (0.0, 30.0):
+                    net = sys.replace(raid=raid, op=op, STP_m=w).network(think_time=z)
+                    sub = df[
+                        (df.raid == raid) & (df.op == op) & (df.STP_m == w) & (df.think_time == z)
+                    ]
+                    check_rows_against_solvers(sub, net, [1, 5, 20])
+
+
+def test_sweep_a_network_by_station_name():
+    kinds = ["queue", "queue", "delay"]
+    net = qn.Network.from_demands(
+        ["5 ms", "8 ms", "2 ms"], think_time="100 ms", names=["cpu", "disk", "net"], kinds=kinds
+    )
+    df = sweep(net, N=12, disk=["4 ms", "8 ms", "16 ms"])
+    for d in (0.004, 0.008, 0.016):
+        point = qn.Network.from_demands([0.005, d, 0.002], 0.1, names=net.names,
+                                        kinds=["queue", "queue", "delay"])  # fmt: skip
+        check_rows_against_solvers(df[df.disk == d], point, range(1, 13))
+
+
+def _factory(rate, hit):
+    return NetworkedRAID.cui2006(link_rate=rate, P_m=hit)
+
+
+def test_factory_through_a_thread_pool_equals_vectorised_path():
+    grid = {"rate": [1.25e7, 1.25e8], "hit": [0.0, 0.25]}
+    with ThreadPoolExecutor(2) as ex:
+        a = sweep(_factory, N=16, executor=ex, chunk_size=1, **grid)
+    b = sweep(NetworkedRAID.cui2006(), N=16, link_rate=grid["rate"], P_m=grid["hit"])
+    np.testing.assert_allclose(a[RESULT_COLUMNS["mva"]], b[RESULT_COLUMNS["mva"]], rtol=RTOL)
+    np.testing.assert_allclose(a[RESULT_COLUMNS["bjb"]], b[RESULT_COLUMNS["bjb"]], rtol=RTOL)
+
+
+def test_chunks_through_a_process_pool_equal_one_call():
+    sys = NetworkedRAID.cui2006()
+    grid = dict(link_rate=np.linspace(1e6, 1e9, 7), P_m=[0.0, 0.3, 0.6])
+    one = sweep(sys, N=10, **grid)
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(2, mp_context=ctx) as ex:
+        many = sweep(sys, N=10, executor=ex, chunk_size=4, **grid)
+    pd.testing.assert_frame_equal(one, many)
+
+
+def test_multiserver_network_falls_back_exactly_and_bjb_is_nan():
+    net = qn.Network((qn.Station("cpu", 0.01, servers=4), qn.Station("disk", 0.02)), think_time=0.5)
+    df = sweep(net, N=[1, 10, 40], cpu=[0.01, 0.04])
+    assert df[RESULT_COLUMNS["bjb"]].isna().all().all()
+    for d in (0.01, 0.04):
+        point = qn.Network((qn.Station("cpu", d, servers=4), qn.Station("disk", 0.02)), 0.5)
+        m = qn.mva_load_dependent(point, 40)
+        sub = df[df.cpu == d]
+        np.testing.assert_allclose(sub.mva_throughput, m.throughput[[0, 9, 39]], rtol=RTOL)
+        b = qn.bounds(point, 40, method="aba")
+        np.testing.assert_allclose(sub.aba_throughput_upper, b.throughput_upper[[0, 9, 39]])
+
+
+def test_solve_grid_keeps_the_order_of_n_and_brackets_mva():
+    rng = np.random.default_rng(7)
+    D = rng.uniform(0.001, 0.1, size=(500, 5))
+    n = [64, 1, 17, 3]
+    out = solve_grid(D, n, think_time=rng.uniform(0, 2, 500))
+    x = out["mva_throughput"]
+    for meth in ("aba", "bjb"):
+        assert np.all(out[f"{meth}_throughput_lower"] <= x * (1 + 1e-12))
+        assert np.all(x <= out[f"{meth}_throughput_upper"] * (1 + 1e-12))
+    net = qn.Network.from_demands(list(D[42]), think_time=0.0)
+    one = solve_grid(D[42:43], n)
+    np.testing.assert_allclose(
+        one["mva_throughput"][0], qn.mva(net, 64).throughput[np.array(n) - 1], rtol=RTOL
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "match"),
+    [
+        (lambda: sweep(NetworkedRAID.cui2006(), N=4, bandwidth=[1]), InvalidModelError,
+         "unknown NetworkedRAID parameter 'bandwidth'"),
+        (lambda: sweep(NetworkedRAID.cui2006(), N=4, link_rate=[]), InvalidModelError,
+         "grid 'link_rate' is empty"),
+        (lambda: sweep(NetworkedRAID.cui2006(), N=4, link_rate=["100 Mb/s"]), UnitError,
+         "ambiguous"),
+        (lambda: sweep(NetworkedRAID.cui2006(), N=[]), InvalidModelError, "N is empty"),
+        (lambda: sweep(NetworkedRAID.cui2006(), N=0), InvalidModelError,
+         "N must be an integer >= 1"),
+        (lambda: sweep(NetworkedRAID.cui2006(), N=4, methods=["exact"]), InvalidModelError,
+         "methods must be a subset"),
+        (lambda: sweep(NetworkedRAID.cui2006(), N=4, executor=object()), InvalidTypeError,
+         "executor must have a map method"),
+        (lambda: sweep(qn.Network.from_demands([1.0]), N=4, disk=[1.0]), InvalidModelError,
+         "grid 'disk' is not a station"),
+        (lambda: sweep(42, N=4), InvalidTypeError, "system_or_factory must be"),
+        (lambda: sweep(lambda k: qn.Network.from_demands([1.0] * k), N=4, k=[1, 2]),
+         InvalidModelError, "differ in structure"),
+    ],
+)  # fmt: skip
+def test_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
