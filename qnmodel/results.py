@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BoundsResult", "MVAResult"]
+__all__ = ["BoundsResult", "MVAResult", "MultiClassResult", "AMVAResult"]
 
 
 def _freeze(obj: Any) -> None:
@@ -210,4 +210,159 @@ class MVAResult:
             f"Z={self.think_time:.6g}s,\n"
             f"  X({N})={self.throughput[-1]:.6g}/s, R({N})={self.response_time[-1]:.6g}s, "
             f"bottleneck={self.bottleneck!r},\n  {per})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class MultiClassResult:
+    """Mean values of a closed multi-class network at one population vector.
+
+    Same field names as :class:`MVAResult`, indexed by class c (rows) instead
+    of population n.
+
+    Glossary (class c, station k, demand D_ck, think time Z_c, population N_c)
+    ----------------------------------------------------------------------------
+    X_c      class throughput, jobs/s; X_c = N_c / (Z_c + R_c)          (Little's law)
+    R_c      class response time, s: R_c = sum_k R_ck (think time excluded)
+    R_ck     residence time of class c at station k, s, all visits included
+    Q_ck     mean class-c jobs at station k: Q_ck = X_c R_ck            (Little's law)
+    U_ck     class-c utilisation of one server of station k: U_ck = X_c D_ck / m_k;
+             delay station: X_c D_ck (mean busy servers). Station total: sum_c U_ck.
+
+    Attributes
+    ----------
+    method : str
+        Algorithm (e.g. ``"mva.multiclass"``).
+    population : ndarray (C,)
+        Jobs per class N_c.
+    throughput : ndarray (C,)
+        X_c, jobs/s.
+    response_time : ndarray (C,)
+        R_c, seconds.
+    queue_length : ndarray (C, K)
+        Q_ck, jobs.
+    utilization : ndarray (C, K)
+        U_ck (fraction of one server's time).
+    residence_time : ndarray (C, K)
+        R_ck, seconds.
+    station_names : tuple of str
+    think_time : ndarray (C,)
+        Z_c, seconds.
+    demands : ndarray (C, K)
+        D_ck used, seconds.
+    servers : ndarray (K,)
+        Servers per station (0 marks a delay station).
+    """
+
+    method: str
+    population: np.ndarray
+    throughput: np.ndarray
+    response_time: np.ndarray
+    queue_length: np.ndarray
+    utilization: np.ndarray
+    residence_time: np.ndarray
+    station_names: tuple[str, ...]
+    think_time: np.ndarray
+    demands: np.ndarray
+    servers: np.ndarray
+
+    def __post_init__(self) -> None:
+        _freeze(self)
+
+    @property
+    def station_queue_length(self) -> np.ndarray:
+        """Q_k = sum_c Q_ck, mean jobs at each station (K,)."""
+        return self.queue_length.sum(axis=0)
+
+    @property
+    def station_utilization(self) -> np.ndarray:
+        """U_k = sum_c U_ck, utilisation of one server of each station (K,)."""
+        return self.utilization.sum(axis=0)
+
+    @property
+    def bottleneck(self) -> str:
+        """Station with the highest total utilisation (queueing stations only)."""
+        u = np.where(self.servers > 0, self.station_utilization, -np.inf)
+        return self.station_names[int(np.argmax(u))]
+
+    def to_frame(self, level: str = "class") -> Any:
+        """A DataFrame of the results.
+
+        ``level="class"``: one row per class with ``class, population, throughput,
+        response_time``. ``level="station"``: tidy, one row per (class, station) with
+        ``class, station, queue_length, utilization, residence_time, throughput``.
+        """
+        pd = _import_pandas()
+        C, K = self.queue_length.shape
+        if level == "class":
+            return pd.DataFrame(
+                {
+                    "class": np.arange(C),
+                    "population": self.population,
+                    "throughput": self.throughput,
+                    "response_time": self.response_time,
+                }
+            )
+        if level == "station":
+            return pd.DataFrame(
+                {
+                    "class": np.repeat(np.arange(C), K),
+                    "station": np.tile(np.array(self.station_names, dtype=object), C),
+                    "queue_length": self.queue_length.ravel(),
+                    "utilization": self.utilization.ravel(),
+                    "residence_time": self.residence_time.ravel(),
+                    "throughput": np.repeat(self.throughput, K),
+                }
+            )
+        from .errors import InvalidModelError
+
+        raise InvalidModelError(f"level must be 'class' or 'station', got {level!r}")
+
+    def _extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        cls = ", ".join(
+            f"c{c}: N={int(n)} X={x:.6g}/s R={r:.6g}s"
+            for c, (n, x, r) in enumerate(
+                zip(self.population, self.throughput, self.response_time, strict=True)
+            )
+        )
+        if len(cls) > 300:
+            cls = cls[:297] + "..."
+        return (
+            f"{type(self).__name__}(method={self.method!r}{self._extra_repr()},\n"
+            f"  {cls},\n  bottleneck={self.bottleneck!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class AMVAResult(MultiClassResult):
+    """Approximate MVA (Schweitzer-Bard or Linearizer) at one population vector.
+
+    All fields of :class:`MultiClassResult` (a single-class model has C = 1),
+    plus the state of the fixed-point iteration.
+
+    Attributes
+    ----------
+    converged : bool
+        True when the residual fell below ``tol`` within ``max_iter`` iterations.
+    iterations : int
+        Fixed-point iterations performed (outer iterations for Linearizer).
+    residual : float
+        max_ck |Q_ck^(i) - Q_ck^(i-1)| / Q_ck^(i) at the last iteration
+        (relative change of the queue lengths).
+    tol : float
+        Stopping tolerance used.
+    """
+
+    converged: bool = True
+    iterations: int = 0
+    residual: float = 0.0
+    tol: float = 0.0
+
+    def _extra_repr(self) -> str:
+        return (
+            f", converged={self.converged}, iterations={self.iterations}, "
+            f"residual={self.residual:.3g}"
         )

@@ -1,5 +1,6 @@
 """Solvers of closed queueing networks: pure numpy kernels, one algorithm per function."""
 
+from .amva import AMVA_METHODS, amva
 from .bounds import (
     BOUNDS_METHODS,
     aba_from_aggregates,
@@ -9,16 +10,22 @@ from .bounds import (
     bounds_bjb,
 )
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
+from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
 
 __all__ = [
+    "AMVA_METHODS",
     "BOUNDS_METHODS",
     "aba_from_aggregates",
+    "amva",
     "bjb_from_aggregates",
     "bounds",
     "bounds_aba",
     "bounds_bjb",
+    "lattice_memory_bytes",
     "log_convolve",
     "mva",
     "mva_exact",
     "mva_load_dependent",
+    "mva_multiclass",
+    "seidmann_split",
 ]

@@ -36,6 +36,7 @@ from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError, NumericalInstabilityWarning
 from ..network import Network
 from ..results import MVAResult
+from . import _kernels
 
 __all__ = ["mva_exact", "mva_load_dependent", "mva", "log_convolve"]
 
@@ -62,6 +63,8 @@ def _mva_recursion(D: np.ndarray, delay: np.ndarray, Z: float, N: int, keep: str
     X(n) = n / (Z + sum_k R_k(n)); Q_k(n) = X(n) R_k(n).
     Returns X (P,), R_k (P, K) for the kept populations.
     """
+    if _kernels.available():  # compiled loop (qnmodel/solvers/_csrc), same arithmetic
+        return _kernels.mva_single(D, np.where(delay, 0.0, D), Z, N, keep == "all")
     K = D.size
     rows = N if keep == "all" else 1
     X = np.empty(rows)

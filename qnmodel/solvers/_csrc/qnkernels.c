@@ -1,0 +1,187 @@
+/* qnkernels.c: see qnkernels.h. References for the recursions:
+ *   M. Reiser, S. S. Lavenberg, J. ACM 27(2):313-322, 1980 (exact MVA);
+ *   P. J. Schweitzer (1979), Y. Bard (1979) (approximate MVA);
+ *   K. M. Chandy, D. Neuse, CACM 25(2):126-134, 1982 (Linearizer). */
+#include "qnkernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int qnk_abi_version(void) { return QNK_ABI_VERSION; }
+
+/* Sum of x[0..n-1] with four partial sums (pipelines the additions). */
+static double sum4(const double *x, int64_t n) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i];
+        s1 += x[i + 1];
+        s2 += x[i + 2];
+        s3 += x[i + 3];
+    }
+    for (; i < n; i++) s0 += x[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+int qnk_mva_single(int64_t K, const double *D, const double *Dq, double Z, int64_t N,
+                   int keep_all, double *X, double *Rk) {
+    double *Q = calloc((size_t)K, sizeof(double));
+    double *r = malloc((size_t)K * sizeof(double));
+    if (Q == NULL || r == NULL) {
+        free(Q);
+        free(r);
+        return -1;
+    }
+    for (int64_t n = 1; n <= N; n++) {
+        double *row = keep_all ? Rk + (n - 1) * K : r;
+        for (int64_t k = 0; k < K; k++) row[k] = Dq[k] * Q[k] + D[k];
+        double x = (double)n / (Z + sum4(row, K));
+        for (int64_t k = 0; k < K; k++) Q[k] = row[k] * x;
+        if (keep_all) X[n - 1] = x;
+        else if (n == N) {
+            X[0] = x;
+            memcpy(Rk, r, (size_t)K * sizeof(double));
+        }
+    }
+    free(Q);
+    free(r);
+    return 0;
+}
+
+int qnk_mva_multiclass(int64_t C, int64_t K, const int64_t *N, const double *D,
+                       const double *Dq, const double *Z, double *X, double *R) {
+    /* Outer class o = most populous; the others form a mixed-radix slice. */
+    int64_t o = 0;
+    for (int64_t c = 1; c < C; c++)
+        if (N[c] > N[o]) o = c;
+    int64_t *stride = calloc((size_t)C, sizeof(int64_t));
+    int64_t *cnt = calloc((size_t)C, sizeof(int64_t));
+    if (stride == NULL || cnt == NULL) {
+        free(stride);
+        free(cnt);
+        return -1;
+    }
+    int64_t S = 1;
+    for (int64_t c = C - 1; c >= 0; c--) {
+        if (c == o) continue;
+        stride[c] = S;
+        S *= N[c] + 1;
+    }
+    double *buf = malloc((size_t)(2 * S * K + K) * sizeof(double));
+    if (buf == NULL) {
+        free(stride);
+        free(cnt);
+        return -1;
+    }
+    double *slice[2] = {buf, buf + S * K};
+    double *r = buf + 2 * S * K;
+    for (int64_t a = 0; a <= N[o]; a++) {
+        double *cur = slice[a & 1];
+        const double *prev = slice[(a + 1) & 1];
+        memset(cnt, 0, (size_t)C * sizeof(int64_t));
+        cnt[o] = a;
+        for (int64_t idx = 0; idx < S; idx++) {
+            double *Qrow = cur + idx * K;
+            memset(Qrow, 0, (size_t)K * sizeof(double));
+            int last = (a == N[o]) && (idx == S - 1);
+            for (int64_t c = 0; c < C; c++) {
+                if (cnt[c] == 0) continue;
+                const double *Qp = (c == o) ? prev + idx * K : cur + (idx - stride[c]) * K;
+                const double *Dc = D + c * K, *Dqc = Dq + c * K;
+                for (int64_t k = 0; k < K; k++) r[k] = Dqc[k] * Qp[k] + Dc[k];
+                double x = (double)cnt[c] / (Z[c] + sum4(r, K));
+                for (int64_t k = 0; k < K; k++) Qrow[k] += x * r[k];
+                if (last) {
+                    X[c] = x;
+                    memcpy(R + c * K, r, (size_t)K * sizeof(double));
+                }
+            }
+            /* next point of the slice: mixed radix, class with stride 1 fastest */
+            for (int64_t c = C - 1; c >= 0; c--) {
+                if (c == o) continue;
+                if (++cnt[c] <= N[c]) break;
+                cnt[c] = 0;
+            }
+        }
+    }
+    free(buf);
+    free(stride);
+    free(cnt);
+    return 0;
+}
+
+int qnk_amva_core(int64_t C, int64_t K, const double *M, const double *D, const double *Dq,
+                  const double *Z, const double *Dlt, double *Q, double tol, int64_t max_iter,
+                  double *X, double *R, int64_t *iters, double *resid) {
+    double *T = malloc((size_t)K * sizeof(double));
+    double *F = malloc((size_t)(C * K) * sizeof(double));
+    double *Qn = malloc((size_t)(C * K) * sizeof(double));
+    if (T == NULL || F == NULL || Qn == NULL) {
+        free(T);
+        free(F);
+        free(Qn);
+        return -1;
+    }
+    int status = 1;
+    double res = INFINITY;
+    int64_t it = 0;
+    while (it < max_iter) {
+        it++;
+        for (int64_t k = 0; k < K; k++) T[k] = 0.0;
+        for (int64_t j = 0; j < C; j++) {
+            const double *Qj = Q + j * K;
+            double inv = M[j] > 0.0 ? 1.0 / M[j] : 0.0;
+            for (int64_t k = 0; k < K; k++) {
+                T[k] += Qj[k];
+                F[j * K + k] = Qj[k] * inv;
+            }
+        }
+        for (int64_t c = 0; c < C; c++) {
+            double *Rc = R + c * K;
+            const double *Dc = D + c * K, *Dqc = Dq + c * K;
+            if (M[c] <= 0.0) {
+                X[c] = 0.0;
+                for (int64_t k = 0; k < K; k++) {
+                    Rc[k] = Dc[k];
+                    Qn[c * K + k] = 0.0;
+                }
+                continue;
+            }
+            if (Dlt == NULL) {
+                const double *Fc = F + c * K;
+                for (int64_t k = 0; k < K; k++) Rc[k] = Dqc[k] * (T[k] - Fc[k]) + Dc[k];
+            } else {
+                for (int64_t k = 0; k < K; k++) Rc[k] = 0.0;
+                for (int64_t j = 0; j < C; j++) {
+                    double w = M[j] - (j == c ? 1.0 : 0.0);
+                    if (w <= 0.0) continue;
+                    const double *Fj = F + j * K, *Dl = Dlt + (c * C + j) * K;
+                    for (int64_t k = 0; k < K; k++) Rc[k] += w * (Fj[k] + Dl[k]);
+                }
+                for (int64_t k = 0; k < K; k++) Rc[k] = Dqc[k] * Rc[k] + Dc[k];
+            }
+            double x = M[c] / (Z[c] + sum4(Rc, K));
+            X[c] = x;
+            for (int64_t k = 0; k < K; k++) Qn[c * K + k] = x * Rc[k];
+        }
+        res = 0.0;
+        for (int64_t i = 0; i < C * K; i++) {
+            if (Qn[i] > 0.0) {
+                double e = fabs(Qn[i] - Q[i]) / Qn[i];
+                if (e > res) res = e;
+            }
+        }
+        memcpy(Q, Qn, (size_t)(C * K) * sizeof(double));
+        if (res < tol) {
+            status = 0;
+            break;
+        }
+    }
+    *iters = it;
+    *resid = res;
+    free(T);
+    free(F);
+    free(Qn);
+    return status;
+}

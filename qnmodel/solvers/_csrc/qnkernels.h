@@ -1,0 +1,46 @@
+/* qnkernels: compiled inner recursions of qnmodel's queueing-network solvers.
+ *
+ * A plain C11 shared library (no Python headers), loaded with ctypes by
+ * qnmodel/solvers/_kernels.py. Every function mirrors a pure-numpy routine of
+ * the package that gives the same results; arrays are C-contiguous float64 /
+ * int64, sizes are int64. Functions return 0 on success, a positive status
+ * for a documented outcome, and -1 when memory could not be allocated.
+ */
+#ifndef QNKERNELS_H
+#define QNKERNELS_H
+
+#include <stdint.h>
+
+#define QNK_ABI_VERSION 1
+
+#if defined(_WIN32)
+#define QNK_API __declspec(dllexport)
+#else
+#define QNK_API __attribute__((visibility("default")))
+#endif
+
+/* ABI version of this library (QNK_ABI_VERSION). */
+QNK_API int qnk_abi_version(void);
+
+/* Single-class exact MVA (Reiser-Lavenberg), n = 1..N.
+ *   D[K]   demands; Dq[K] = D at queueing stations, 0 at delay stations.
+ *   keep_all: 1 -> X[N], Rk[N*K] for every n; 0 -> X[1], Rk[K] for n = N. */
+QNK_API int qnk_mva_single(int64_t K, const double *D, const double *Dq, double Z, int64_t N,
+                           int keep_all, double *X, double *Rk);
+
+/* Multi-class exact MVA over the population lattice, result at N.
+ *   N[C] >= 1 each; D, Dq [C*K]; Z[C]. Output X[C], R[C*K].
+ *   Memory: two slices of the lattice along the most populous class. */
+QNK_API int qnk_mva_multiclass(int64_t C, int64_t K, const int64_t *N, const double *D,
+                               const double *Dq, const double *Z, double *X, double *R);
+
+/* Approximate-MVA core at population M[C] (reals >= 0), Schweitzer-Bard when
+ * Dlt is NULL, Linearizer core otherwise (Dlt[C*C*K] = delta_{c,j,k}).
+ * Q[C*K] holds the initial guess and receives the solution; X[C], R[C*K].
+ * Returns 0 when the relative change fell below tol, 1 after max_iter. */
+QNK_API int qnk_amva_core(int64_t C, int64_t K, const double *M, const double *D,
+                          const double *Dq, const double *Z, const double *Dlt, double *Q,
+                          double tol, int64_t max_iter, double *X, double *R, int64_t *iters,
+                          double *resid);
+
+#endif
