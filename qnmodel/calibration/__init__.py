@@ -1,5 +1,6 @@
 """Calibration: from measured traces to fitted parameters with honest uncertainty.
 
+* :func:`load_trace` - qnbench JSON, CSV or fio JSON into tidy DataFrames;
 * :func:`steady_state` - where a run became steady (seed 003's rule, MSER-5);
 * :func:`fit_device`, :func:`fit_link`, :func:`fit_cpu_per_unit`,
   :func:`fit_cpu_per_packet` - affine cost fits (positioning + transfer,
@@ -18,6 +19,7 @@ from .fit import CalibrationResult, fit_model
 from .nfs import fit_nfs
 from .parameters import Parameter, Parameters
 from .steady import SteadyStateResult, steady_state
+from .traces import Trace, load_trace, trace_from_document
 from .usl import fit_usl, usl_throughput
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "Parameter",
     "Parameters",
     "SteadyStateResult",
+    "Trace",
     "fit_cpu_per_packet",
     "fit_cpu_per_unit",
     "fit_device",
@@ -32,8 +35,10 @@ __all__ = [
     "fit_model",
     "fit_nfs",
     "fit_usl",
+    "load_trace",
     "service_demand_law",
     "steady_state",
+    "trace_from_document",
     "usl_throughput",
     "utilization_regression",
 ]

@@ -1,0 +1,565 @@
+"""Measurement traces: load qnbench JSON (and CSV, and fio JSON) into tidy DataFrames.
+
+Three input forms, one :class:`Trace`:
+
+``qnbench`` JSON (schema ``qnbench``, versions in :data:`SUPPORTED_VERSIONS`)
+    The document the bundled microbenchmark writes on stdout; see
+    ``docs/reference/qnbench-schema.md``. Every point of ``results`` becomes
+    one row of :attr:`Trace.points`; every per-interval sample one row of
+    :attr:`Trace.samples`.
+CSV (traces from other tools, or hand-made)
+    A header row of column names taken from :data:`POINT_COLUMNS` (units are
+    part of the name: ``_s`` seconds, ``_bytes`` bytes, ``_B_s`` bytes/s,
+    ``_ops_s`` operations/s), one row per measured point. Lines starting with
+    ``#`` before the header are metadata as ``# key: value`` (``engine``,
+    ``tool``...). At least one of ``throughput_ops_s``, ``throughput_B_s``,
+    ``latency_s_mean``, ``latency_s_p50`` must be present; ``jobs`` defaults
+    to 1 and ``bs_bytes`` to 0 when absent. Unknown columns are kept.
+fio JSON (``fio --output-format=json``)
+    Each fio job becomes one point: ``jobs = numjobs * iodepth`` (the
+    requests outstanding, the closed-loop population), ``bs_bytes`` from
+    ``bs`` (fio's ``k``/``m``/``g`` are powers of 1024), throughputs summed over
+    read and write, latency from ``lat_ns`` (mean over both directions,
+    percentiles from ``clat_ns`` of the busier direction).
+
+A corrupt, truncated or foreign file raises :class:`~qnmodel.errors.TraceError`
+naming the file and what is wrong; a trace of an unknown schema version is
+refused rather than misread.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validate import as_choice
+from ..errors import TraceError
+from .steady import steady_state
+
+__all__ = [
+    "Trace",
+    "load_trace",
+    "trace_from_document",
+    "SUPPORTED_VERSIONS",
+    "POINT_COLUMNS",
+    "TRACE_FORMATS",
+]
+
+#: qnbench schema versions this reader understands.
+SUPPORTED_VERSIONS = (1,)
+TRACE_FORMATS = ("auto", "qnbench", "csv", "fio")
+
+#: Columns of :attr:`Trace.points` (engine_stats scalars are appended as ``engine_<key>``).
+POINT_COLUMNS = (
+    "point",
+    "jobs",
+    "bs_bytes",
+    "op",
+    "think_s",
+    "complete",
+    "ops",
+    "bytes",
+    "elapsed_s",
+    "warmup_s",
+    "throughput_ops_s",
+    "throughput_B_s",
+    "latency_s_count",
+    "latency_s_mean",
+    "latency_s_min",
+    "latency_s_p50",
+    "latency_s_p90",
+    "latency_s_p99",
+    "latency_s_max",
+    "think_s_mean",
+    "cpu_user_s",
+    "cpu_sys_s",
+)
+_SAMPLE_COLUMNS = ("t_s", "ops", "bytes", "throughput_ops_s", "throughput_B_s")
+_TOP_KEYS = {
+    "schema": str,
+    "schema_version": int,
+    "tool_version": str,
+    "timestamp": str,
+    "complete": bool,
+    "host": dict,
+    "engine": str,
+    "options": dict,
+    "results": list,
+    "errors": list,
+}
+_RESULT_NUMBERS = (
+    "jobs",
+    "bs_bytes",
+    "ops",
+    "bytes",
+    "elapsed_s",
+    "throughput_ops_s",
+    "throughput_B_s",
+)
+_LATENCY_KEYS = ("count", "mean", "min", "p50", "p90", "p99", "max")
+
+
+@dataclass(frozen=True, repr=False)
+class Trace:
+    """A loaded measurement trace.
+
+    Attributes
+    ----------
+    source : str
+        File name, or ``"<document>"`` for an in-memory document.
+    format : {"qnbench", "csv", "fio"}
+    schema_version : int or None
+        qnbench schema version (None for CSV/fio).
+    tool_version, timestamp, engine : str
+    complete : bool
+        False when the run stopped early (the points measured are kept).
+    host, options : dict
+        Host description and effective options (qnbench), or metadata.
+    errors : tuple of str
+        Runtime errors recorded by the tool.
+    points : pandas.DataFrame
+        One row per measured point, columns :data:`POINT_COLUMNS` (SI units
+        in the names) plus ``engine_<key>`` for scalar engine statistics.
+    samples : pandas.DataFrame
+        Tidy per-interval samples: ``point, jobs, bs_bytes, op, t_s, ops,
+        bytes, throughput_ops_s, throughput_B_s`` (empty for CSV/fio).
+    engine_stats : tuple of dict
+        The raw ``engine_stats`` object of each point (lists included).
+    """
+
+    source: str
+    format: str
+    schema_version: int | None
+    tool_version: str
+    timestamp: str
+    engine: str
+    complete: bool
+    host: dict[str, Any]
+    options: dict[str, Any]
+    errors: tuple[str, ...]
+    points: pd.DataFrame
+    samples: pd.DataFrame
+    engine_stats: tuple[dict[str, Any], ...] = field(default=())
+
+    def to_frame(self, level: str = "points") -> pd.DataFrame:
+        """``level="points"`` (one row per point) or ``"samples"`` (one row per interval)."""
+        as_choice(level, "level", ("points", "samples"))
+        return (self.points if level == "points" else self.samples).copy()
+
+    def steady(self, method: str = "seed003", column: str = "throughput_ops_s") -> pd.DataFrame:
+        """Steady-state detection per point (see :func:`~qnmodel.calibration.steady_state`).
+
+        Returns one row per point: ``point, jobs, bs_bytes, op, steady,
+        start_index, start_time_s, value, mean, message``.
+        """
+        rows = []
+        for _, p in self.points.iterrows():
+            s = self.samples[self.samples["point"] == p["point"]]
+            r = steady_state(s, method=method, column=column)
+            rows.append(
+                {
+                    "point": p["point"],
+                    "jobs": p["jobs"],
+                    "bs_bytes": p["bs_bytes"],
+                    "op": p["op"],
+                    "steady": r.steady,
+                    "start_index": r.start_index,
+                    "start_time_s": r.start_time,
+                    "value": r.value,
+                    "mean": r.mean,
+                    "message": r.message,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        return (
+            f"Trace({self.format}, engine={self.engine!r}, {len(self.points)} point(s), "
+            f"{len(self.samples)} sample(s), complete={self.complete}, source={self.source!r})"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# loading
+# ---------------------------------------------------------------------------------------
+
+
+def load_trace(source: Any, format: str = "auto") -> Trace:
+    """Load a trace from a file (qnbench JSON, CSV or fio JSON) or a parsed document.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or dict
+        A file path, or an already parsed qnbench/fio JSON document.
+    format : {"auto", "qnbench", "csv", "fio"}
+        ``"auto"`` picks CSV for a ``.csv`` file and otherwise looks at the
+        JSON: ``"schema": "qnbench"`` or fio's ``"fio version"`` key.
+
+    Raises
+    ------
+    TraceError
+        The file is missing, empty, not valid JSON/CSV (e.g. truncated), of a
+        foreign format, of an unsupported schema version, or misses a field;
+        the message names the file and the problem.
+    """
+    as_choice(format, "format", TRACE_FORMATS)
+    if isinstance(source, Mapping):
+        return _from_json(dict(source), "<document>", format)
+    if not isinstance(source, str | os.PathLike):
+        raise TraceError(
+            f"source must be a file path or a parsed JSON document, got {type(source).__name__}"
+        )
+    path = os.fspath(source)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such trace file") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: not a text file ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+    if not text.strip():
+        raise TraceError(f"{path}: the file is empty")
+    if format == "csv" or (format == "auto" and path.lower().endswith(".csv")):
+        return _from_csv(text, path)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        tail = text.rstrip()
+        if exc.pos >= len(tail) or exc.msg.startswith("Unterminated string"):
+            what = "truncated: the JSON ends before the document is complete"
+        else:
+            what = f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        raise TraceError(f"{path}: {what}") from None
+    if not isinstance(doc, dict):
+        raise TraceError(f"{path}: a trace is a JSON object, got a JSON {type(doc).__name__}")
+    return _from_json(doc, path, format)
+
+
+def trace_from_document(doc: Mapping[str, Any], source: str = "<document>") -> Trace:
+    """A :class:`Trace` from a parsed qnbench document (what ``qnbench`` printed)."""
+    return _from_json(dict(doc), source, "qnbench")
+
+
+def _from_json(doc: dict, src: str, format: str) -> Trace:
+    kind = format
+    if format == "auto":
+        if "fio version" in doc:
+            kind = "fio"
+        elif "schema" in doc:
+            kind = "qnbench"
+        else:
+            keys = ", ".join(sorted(map(str, doc))[:8])
+            raise TraceError(
+                f"{src}: not a qnbench trace (no 'schema' key) nor fio JSON (no 'fio version' "
+                f"key); top-level keys are: {keys or 'none'}"
+            )
+    if kind == "fio":
+        return _from_fio(doc, src)
+    if kind == "csv":
+        raise TraceError(f"{src}: format='csv' needs a CSV file, got a JSON document")
+    return _from_qnbench(doc, src)
+
+
+def _num(v: Any, where: str, src: str, *, nullable: bool = True) -> float:
+    if v is None and nullable:
+        return math.nan
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise TraceError(f"{src}: {where} must be a number, got {v!r}")
+    if math.isfinite(v) and v < 0:
+        raise TraceError(f"{src}: {where} must be >= 0, got {v!r}")
+    return float(v)
+
+
+def _from_qnbench(doc: dict, src: str) -> Trace:
+    schema = doc.get("schema")
+    if schema != "qnbench":
+        raise TraceError(f"{src}: foreign schema {schema!r}; expected 'qnbench'")
+    ver = doc.get("schema_version")
+    if ver not in SUPPORTED_VERSIONS:
+        raise TraceError(
+            f"{src}: qnbench schema_version {ver!r} is not supported (this reader knows "
+            f"{list(SUPPORTED_VERSIONS)}); upgrade qnmodel or re-measure with a matching qnbench"
+        )
+    for key, typ in _TOP_KEYS.items():
+        if key not in doc:
+            raise TraceError(f"{src}: missing top-level key {key!r} (schema qnbench/{ver})")
+        if not isinstance(doc[key], typ) or (typ is int and isinstance(doc[key], bool)):
+            raise TraceError(
+                f"{src}: top-level {key!r} must be a {typ.__name__}, got {doc[key]!r:.60}"
+            )
+    rows: list[dict[str, Any]] = []
+    srows: list[dict[str, Any]] = []
+    stats: list[dict[str, Any]] = []
+    for i, r in enumerate(doc["results"]):
+        where = f"results[{i}]"
+        if not isinstance(r, dict):
+            raise TraceError(f"{src}: {where} must be an object, got {r!r:.60}")
+        for key in (*_RESULT_NUMBERS, "latency_s", "samples"):
+            if key not in r:
+                raise TraceError(f"{src}: {where} misses {key!r}")
+        row: dict[str, Any] = {
+            "point": int(r.get("point", i)),
+            "jobs": int(_num(r["jobs"], f"{where}.jobs", src, nullable=False)),
+            "bs_bytes": int(_num(r["bs_bytes"], f"{where}.bs_bytes", src, nullable=False)),
+            "op": str(r.get("op", "")),
+            "think_s": _num(r.get("think_s", 0.0), f"{where}.think_s", src),
+            "complete": bool(r.get("complete", True)),
+        }
+        for key in ("ops", "bytes", "elapsed_s", "warmup_s", "throughput_ops_s", "throughput_B_s"):
+            row[key] = _num(r.get(key), f"{where}.{key}", src)
+        lat = r["latency_s"]
+        if not isinstance(lat, dict):
+            raise TraceError(f"{src}: {where}.latency_s must be an object, got {lat!r:.60}")
+        for key in _LATENCY_KEYS:
+            row[f"latency_s_{key}"] = _num(lat.get(key), f"{where}.latency_s.{key}", src)
+        row["think_s_mean"] = _num(r.get("think_s_mean", 0.0), f"{where}.think_s_mean", src)
+        cpu = r.get("cpu") or {}
+        row["cpu_user_s"] = _num(cpu.get("user_s"), f"{where}.cpu.user_s", src)
+        row["cpu_sys_s"] = _num(cpu.get("sys_s"), f"{where}.cpu.sys_s", src)
+        es = r.get("engine_stats") or {}
+        if not isinstance(es, dict):
+            raise TraceError(f"{src}: {where}.engine_stats must be an object")
+        for k, v in es.items():
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                row[f"engine_{k}"] = float(v)
+        stats.append(es)
+        rows.append(row)
+        samples = r["samples"]
+        if not isinstance(samples, list):
+            raise TraceError(f"{src}: {where}.samples must be an array")
+        for j, s in enumerate(samples):
+            if not isinstance(s, dict):
+                raise TraceError(f"{src}: {where}.samples[{j}] must be an object")
+            srow = {
+                "point": row["point"],
+                "jobs": row["jobs"],
+                "bs_bytes": row["bs_bytes"],
+                "op": row["op"],
+            }
+            for key in _SAMPLE_COLUMNS:
+                if key not in s:
+                    raise TraceError(f"{src}: {where}.samples[{j}] misses {key!r}")
+                srow[key] = _num(s[key], f"{where}.samples[{j}].{key}", src)
+            srows.append(srow)
+    points = pd.DataFrame(rows, columns=_columns(rows))
+    samples_df = pd.DataFrame(srows, columns=["point", "jobs", "bs_bytes", "op", *_SAMPLE_COLUMNS])
+    return Trace(
+        source=src,
+        format="qnbench",
+        schema_version=int(ver),
+        tool_version=doc["tool_version"],
+        timestamp=doc["timestamp"],
+        engine=doc["engine"],
+        complete=bool(doc["complete"]),
+        host=dict(doc["host"]),
+        options=dict(doc["options"]),
+        errors=tuple(str(e) for e in doc["errors"]),
+        points=points,
+        samples=samples_df,
+        engine_stats=tuple(stats),
+    )
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    cols = list(POINT_COLUMNS)
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    return cols
+
+
+_CSV_METRICS = ("throughput_ops_s", "throughput_B_s", "latency_s_mean", "latency_s_p50")
+
+
+def _from_csv(text: str, src: str) -> Trace:
+    meta: dict[str, str] = {}
+    lines = text.splitlines()
+    k = 0
+    while k < len(lines) and lines[k].lstrip().startswith("#"):
+        m = re.match(r"#\s*([\w.-]+)\s*:\s*(.*)$", lines[k].strip())
+        if m:
+            meta[m.group(1)] = m.group(2).strip()
+        k += 1
+    body = "\n".join(lines[k:])
+    if not body.strip():
+        raise TraceError(f"{src}: CSV has no header row")
+    reader = csv.reader(io.StringIO(body))
+    header = [h.strip() for h in next(reader)]
+    if len(set(header)) != len(header):
+        raise TraceError(f"{src}: CSV header repeats a column: {header}")
+    if not any(c in header for c in _CSV_METRICS):
+        raise TraceError(
+            f"{src}: CSV header {header} has none of the measured columns "
+            f"{list(_CSV_METRICS)}; name columns as in qnmodel.calibration.traces.POINT_COLUMNS "
+            "(units in the name: _s, _bytes, _B_s, _ops_s)"
+        )
+    rows = []
+    for lineno, rec in enumerate(reader, start=k + 2):
+        if not rec or all(not c.strip() for c in rec):
+            continue
+        if len(rec) != len(header):
+            raise TraceError(
+                f"{src}: line {lineno} has {len(rec)} fields but the header has {len(header)} "
+                "(truncated or corrupt row)"
+            )
+        row: dict[str, Any] = {}
+        for name, cell in zip(header, rec, strict=True):
+            cell = cell.strip()
+            if name in ("op",) or name not in POINT_COLUMNS:
+                try:
+                    row[name] = float(cell) if name != "op" else cell
+                except ValueError:
+                    row[name] = cell
+                continue
+            if name == "complete":
+                row[name] = cell.lower() in ("1", "true", "yes")
+                continue
+            try:
+                v = float(cell) if cell else math.nan
+            except ValueError:
+                raise TraceError(
+                    f"{src}: line {lineno}, column {name!r}: {cell!r} is not a number "
+                    "(values are plain SI numbers; the unit is in the column name)"
+                ) from None
+            if v < 0:
+                raise TraceError(f"{src}: line {lineno}, column {name!r} must be >= 0, got {v}")
+            row[name] = v
+        rows.append(row)
+    if not rows:
+        raise TraceError(f"{src}: CSV has a header but no data rows")
+    for i, r in enumerate(rows):
+        r.setdefault("point", i)
+        r.setdefault("jobs", 1)
+        r.setdefault("bs_bytes", 0)
+        r.setdefault("op", "")
+        r.setdefault("think_s", 0.0)
+        r.setdefault("complete", True)
+        r["point"] = int(r["point"])
+        r["jobs"] = int(r["jobs"])
+        r["bs_bytes"] = int(r["bs_bytes"]) if math.isfinite(r["bs_bytes"]) else 0
+    points = pd.DataFrame(rows, columns=_columns(rows))
+    return Trace(
+        source=src,
+        format="csv",
+        schema_version=None,
+        tool_version=meta.get("tool", ""),
+        timestamp=meta.get("timestamp", ""),
+        engine=meta.get("engine", ""),
+        complete=True,
+        host={k_: v for k_, v in meta.items() if k_.startswith("host")},
+        options=meta,
+        errors=(),
+        points=points,
+        samples=pd.DataFrame(columns=["point", "jobs", "bs_bytes", "op", *_SAMPLE_COLUMNS]),
+    )
+
+
+_FIO_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+def _fio_size(text: Any, src: str, where: str) -> int:
+    if isinstance(text, int | float):
+        return int(text)
+    first = str(text).split(",")[0].split("-")[0]
+    m = _FIO_SIZE.match(first)
+    if not m:
+        raise TraceError(f"{src}: {where} = {text!r} is not a fio size (e.g. 4k, 1m)")
+    mult = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}[m.group(2).lower()]
+    return int(float(m.group(1)) * mult)
+
+
+def _from_fio(doc: dict, src: str) -> Trace:
+    jobs = doc.get("jobs")
+    if not isinstance(jobs, list) or not jobs:
+        raise TraceError(f"{src}: fio JSON without a non-empty 'jobs' array")
+    glob = doc.get("global options", {}) or {}
+    rows = []
+    for i, j in enumerate(jobs):
+        where = f"jobs[{i}]"
+        if not isinstance(j, dict):
+            raise TraceError(f"{src}: {where} must be an object")
+        opts = {**glob, **(j.get("job options") or {})}
+        dirs = [j[d] for d in ("read", "write", "trim") if isinstance(j.get(d), dict)]
+        if not dirs:
+            raise TraceError(f"{src}: {where} has no read/write statistics")
+        active = [d for d in dirs if float(d.get("total_ios", 0)) > 0]
+        dirs = active or dirs
+        ios = [float(d.get("total_ios", 0)) for d in dirs]
+        busiest = dirs[int(np.argmax(ios))]
+        total = sum(ios)
+        lat_mean = (
+            sum(
+                float(d.get("lat_ns", {}).get("mean", 0.0)) * n
+                for d, n in zip(dirs, ios, strict=True)
+            )
+            / total
+            / 1e9
+            if total > 0
+            else math.nan
+        )
+        pct = (busiest.get("clat_ns") or {}).get("percentile") or {}
+
+        def p(q: str, _pct=pct) -> float:
+            v = _pct.get(q)
+            return float(v) / 1e9 if v is not None else math.nan
+
+        runtime_ms = max(float(d.get("runtime", 0.0)) for d in dirs)
+        elapsed = runtime_ms / 1e3
+        numjobs = int(float(opts.get("numjobs", 1)))
+        iodepth = int(float(opts.get("iodepth", 1)))
+        rows.append(
+            {
+                "point": i,
+                "jobs": numjobs * iodepth,
+                "bs_bytes": _fio_size(opts.get("bs", 4096), src, f"{where}.bs"),
+                "op": str(opts.get("rw", "")),
+                "think_s": 0.0,
+                "complete": int(j.get("error", 0)) == 0,
+                "ops": total,
+                "bytes": float(sum(d.get("io_bytes", 0) for d in dirs)),
+                "elapsed_s": elapsed,
+                "warmup_s": math.nan,
+                "throughput_ops_s": float(sum(d.get("iops", 0.0) for d in dirs)),
+                "throughput_B_s": float(sum(d.get("bw_bytes", 0.0) for d in dirs)),
+                "latency_s_count": total,
+                "latency_s_mean": lat_mean,
+                "latency_s_min": min(float(d.get("lat_ns", {}).get("min", math.inf)) for d in dirs)
+                / 1e9,
+                "latency_s_p50": p("50.000000"),
+                "latency_s_p90": p("90.000000"),
+                "latency_s_p99": p("99.000000"),
+                "latency_s_max": max(float(d.get("lat_ns", {}).get("max", 0.0)) for d in dirs)
+                / 1e9,
+                "think_s_mean": 0.0,
+                "cpu_user_s": float(j.get("usr_cpu", 0.0)) / 100.0 * elapsed,
+                "cpu_sys_s": float(j.get("sys_cpu", 0.0)) / 100.0 * elapsed,
+                "jobname": str(j.get("jobname", "")),
+            }
+        )
+    return Trace(
+        source=src,
+        format="fio",
+        schema_version=None,
+        tool_version=str(doc.get("fio version", "")),
+        timestamp=str(doc.get("time", doc.get("timestamp", ""))),
+        engine="fio",
+        complete=all(r["complete"] for r in rows),
+        host={},
+        options=dict(glob),
+        errors=(),
+        points=pd.DataFrame(rows, columns=_columns(rows)),
+        samples=pd.DataFrame(columns=["point", "jobs", "bs_bytes", "op", *_SAMPLE_COLUMNS]),
+    )

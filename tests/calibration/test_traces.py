@@ -1,0 +1,128 @@
+"""Loading traces: qnbench JSON, CSV and fio JSON; clear errors on bad files."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from qnmodel.calibration.traces import POINT_COLUMNS, load_trace, trace_from_document
+from qnmodel.errors import TraceError
+
+from .conftest import make_document
+
+DOC = make_document(
+    [
+        {"jobs": 1, "bs_bytes": 4096, "latency": 0.002, "samples": [400, 480, 500, 495, 505]},
+        {"jobs": 2, "bs_bytes": 4096, "latency": 0.004},
+    ]
+)
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_qnbench_document_becomes_tidy_frames(tmp_path):
+    t = load_trace(_write(tmp_path, "t.json", json.dumps(DOC)))
+    assert t.format == "qnbench" and t.schema_version == 1 and t.engine == "emu"
+    pts = t.to_frame()
+    assert list(pts.columns[: len(POINT_COLUMNS)]) == list(POINT_COLUMNS)
+    assert pts["jobs"].tolist() == [1, 2]
+    assert pts["latency_s_mean"].tolist() == [0.002, 0.004]
+    assert pts["engine_service_s"].tolist() == [0.002, 0.004]
+    s = t.to_frame("samples")
+    assert len(s) == 10 and set(s["point"]) == {0, 1}
+    st = t.steady()
+    assert st.loc[0, "steady"] and st.loc[0, "start_index"] == 1 and st.loc[0, "value"] == 500
+    assert trace_from_document(DOC).points.equals(t.points)
+
+
+def test_truncated_file_is_named_and_called_truncated(tmp_path):
+    text = json.dumps(DOC)
+    p = _write(tmp_path, "cut.json", text[: len(text) // 2])
+    with pytest.raises(TraceError, match=r"cut\.json: truncated"):
+        load_trace(p)
+
+
+def test_corrupt_foreign_and_future_files(tmp_path):
+    text = json.dumps(DOC).replace('"ops":', '"ops"::', 1)
+    with pytest.raises(TraceError, match=r"bad\.json: not valid JSON: .* line 1, column"):
+        load_trace(_write(tmp_path, "bad.json", text))
+    with pytest.raises(TraceError, match=r"other\.json: not a qnbench trace .*keys are: a, b"):
+        load_trace(_write(tmp_path, "other.json", '{"a": 1, "b": 2}'))
+    doc = dict(DOC, schema_version=2)
+    with pytest.raises(TraceError, match="schema_version 2 is not supported"):
+        load_trace(_write(tmp_path, "v2.json", json.dumps(doc)))
+    doc = dict(DOC, schema="fio-ish")
+    with pytest.raises(TraceError, match="foreign schema 'fio-ish'"):
+        load_trace(_write(tmp_path, "s.json", json.dumps(doc)))
+    doc = json.loads(json.dumps(DOC))
+    del doc["results"][1]["latency_s"]
+    with pytest.raises(TraceError, match=r"results\[1\] misses 'latency_s'"):
+        load_trace(doc)
+    doc = json.loads(json.dumps(DOC))
+    doc["results"][0]["throughput_ops_s"] = "fast"
+    with pytest.raises(TraceError, match=r"results\[0\]\.throughput_ops_s must be a number"):
+        load_trace(doc)
+    with pytest.raises(TraceError, match="missing.json: no such trace file"):
+        load_trace(tmp_path / "missing.json")
+    with pytest.raises(TraceError, match="empty"):
+        load_trace(_write(tmp_path, "e.json", "  \n"))
+    with pytest.raises(TraceError, match="JSON list"):
+        load_trace(_write(tmp_path, "l.json", "[1, 2]"))
+
+
+def test_csv_form(tmp_path):
+    text = (
+        "# engine: fio\n# tool: hand\n"
+        "jobs,bs_bytes,throughput_ops_s,latency_s_mean\n"
+        "1,65536,200.5,0.005\n2,65536,390,0.0051\n"
+    )
+    t = load_trace(_write(tmp_path, "m.csv", text))
+    assert t.format == "csv" and t.engine == "fio"
+    assert t.points["throughput_ops_s"].tolist() == [200.5, 390.0]
+    assert t.points["point"].tolist() == [0, 1]
+    with pytest.raises(TraceError, match="none of the measured columns"):
+        load_trace(_write(tmp_path, "n.csv", "jobs,bs_bytes\n1,2\n"))
+    with pytest.raises(TraceError, match=r"line 3, column 'latency_s_mean': '5 ms'"):
+        load_trace(_write(tmp_path, "u.csv", "jobs,latency_s_mean\n1,0.005\n2,5 ms\n"))
+    with pytest.raises(TraceError, match="line 3 has 1 fields"):
+        load_trace(_write(tmp_path, "c.csv", "jobs,latency_s_mean\n1,0.005\n2\n"))
+
+
+@pytest.mark.peer
+def test_fio_json_from_a_real_fio_run(tmp_path):
+    fio = shutil.which("fio")
+    if fio is None:
+        pytest.skip("fio is not installed")
+    out = subprocess.run(
+        [
+            fio,
+            "--name=cal",
+            f"--filename={tmp_path / 'f'}",
+            "--size=2M",
+            "--bs=4k",
+            "--rw=randread",
+            "--numjobs=1",
+            "--iodepth=1",
+            "--output-format=json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    p = _write(tmp_path, "fio.json", out)
+    t = load_trace(p)
+    assert t.format == "fio" and t.engine == "fio"
+    row = t.points.iloc[0]
+    assert row["jobs"] == 1 and row["bs_bytes"] == 4096 and row["op"] == "randread"
+    assert row["bytes"] == 2 * 1024 * 1024 and row["ops"] == 512
+    assert 0 < row["latency_s_min"] <= row["latency_s_p50"] <= row["latency_s_max"]
+    # Little's law at depth 1: X ~ 1 / mean latency, within fio's own rounding/overheads
+    assert row["throughput_ops_s"] * row["latency_s_mean"] == pytest.approx(1.0, rel=0.35)
+    assert np.isfinite(row["cpu_sys_s"])
