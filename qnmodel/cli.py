@@ -68,7 +68,7 @@ def _write_json(doc: dict, stream) -> None:
 
 
 def _write_csv(frame, stream) -> None:
-    frame.to_csv(stream, index=False, float_format="%.17g", lineterminator="\n")
+    frame.to_csv(stream, index=False, lineterminator="\n")
 
 
 def _markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
