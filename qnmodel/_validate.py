@@ -87,7 +87,7 @@ def as_quantities(values: Any, name: str, dimension: str) -> np.ndarray:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             rule = "finite" if not np.isfinite(arr[i]) else ">= 0"
-            raise InvalidModelError(f"{name}[{i}] must be {rule}, got {arr[i]!r}")
+            raise InvalidModelError(f"{name}[{i}] must be {rule}, got {float(arr[i])!r}")
         return arr.copy()
     if not isinstance(values, Iterable):
         raise InvalidTypeError(

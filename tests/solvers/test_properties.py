@@ -1,0 +1,149 @@
+"""Property-based tests (hypothesis) of bounds and exact MVA on random networks.
+
+Invariants, for every population n = 1..N:
+
+* ABA and BJB bracket exact MVA (X and R), with think time and delay stations;
+* Little's law per station, Q_k = X R_k, and for the system, n = X (R + Z);
+* utilisation law U_k = X D_k / m_k (per server for multi-server stations);
+* X non-decreasing in n and R(1) = D (a lone job never waits), R_k(1) = D_k;
+* delay stations never queue: R_k(n) = D_k;
+* an m-server station with m >= N behaves exactly as a delay station;
+* the load-dependent solver equals the exact solver when every m = 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import qnmodel as qn
+from qnmodel.solvers.mva import mva_exact, mva_load_dependent
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+REL = 1e-11  # rounding slack of a comparison between two computed quantities
+
+demand = st.floats(min_value=1e-3, max_value=10.0, allow_nan=False, allow_infinity=False)
+think = st.one_of(st.just(0.0), st.floats(min_value=0.0, max_value=50.0))
+
+
+@st.composite
+def networks(draw, multiserver: bool = False, max_k: int = 6):
+    """A random network of queues and delays (and multi-servers when asked) and an N."""
+    K = draw(st.integers(1, max_k))
+    D = draw(st.lists(demand, min_size=K, max_size=K))
+    kinds = draw(st.lists(st.sampled_from(["queue", "queue", "delay"]), min_size=K, max_size=K))
+    if multiserver:
+        servers = draw(st.lists(st.integers(1, 8), min_size=K, max_size=K))
+        servers = [1 if k == "delay" else m for k, m in zip(kinds, servers, strict=True)]
+    else:
+        servers = [1] * K
+    Z = draw(think)
+    N = draw(st.integers(1, 40))
+    net = qn.Network.from_demands(D, think_time=Z, kinds=kinds, servers=servers)
+    return net, N
+
+
+def _le(a, b):
+    """a <= b up to relative rounding."""
+    return np.all(a <= b + REL * np.abs(b))
+
+
+@SETTINGS
+@given(networks(), st.sampled_from(["aba", "bjb"]))
+def test_bounds_bracket_exact_mva(case, method):
+    net, N = case
+    ex = qn.mva(net, N)
+    b = qn.bounds(net, N, method=method)
+    assert _le(b.throughput_lower, ex.throughput)
+    assert _le(ex.throughput, b.throughput_upper)
+    assert _le(b.response_time_lower, ex.response_time)
+    assert _le(ex.response_time, b.response_time_upper)
+
+
+@SETTINGS
+@given(networks(multiserver=True))
+def test_aba_brackets_load_dependent_mva(case):
+    net, N = case
+    ex = qn.mva(net, N)
+    b = qn.bounds(net, N, method="aba")
+    assert _le(b.throughput_lower, ex.throughput)
+    assert _le(ex.throughput, b.throughput_upper)
+    assert _le(b.response_time_lower, ex.response_time)
+    assert _le(ex.response_time, b.response_time_upper)
+
+
+@SETTINGS
+@given(networks(multiserver=True))
+def test_littles_law_and_utilisation_law(case):
+    net, N = case
+    res = qn.mva(net, N)
+    X = res.throughput[:, None]
+    n = np.arange(1, N + 1)
+    np.testing.assert_allclose(res.queue_length, X * res.residence_time, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(res.throughput * (res.response_time + net.think_time), n, rtol=1e-12)
+    np.testing.assert_allclose(
+        res.queue_length.sum(axis=1) + res.throughput * net.think_time, n, rtol=1e-11
+    )
+    np.testing.assert_allclose(res.utilization, X * net.demands / net.servers, rtol=1e-15)
+    # A server is never more than fully busy (delay stations: U is the mean busy servers).
+    q = ~net.is_delay
+    assert np.all(res.utilization[:, q] <= 1.0 + 1e-12)
+
+
+@SETTINGS
+@given(networks(multiserver=True))
+def test_throughput_non_decreasing_and_lone_job_never_waits(case):
+    net, N = case
+    res = qn.mva(net, N)
+    assert np.all(np.diff(res.throughput) >= -1e-12 * res.throughput[1:])
+    np.testing.assert_allclose(res.residence_time[0], net.demands, rtol=1e-12)
+    np.testing.assert_allclose(res.response_time[0], net.total_demand, rtol=1e-12)
+    np.testing.assert_allclose(
+        res.throughput[0], 1.0 / (net.total_demand + net.think_time), rtol=1e-12
+    )
+
+
+@SETTINGS
+@given(networks(multiserver=True))
+def test_delay_stations_never_queue(case):
+    net, N = case
+    res = qn.mva(net, N)
+    d = net.is_delay
+    np.testing.assert_allclose(
+        res.residence_time[:, d], np.broadcast_to(net.demands[d], (N, d.sum())), rtol=1e-12
+    )
+
+
+@SETTINGS
+@given(networks(), st.data())
+def test_station_with_at_least_N_servers_is_a_delay(case, data):
+    net, N = case
+    k = data.draw(st.integers(0, net.K - 1))
+    m = data.draw(st.integers(N, N + 5))
+    st_k = net.stations[k]
+    as_multi = [
+        qn.Station(s.name, s.demand, "queue", m) if i == k else s
+        for i, s in enumerate(net.stations)
+    ]
+    as_delay = [
+        qn.Station(s.name, s.demand, "delay") if i == k else s for i, s in enumerate(net.stations)
+    ]
+    if st_k.kind == "delay" or m == 1:
+        return  # nothing to compare: already a delay, or m = N = 1 is an ordinary queue
+    a = mva_load_dependent(qn.Network(as_multi, net.think_time), N)
+    b = mva_exact(qn.Network(as_delay, net.think_time), N)
+    np.testing.assert_allclose(a.throughput, b.throughput, rtol=1e-10)
+    np.testing.assert_allclose(a.queue_length, b.queue_length, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.residence_time[:, k], st_k.demand, rtol=1e-10)
+
+
+@SETTINGS
+@given(networks())
+def test_load_dependent_solver_equals_exact_when_all_single_server(case):
+    net, N = case
+    a, b = mva_exact(net, N), mva_load_dependent(net, N)
+    np.testing.assert_allclose(b.throughput, a.throughput, rtol=1e-10)
+    np.testing.assert_allclose(b.queue_length, a.queue_length, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b.residence_time, a.residence_time, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(b.utilization, a.utilization, rtol=1e-10)
