@@ -1,0 +1,268 @@
+"""Locate and run the qnbench executable (layer L3: subprocess is allowed here)."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._validate import as_quantity
+from ..errors import BenchError, BenchNotFoundError, InvalidModelError, InvalidTypeError
+from .trace import BenchTrace
+
+__all__ = ["executable", "build_command", "run", "ENV_VAR"]
+
+ENV_VAR = "QNMODEL_QNBENCH"
+
+# Dimension of every option that takes a quantity; the runner converts unit strings to SI here,
+# so "4 KiB" and 4096 mean the same and a wrong dimension fails before qnbench starts.
+_DIMENSIONS = {
+    "bs": "size",
+    "size": "size",
+    "chunk": "size",
+    "runtime": "time",
+    "warmup": "time",
+    "interval": "time",
+    "think": "time",
+    "spin": "time",
+    "dev_latency": "time",
+    "dev_rate": "rate",
+}
+_LISTS = {"jobs", "bs", "mem_op", "cpu_op"}
+_BUILD_HINT = (
+    "install qnmodel from source with a C compiler (pip install . builds qnbench into the "
+    "package), build it alone with `cmake -S qnmodel/bench/csrc -B build/qnbench && cmake --build "
+    f"build/qnbench`, or set {ENV_VAR}=/path/to/qnbench"
+)
+
+
+def executable() -> Path:
+    """Path of the qnbench executable.
+
+    Looked up, in order: the environment variable ``QNMODEL_QNBENCH``; the binary installed in
+    the package (``qnmodel/_bin/qnbench``); ``qnbench`` on ``PATH``.
+
+    Raises
+    ------
+    BenchNotFoundError
+        None of those exists (the message says how to build it), or ``QNMODEL_QNBENCH`` names
+        a file that is missing or not executable.
+    """
+    env = os.environ.get(ENV_VAR)
+    if env:
+        p = Path(env)
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+        raise BenchNotFoundError(
+            f"{ENV_VAR}={env!r} is not an executable file; point it at a built qnbench or unset it"
+        )
+    bundled = Path(__file__).resolve().parent.parent / "_bin" / "qnbench"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return bundled
+    found = shutil.which("qnbench")
+    if found:
+        return Path(found)
+    raise BenchNotFoundError(f"qnbench executable not found; {_BUILD_HINT}")
+
+
+def _format_number(value: float, name: str, dimension: str | None) -> str:
+    if dimension == "size" or dimension is None:
+        if value != math.floor(value):
+            raise InvalidModelError(
+                f"{name} must be a whole number of {'bytes' if dimension else 'units'}, "
+                f"got {value!r}"
+            )
+        return str(int(value))
+    return repr(float(value))
+
+
+def _one_value(name: str, value: Any) -> str:
+    dim = _DIMENSIONS.get(name)
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if dim is not None:
+        return _format_number(as_quantity(value, name, dim), name, dim)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _format_number(value, name, None)
+    if isinstance(value, str):
+        return value
+    raise InvalidTypeError(
+        f"option {name}: expected a number, a string or a bool, got {value!r} "
+        f"of type {type(value).__name__}"
+    )
+
+
+def build_command(engine: str, options: Mapping[str, Any], exe: str | os.PathLike) -> list[str]:
+    """The argument vector for ``qnbench --engine ENGINE`` with `options`.
+
+    Keyword names use ``_`` for the option's ``-`` (``dev_latency`` -> ``--dev-latency``);
+    quantities may be SI numbers or unit strings (``"4 KiB"``, ``"5 ms"``, ``"50 MB/s"``);
+    sweeps (``jobs``, ``bs``, ``mem_op``, ``cpu_op``) accept a list; bools become 1/0.
+    """
+    if not isinstance(engine, str) or not engine:
+        raise InvalidTypeError(f"engine must be a non-empty string, got {engine!r}")
+    argv = [str(exe), "--engine", engine]
+    for name, value in options.items():
+        if value is None:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            if name not in _LISTS:
+                raise InvalidTypeError(
+                    f"option {name} takes one value, got the sequence {value!r} "
+                    f"(sweeps are possible over {sorted(_LISTS)})"
+                )
+            if len(value) == 0:
+                raise InvalidModelError(f"option {name}: the list is empty")
+            text = ",".join(_one_value(name, v) for v in value)
+        else:
+            text = _one_value(name, value)
+        argv += [flag, text]
+    return argv
+
+
+def _estimate_timeout(options: Mapping[str, Any]) -> float:
+    def count(name: str) -> int:
+        v = options.get(name)
+        if isinstance(v, Sequence) and not isinstance(v, str):
+            return len(v)
+        return 1
+
+    runtime = as_quantity(options.get("runtime", 1.0), "runtime", "time")
+    warmup = as_quantity(options.get("warmup", 0.1), "warmup", "time")
+    points = count("jobs") * count("bs") * max(count("mem_op"), count("cpu_op"), 4)
+    return 60.0 + 3.0 * points * (runtime + warmup + 1.0)
+
+
+def run(
+    engine: str,
+    *,
+    progress: bool | None = None,
+    timeout: float | None = None,
+    check: bool = True,
+    executable_path: str | os.PathLike | None = None,
+    **options: Any,
+) -> BenchTrace:
+    """Run qnbench and return its validated trace.
+
+    Parameters
+    ----------
+    engine : str
+        ``"null"``, ``"emu"``, ``"file"``, ``"mem"``, ``"cpu"``, ``"tcp"`` or ``"stripe"``.
+    progress : bool, optional
+        Relay qnbench's per-point progress lines to stderr. Default: only when stderr is a
+        terminal.
+    timeout : float, optional
+        Seconds before the run is interrupted (SIGINT, so qnbench prints its partial results,
+        then killed). Default: generous, from the number of points and ``runtime``.
+    check : bool
+        Raise :class:`~qnmodel.errors.BenchError` when qnbench exits non-zero (the partial trace,
+        if any, is attached as ``exc.trace``). With ``check=False`` a partial trace
+        (``trace.complete`` false) is returned instead; usage errors always raise.
+    executable_path : path, optional
+        Use this binary instead of :func:`executable`.
+    **options
+        qnbench options by name with ``_`` for ``-``: e.g. ``jobs=[1, 2, 4]``,
+        ``bs=["4 KiB", "1 MiB"]``, ``runtime="2 s"``, ``dev_latency="5 ms"``,
+        ``dev_rate="50 MB/s"``, ``dir="/tmp"``. Quantities are SI numbers (seconds, bytes,
+        bytes/s) or unit strings. See ``qnbench --help`` and ``docs/reference/qnbench-schema.md``.
+
+    Returns
+    -------
+    BenchTrace
+        ``.to_frame()`` gives one row per measured point; ``.save(path)`` writes the JSON.
+
+    Raises
+    ------
+    BenchNotFoundError
+        No qnbench executable.
+    BenchError
+        qnbench rejected the options (exit 2), failed (exit 1, with its stderr), timed out, or
+        printed a document that does not validate.
+    """
+    exe = Path(executable_path) if executable_path is not None else executable()
+    argv = build_command(engine, options, exe)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if progress:
+        argv.append("--progress")
+    if timeout is None:
+        timeout = _estimate_timeout(options)
+
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+    err_lines: list[str] = []
+    out_chunks: list[str] = []
+
+    def pump_err() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err_lines.append(line)
+            if progress:
+                sys.stderr.write(line)
+                sys.stderr.flush()
+
+    def pump_out() -> None:
+        assert proc.stdout is not None
+        out_chunks.append(proc.stdout.read())
+
+    threads = [threading.Thread(target=pump_err, daemon=True)]
+    threads.append(threading.Thread(target=pump_out, daemon=True))
+    for t in threads:
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    for t in threads:
+        t.join(timeout=10.0)
+    stderr = "".join(err_lines)
+    stdout = "".join(out_chunks)
+    command = " ".join(argv)
+
+    if proc.returncode == 2:
+        raise BenchError(f"qnbench rejected the options (exit status 2): {stderr.strip()}")
+    trace = None
+    if stdout.strip():
+        trace = BenchTrace.from_json(stdout, error=BenchError)
+        trace = BenchTrace(trace.document, tuple(argv), stderr)
+    if timed_out:
+        exc = BenchError(f"qnbench timed out after {timeout:g} s: {command}\n{stderr.strip()}")
+        exc.trace = trace  # type: ignore[attr-defined]
+        raise exc
+    if proc.returncode != 0:
+        if trace is not None and not check:
+            return trace
+        errors = "; ".join(trace.errors) if trace is not None else ""
+        exc = BenchError(
+            f"qnbench failed (exit status {proc.returncode}): {errors or stderr.strip()}\n"
+            f"command: {command}\nstderr:\n{stderr.strip()}"
+        )
+        exc.trace = trace  # type: ignore[attr-defined]
+        raise exc
+    if trace is None:
+        raise BenchError(f"qnbench printed no JSON document: {command}\n{stderr.strip()}")
+    return trace

@@ -1,0 +1,204 @@
+/* emu engine: K emulated devices, each serving one request at a time, first come first served, a
+ * request of B bytes taking a + B/r seconds (or an exponential time with that mean).
+ *
+ * The device keeps a virtual schedule: start = max(arrival, device free), finish = start +
+ * service. The client sleeps until `finish` with clock_nanosleep(TIMER_ABSTIME) and a short spin
+ * (qnb_sleep_until_ns), so a late wake-up delays only that client's next request, never the
+ * device's busy time: the service times are exact by construction.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+
+int qnb_emu_init(struct qnb_emu_set *s, int k)
+{
+    s->k = k;
+    s->dev = calloc((size_t)k, sizeof *s->dev);
+    if (!s->dev)
+        return -1;
+    for (int i = 0; i < k; i++)
+        pthread_mutex_init(&s->dev[i].m, NULL);
+    return 0;
+}
+
+void qnb_emu_destroy(struct qnb_emu_set *s)
+{
+    if (!s->dev)
+        return;
+    for (int i = 0; i < s->k; i++) {
+        pthread_mutex_destroy(&s->dev[i].m);
+        free(s->dev[i].iv);
+    }
+    free(s->dev);
+    s->dev = NULL;
+}
+
+int64_t qnb_emu_service_ns(const struct qnb_config *c, uint64_t bytes, struct qnb_rng *rng)
+{
+    double s = c->dev_latency + (c->dev_rate > 0 ? (double)bytes / c->dev_rate : 0.0);
+    if (strcmp(c->dev_dist, "exp") == 0)
+        s *= -log(qnb_rng_uniform(rng));
+    return (int64_t)llround(s * 1e9);
+}
+
+int64_t qnb_emu_reserve(struct qnb_emu_set *s, int d, int64_t arrival, int64_t service_ns)
+{
+    struct qnb_emu_dev *dv = &s->dev[d];
+    pthread_mutex_lock(&dv->m);
+    int64_t start = arrival > dv->free_at_ns ? arrival : dv->free_at_ns;
+    int64_t finish = start + service_ns;
+    dv->free_at_ns = finish;
+    if (dv->niv == dv->cap && dv->cap < ((size_t)1 << 26)) {
+        size_t cap = dv->cap ? 2 * dv->cap : 1024;
+        int64_t *iv = realloc(dv->iv, cap * 2 * sizeof *iv);
+        if (iv) {
+            dv->iv = iv;
+            dv->cap = cap;
+        }
+    }
+    if (dv->niv < dv->cap) {
+        dv->iv[2 * dv->niv] = start;
+        dv->iv[2 * dv->niv + 1] = finish;
+        dv->niv++;
+    }
+    pthread_mutex_unlock(&dv->m);
+    return finish;
+}
+
+void qnb_emu_report(const struct qnb_emu_set *s, int64_t t0, int64_t t1, struct qnb_json *j)
+{
+    double elapsed = (double)(t1 - t0);
+    double *busy = calloc((size_t)s->k, sizeof *busy);
+    double svc_sum = 0;
+    long long svc_n = 0;
+    long long *ops = calloc((size_t)s->k, sizeof *ops);
+    for (int i = 0; busy && ops && i < s->k; i++) {
+        const struct qnb_emu_dev *dv = &s->dev[i];
+        for (size_t n = 0; n < dv->niv; n++) {
+            int64_t a = dv->iv[2 * n], b = dv->iv[2 * n + 1];
+            if (b > t0 && b <= t1) {
+                ops[i]++;
+                svc_n++;
+                svc_sum += (double)(b - a);
+            }
+            if (a < t0)
+                a = t0;
+            if (b > t1)
+                b = t1;
+            if (b > a)
+                busy[i] += (double)(b - a);
+        }
+    }
+    qj_key(j, "device_busy_s");
+    qj_arr_begin(j);
+    for (int i = 0; i < s->k; i++)
+        qj_num(j, busy ? busy[i] * 1e-9 : 0.0);
+    qj_arr_end(j);
+    qj_key(j, "device_ops");
+    qj_arr_begin(j);
+    for (int i = 0; i < s->k; i++)
+        qj_int(j, ops ? ops[i] : 0);
+    qj_arr_end(j);
+    qj_key(j, "utilization");
+    qj_arr_begin(j);
+    for (int i = 0; i < s->k; i++)
+        qj_num(j, busy && elapsed > 0 ? busy[i] / elapsed : 0.0);
+    qj_arr_end(j);
+    qj_knum(j, "service_s_mean", svc_n ? svc_sum / (double)svc_n * 1e-9 : 0.0);
+    free(busy);
+    free(ops);
+}
+
+struct emu_point {
+    struct qnb_emu_set set;
+    _Atomic uint64_t rr;
+    int roundrobin;
+    int64_t spin_ns;
+};
+
+static int emu_check(const struct qnb_config *c, char *err, size_t len)
+{
+    if (c->devices < 1 || c->devices > 4096) {
+        snprintf(err, len, "--devices %lld must be between 1 and 4096", c->devices);
+        return 2;
+    }
+    if (c->dev_latency <= 0 && c->dev_rate <= 0) {
+        snprintf(err, len, "emu: give --dev-latency > 0 or --dev-rate > 0 (both are zero)");
+        return 2;
+    }
+    return 0;
+}
+
+static int emu_setup(struct qnb_run *r)
+{
+    struct emu_point *p = calloc(1, sizeof *p);
+    if (!p || qnb_emu_init(&p->set, (int)r->cfg->devices)) {
+        free(p);
+        qnb_run_error(r, "emu: out of memory");
+        return -1;
+    }
+    p->roundrobin = strcmp(r->cfg->dev_select, "roundrobin") == 0;
+    p->spin_ns = (int64_t)(r->cfg->spin * 1e9);
+    r->epriv = p;
+    return 0;
+}
+
+static int emu_op(struct qnb_worker *w, uint64_t *bytes)
+{
+    struct qnb_run *r = w->run;
+    struct emu_point *p = r->epriv;
+    int k = p->set.k;
+    int d = p->roundrobin ? (int)(atomic_fetch_add(&p->rr, 1) % (uint64_t)k)
+                          : (int)qnb_rng_below(&w->rng, (uint64_t)k);
+    uint64_t b = (uint64_t)r->pt.bs;
+    int64_t svc = qnb_emu_service_ns(r->cfg, b, &w->rng);
+    int64_t finish = qnb_emu_reserve(&p->set, d, qnb_now_ns(), svc);
+    qnb_sleep_until_ns(finish, p->spin_ns);
+    if (w->counting) {
+        w->stat[0] += (double)(qnb_now_ns() - finish);
+        w->stat[1] += 1;
+    }
+    *bytes = b;
+    return 0;
+}
+
+static void emu_report(struct qnb_run *r, struct qnb_json *j)
+{
+    struct emu_point *p = r->epriv;
+    const struct qnb_config *c = r->cfg;
+    qj_knum(j, "service_s",
+            c->dev_latency + (c->dev_rate > 0 ? (double)r->pt.bs / c->dev_rate : 0.0));
+    qnb_emu_report(&p->set, r->t_start_ns, atomic_load(&r->t_stop_ns), j);
+    double late = 0, n = 0;
+    for (int i = 0; i < r->pt.jobs; i++) {
+        late += r->workers[i].stat[0];
+        n += r->workers[i].stat[1];
+    }
+    qj_knum(j, "wakeup_late_s_mean", n > 0 ? late / n * 1e-9 : 0.0);
+}
+
+static void emu_teardown(struct qnb_run *r)
+{
+    struct emu_point *p = r->epriv;
+    if (p) {
+        qnb_emu_destroy(&p->set);
+        free(p);
+    }
+    r->epriv = NULL;
+}
+
+static const struct qnb_engine qnb_engine_emu = {
+    .name = "emu",
+    .help = "emulated devices: a + B/r seconds per request, one at a time per device",
+    .flags = QNB_ENG_USES_BS,
+    .check = emu_check,
+    .point_setup = emu_setup,
+    .op = emu_op,
+    .point_report = emu_report,
+    .point_teardown = emu_teardown,
+};
+
+QNB_REGISTER_ENGINE(qnb_engine_emu)

@@ -1,0 +1,28 @@
+/* Emulated devices with a virtual FCFS schedule (shared by the emu and stripe engines). */
+#ifndef QNB_EMU_H
+#define QNB_EMU_H
+#include "../qnbench.h"
+
+struct qnb_emu_dev {
+    pthread_mutex_t m;
+    int64_t free_at_ns; /* instant the device finishes its last accepted request */
+    /* every (start, finish) of the point, to intersect with the measured window exactly */
+    int64_t *iv;
+    size_t niv, cap;
+    char pad[64];
+};
+
+struct qnb_emu_set {
+    int k;
+    struct qnb_emu_dev *dev;
+};
+
+int qnb_emu_init(struct qnb_emu_set *s, int k);
+void qnb_emu_destroy(struct qnb_emu_set *s);
+/* service time in ns of a request of `bytes` bytes: a + B/r, or exponential with that mean */
+int64_t qnb_emu_service_ns(const struct qnb_config *c, uint64_t bytes, struct qnb_rng *rng);
+/* queue a request on device d, arriving at `arrival`; returns its finish instant */
+int64_t qnb_emu_reserve(struct qnb_emu_set *s, int d, int64_t arrival, int64_t service_ns);
+/* device_busy_s, device_ops, utilization over the window [t0, t1] (ns) */
+void qnb_emu_report(const struct qnb_emu_set *s, int64_t t0, int64_t t1, struct qnb_json *j);
+#endif

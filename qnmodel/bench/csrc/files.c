@@ -1,0 +1,187 @@
+/* Safe file handling: every file lives in a new directory this run created itself.
+ *
+ * The directory is made with mkdir (a unique name; EEXIST means somebody else's and we pick another
+ * name), opened with O_DIRECTORY|O_NOFOLLOW, and files are created relative to it with
+ * openat(O_CREAT|O_EXCL|O_NOFOLLOW): an existing file or a planted symlink makes creation fail
+ * rather than being reused. Cleanup unlinks exactly the names we created and then removes the
+ * directory; a directory holding anything else is left in place with a message.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "qnbench.h"
+
+#define MAX_CREATED 1100
+static int dirfd_ = -1;
+static int ncreated;
+static char created[MAX_CREATED][32];
+
+const char *qnb_errno_name(int e)
+{
+    switch (e) {
+    case ENOSPC: return "ENOSPC";
+    case EDQUOT: return "EDQUOT";
+    case EIO: return "EIO";
+    case EINVAL: return "EINVAL";
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case EEXIST: return "EEXIST";
+    case ELOOP: return "ELOOP";
+    case EROFS: return "EROFS";
+    case ENOTDIR: return "ENOTDIR";
+    case ECONNREFUSED: return "ECONNREFUSED";
+    case ECONNRESET: return "ECONNRESET";
+    case EPIPE: return "EPIPE";
+    case EINTR: return "EINTR";
+    default: return "errno";
+    }
+}
+
+int qnb_rundir_create(struct qnb_run *r)
+{
+    if (r->rundir[0])
+        return 0;
+    const char *parent = r->cfg->dir;
+    struct stat st;
+    if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        qnb_run_error(r, "--dir '%s' is not an existing directory", parent);
+        return -1;
+    }
+    struct qnb_rng rng;
+    qnb_rng_seed(&rng, (uint64_t)qnb_now_ns() ^ ((uint64_t)getpid() << 32));
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char path[QNB_PATH_MAX];
+        int n = snprintf(path, sizeof path, "%s/qnbench-%ld-%08llx", parent, (long)getpid(),
+                         (unsigned long long)(qnb_rng_next(&rng) & 0xffffffffull));
+        if (n < 0 || (size_t)n >= sizeof path) {
+            qnb_run_error(r, "--dir '%s' is too long", parent);
+            return -1;
+        }
+        if (mkdir(path, 0700) == 0) {
+            dirfd_ = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (dirfd_ < 0) {
+                qnb_run_error(r, "cannot open the directory just created %s: %s", path,
+                              strerror(errno));
+                rmdir(path);
+                return -1;
+            }
+            snprintf(r->rundir, sizeof r->rundir, "%s", path);
+            return 0;
+        }
+        if (errno != EEXIST) {
+            int e = errno;
+            qnb_run_error(r, "cannot create a directory in --dir '%s': %s (%s)", parent,
+                          strerror(e), qnb_errno_name(e));
+            return -1;
+        }
+    }
+    qnb_run_error(r, "could not find an unused directory name in '%s'", parent);
+    return -1;
+}
+
+int qnb_file_create(struct qnb_run *r, const char *name, int extra_flags, char *path_out,
+                    size_t pathlen)
+{
+    if (qnb_rundir_create(r))
+        return -1;
+    if (ncreated >= MAX_CREATED) {
+        qnb_run_error(r, "too many files");
+        return -1;
+    }
+    int fd = openat(dirfd_, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extra_flags,
+                    0600);
+    if (fd < 0) {
+        int e = errno;
+        qnb_run_error(r, "cannot create %s/%s: %s (%s)", r->rundir, name, strerror(e),
+                      qnb_errno_name(e));
+        return -1;
+    }
+    snprintf(created[ncreated++], sizeof created[0], "%s", name);
+    if (path_out)
+        snprintf(path_out, pathlen, "%s/%s", r->rundir, name);
+    return fd;
+}
+
+/* Open a file we created earlier (refuses names we did not create). */
+int qnb_file_open(struct qnb_run *r, const char *name, int flags)
+{
+    int ours = 0;
+    for (int i = 0; i < ncreated; i++)
+        if (strcmp(created[i], name) == 0)
+            ours = 1;
+    if (!ours || dirfd_ < 0) {
+        errno = EPERM;
+        return -1;
+    }
+    (void)r;
+    return openat(dirfd_, name, flags | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Create `name` and fill it with `size` bytes of a non-zero pattern, then fsync it. */
+int qnb_file_layout(struct qnb_run *r, const char *name, long long size, char *err, size_t errlen)
+{
+    int fd = qnb_file_create(r, name, 0, NULL, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", r->nerrors ? r->errors[r->nerrors - 1] : "cannot create file");
+        return -1;
+    }
+    size_t chunk = 1 << 20;
+    unsigned char *buf = malloc(chunk);
+    if (!buf) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < chunk; i++)
+        buf[i] = (unsigned char)(i * 131u + 7u);
+    long long done = 0;
+    while (done < size) {
+        size_t n = (size - done) < (long long)chunk ? (size_t)(size - done) : chunk;
+        ssize_t w = pwrite(fd, buf, n, done);
+        if (w < 0 && errno == EINTR && !qnb_stop_signal)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
+            snprintf(err, errlen, "laying out %s/%s (%lld of %lld bytes written): %s (%s)",
+                     r->rundir, name, done, size, strerror(e), qnb_errno_name(e));
+            free(buf);
+            close(fd);
+            return -1;
+        }
+        done += w;
+    }
+    free(buf);
+    if (fsync(fd) != 0 && errno != EINVAL) {
+        int e = errno;
+        snprintf(err, errlen, "fsync %s/%s: %s (%s)", r->rundir, name, strerror(e),
+                 qnb_errno_name(e));
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+void qnb_rundir_cleanup(struct qnb_run *r)
+{
+    if (!r->rundir[0])
+        return;
+    for (int i = 0; i < ncreated; i++)
+        if (unlinkat(dirfd_, created[i], 0) != 0 && errno != ENOENT)
+            qnb_diag("cannot remove %s/%s: %s", r->rundir, created[i], strerror(errno));
+    ncreated = 0;
+    if (dirfd_ >= 0)
+        close(dirfd_);
+    dirfd_ = -1;
+    if (rmdir(r->rundir) != 0)
+        qnb_diag("left directory %s in place: %s (it holds files qnbench did not create)",
+                 r->rundir, strerror(errno));
+    r->rundir[0] = '\0';
+}

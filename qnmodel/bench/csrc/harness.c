@@ -1,0 +1,401 @@
+/* The closed-loop driver: N clients per point, each issuing a request through the engine,
+ * optionally thinking, repeating; warm-up excluded; per-interval samples. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+volatile sig_atomic_t qnb_stop_signal;
+
+void qnb_diag(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("qnbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void qnb_worker_error(struct qnb_worker *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
+    va_end(ap);
+    w->failed = 1;
+}
+
+void qnb_run_error(struct qnb_run *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (r->nerrors < 16) {
+        vsnprintf(r->errors[r->nerrors], sizeof r->errors[0], fmt, ap);
+        qnb_diag("%s", r->errors[r->nerrors]);
+        r->nerrors++;
+    }
+    va_end(ap);
+}
+
+int qnb_stopping(const struct qnb_run *r)
+{
+    return qnb_stop_signal || atomic_load(&((struct qnb_run *)r)->phase) == QNB_PHASE_STOP;
+}
+
+static void request_stop(struct qnb_run *r)
+{
+    int expected = QNB_PHASE_MEASURE;
+    int64_t now = qnb_now_ns();
+    if (atomic_compare_exchange_strong(&r->phase, &expected, QNB_PHASE_STOP)) {
+        atomic_store(&r->t_stop_ns, now);
+        return;
+    }
+    expected = QNB_PHASE_WARMUP;
+    if (atomic_compare_exchange_strong(&r->phase, &expected, QNB_PHASE_STOP))
+        atomic_store(&r->t_stop_ns, now);
+}
+
+static void *worker_main(void *arg)
+{
+    struct qnb_worker *w = arg;
+    struct qnb_run *r = w->run;
+    const struct qnb_engine *eng = r->eng;
+    const struct qnb_config *c = r->cfg;
+    int64_t spin = (int64_t)(c->spin * 1e9);
+    int64_t think_ns = (int64_t)(c->think * 1e9);
+    int exp_think = strcmp(c->think_dist, "exp") == 0;
+
+    qnb_thread_timer_slack();
+    if (eng->worker_init && eng->worker_init(w)) {
+        w->failed = 1;
+        request_stop(r);
+        return NULL;
+    }
+    while (!qnb_stopping(r)) {
+        int ph = atomic_load(&r->phase);
+        w->counting = ph == QNB_PHASE_MEASURE;
+        if (w->counting && c->ops > 0 &&
+            atomic_fetch_add(&r->issued, 1) >= (uint64_t)c->ops)
+            break;
+        uint64_t b = 0;
+        int64_t t0 = qnb_now_ns();
+        if (eng->op(w, &b)) {
+            w->failed = 1;
+            request_stop(r);
+            break;
+        }
+        int64_t t1 = qnb_now_ns();
+        if (atomic_load(&r->phase) == QNB_PHASE_MEASURE) {
+            qnb_hist_add(&w->hist, (uint64_t)(t1 - t0));
+            atomic_fetch_add_explicit(&w->bytes, b, memory_order_relaxed);
+            uint64_t done = atomic_fetch_add(&w->ops, 1) + 1;
+            (void)done;
+            if (c->ops > 0 && atomic_fetch_add(&r->completed, 1) + 1 >= (uint64_t)c->ops)
+                request_stop(r);
+        }
+        if (think_ns > 0 && !qnb_stopping(r)) {
+            int64_t z = think_ns;
+            if (exp_think)
+                z = (int64_t)(-log(qnb_rng_uniform(&w->rng)) * (double)think_ns);
+            int64_t ts = qnb_now_ns();
+            qnb_sleep_until_ns(ts + z, spin);
+            if (w->counting) {
+                w->think_sum_ns += (double)(qnb_now_ns() - ts);
+                w->think_count++;
+            }
+        }
+    }
+    if (!w->failed && eng->worker_finish) {
+        int64_t t = qnb_now_ns();
+        if (eng->worker_finish(w)) {
+            w->failed = 1;
+            request_stop(r);
+        }
+        w->finish_ns = (double)(qnb_now_ns() - t);
+    }
+    if (eng->worker_cleanup)
+        eng->worker_cleanup(w);
+    return NULL;
+}
+
+void *qnb_shared_alloc(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    memset(p, 0, size);
+    return p;
+}
+
+void qnb_shared_free(void *p, size_t size)
+{
+    if (p)
+        munmap(p, size);
+}
+
+/* Sleep until `deadline`, waking every 5 ms to notice a stop. Returns 1 if stopping. */
+static int wait_until(struct qnb_run *r, int64_t deadline)
+{
+    for (;;) {
+        if (qnb_stopping(r))
+            return 1;
+        int64_t now = qnb_now_ns();
+        if (now >= deadline)
+            return 0;
+        int64_t step = deadline - now;
+        if (step > 5000000)
+            step = 5000000;
+        qnb_sleep_until_ns(now + step, 0);
+    }
+}
+
+struct sample {
+    double t_s;
+    uint64_t ops, bytes;
+};
+
+static void sum_counters(struct qnb_run *r, uint64_t *ops, uint64_t *bytes)
+{
+    *ops = *bytes = 0;
+    for (int i = 0; i < r->pt.jobs; i++) {
+        *ops += atomic_load(&r->workers[i].ops);
+        *bytes += atomic_load(&r->workers[i].bytes);
+    }
+}
+
+int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
+{
+    const struct qnb_config *c = r->cfg;
+    const struct qnb_engine *eng = r->eng;
+    int jobs = r->pt.jobs;
+    int use_proc = strcmp(c->workers, "process") == 0 && (eng->flags & QNB_ENG_PROCESSES);
+    size_t wsize = sizeof(struct qnb_worker) * (size_t)jobs;
+    int ok = 1;
+
+    r->workers = qnb_shared_alloc(wsize);
+    if (!r->workers) {
+        qnb_run_error(r, "out of memory for %d workers", jobs);
+        return -1;
+    }
+    atomic_store(&r->phase, QNB_PHASE_WARMUP);
+    atomic_store(&r->issued, 0);
+    atomic_store(&r->completed, 0);
+    atomic_store(&r->t_stop_ns, 0);
+    r->t_start_ns = 0;
+    for (int i = 0; i < jobs; i++) {
+        struct qnb_worker *w = &r->workers[i];
+        w->run = r;
+        w->id = i;
+        qnb_hist_reset(&w->hist);
+        qnb_rng_seed(&w->rng, (uint64_t)c->seed * 1000003u + (uint64_t)r->pt.index * 65537u +
+                                  (uint64_t)i);
+    }
+    if (eng->point_setup && eng->point_setup(r)) {
+        qnb_shared_free(r->workers, wsize);
+        r->workers = NULL;
+        return -1;
+    }
+
+    int started = 0;
+    int64_t t_w0 = qnb_now_ns();
+    for (int i = 0; i < jobs; i++) {
+        struct qnb_worker *w = &r->workers[i];
+        if (use_proc) {
+            fflush(NULL);
+            pid_t pid = fork();
+            if (pid == 0) {
+                worker_main(w);
+                _exit(w->failed ? 1 : 0);
+            }
+            if (pid < 0) {
+                qnb_run_error(r, "fork: %s", strerror(errno));
+                break;
+            }
+            w->pid = pid;
+        } else {
+            int e = pthread_create(&w->tid, NULL, worker_main, w);
+            if (e) {
+                qnb_run_error(r, "pthread_create: %s", strerror(e));
+                break;
+            }
+        }
+        started++;
+    }
+    if (started < jobs)
+        request_stop(r);
+
+    /* warm-up, then the measured interval */
+    size_t nsamp = 0, capsamp = 64;
+    struct sample *samp = malloc(capsamp * sizeof *samp);
+    double cu0 = 0, cs0 = 0, cu1 = 0, cs1 = 0;
+    int timed_out = 0;
+    if (c->warmup > 0)
+        wait_until(r, t_w0 + (int64_t)(c->warmup * 1e9));
+    double warm_s = (qnb_now_ns() - t_w0) * 1e-9;
+    qnb_cpu_times(&cu0, &cs0, use_proc);
+    int expected = QNB_PHASE_WARMUP;
+    r->t_start_ns = qnb_now_ns();
+    atomic_compare_exchange_strong(&r->phase, &expected, QNB_PHASE_MEASURE);
+    int64_t t_end = r->t_start_ns + (int64_t)(c->runtime * 1e9);
+    int64_t step = (int64_t)(c->interval * 1e9);
+    int64_t next = r->t_start_ns + step;
+    uint64_t prev_ops = 0, prev_bytes = 0;
+    for (;;) {
+        int64_t until = next < t_end ? next : t_end;
+        if (c->ops > 0 && c->runtime <= 0)
+            until = next;
+        if (wait_until(r, until))
+            break;
+        int64_t now = qnb_now_ns();
+        if (now >= next) {
+            uint64_t o, b;
+            sum_counters(r, &o, &b);
+            if (nsamp == capsamp) {
+                capsamp *= 2;
+                samp = realloc(samp, capsamp * sizeof *samp);
+            }
+            samp[nsamp++] = (struct sample){(next - r->t_start_ns) * 1e-9, o - prev_ops,
+                                            b - prev_bytes};
+            prev_ops = o;
+            prev_bytes = b;
+            next += step;
+        }
+        if (now >= t_end && !(c->ops > 0 && c->runtime <= 0)) {
+            timed_out = 1;
+            request_stop(r);
+            break;
+        }
+    }
+    if (qnb_stop_signal)
+        request_stop(r);
+
+    for (int i = 0; i < started; i++) {
+        struct qnb_worker *w = &r->workers[i];
+        if (use_proc) {
+            int st;
+            while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
+                ;
+        } else {
+            pthread_join(w->tid, NULL);
+        }
+    }
+    qnb_cpu_times(&cu1, &cs1, use_proc);
+
+    int64_t t_stop = atomic_load(&r->t_stop_ns);
+    if (t_stop < r->t_start_ns)
+        t_stop = r->t_start_ns;
+    double finish_max = 0;
+    struct qnb_hist *h = malloc(sizeof *h);
+    qnb_hist_reset(h);
+    double think_sum = 0;
+    uint64_t think_n = 0;
+    for (int i = 0; i < jobs; i++) {
+        struct qnb_worker *w = &r->workers[i];
+        if (w->finish_ns > finish_max)
+            finish_max = w->finish_ns;
+        qnb_hist_merge(h, &w->hist);
+        think_sum += w->think_sum_ns;
+        think_n += w->think_count;
+        if (w->failed) {
+            ok = 0;
+            qnb_run_error(r, "%s (point %d, job %d)", w->errmsg[0] ? w->errmsg : "worker failed",
+                          r->pt.index, i);
+        }
+    }
+    uint64_t ops, bytes;
+    sum_counters(r, &ops, &bytes);
+    double elapsed = ((double)(t_stop - r->t_start_ns) + finish_max) * 1e-9;
+    if (ops > prev_ops || nsamp == 0) {
+        if (nsamp == capsamp) {
+            capsamp *= 2;
+            samp = realloc(samp, capsamp * sizeof *samp);
+        }
+        samp[nsamp++] = (struct sample){elapsed, ops - prev_ops, bytes - prev_bytes};
+    }
+    if (qnb_stop_signal) {
+        ok = 0;
+        qnb_run_error(r, "interrupted by a signal during point %d", r->pt.index);
+    }
+    int reached = timed_out || (c->ops > 0 && ops >= (uint64_t)c->ops);
+    int complete = ok && reached && started == jobs;
+
+    /* the result object */
+    qj_obj_begin(j);
+    qj_kint(j, "point", r->pt.index);
+    qj_kint(j, "jobs", jobs);
+    if (eng->flags & QNB_ENG_USES_BS)
+        qj_kint(j, "bs_bytes", r->pt.bs);
+    qj_kstr(j, "op", r->pt.op);
+    qj_knum(j, "think_s", c->think);
+    qj_kbool(j, "complete", complete);
+    qj_kint(j, "ops", (long long)ops);
+    qj_kint(j, "bytes", (long long)bytes);
+    qj_knum(j, "elapsed_s", elapsed);
+    qj_knum(j, "warmup_s", warm_s);
+    qj_knum(j, "throughput_ops_s", elapsed > 0 ? ops / elapsed : NAN);
+    qj_knum(j, "throughput_B_s", elapsed > 0 ? bytes / elapsed : NAN);
+    qj_key(j, "latency_s");
+    qj_obj_begin(j);
+    qj_kint(j, "count", (long long)h->count);
+    qj_knum(j, "mean", h->count ? h->sum_ns / h->count * 1e-9 : NAN);
+    qj_knum(j, "min", h->count ? h->min_ns * 1e-9 : NAN);
+    qj_knum(j, "p50", qnb_hist_quantile_ns(h, 0.50) * 1e-9);
+    qj_knum(j, "p90", qnb_hist_quantile_ns(h, 0.90) * 1e-9);
+    qj_knum(j, "p99", qnb_hist_quantile_ns(h, 0.99) * 1e-9);
+    qj_knum(j, "max", h->count ? h->max_ns * 1e-9 : NAN);
+    qj_obj_end(j);
+    qj_knum(j, "think_s_mean", think_n ? think_sum / think_n * 1e-9 : 0.0);
+    qj_key(j, "cpu");
+    qj_obj_begin(j);
+    qj_knum(j, "user_s", cu1 - cu0);
+    qj_knum(j, "sys_s", cs1 - cs0);
+    qj_obj_end(j);
+    qj_key(j, "samples");
+    qj_arr_begin(j);
+    for (size_t i = 0; i < nsamp; i++) {
+        double dt = i == 0 ? samp[0].t_s : samp[i].t_s - samp[i - 1].t_s;
+        qj_obj_begin(j);
+        qj_knum(j, "t_s", samp[i].t_s);
+        qj_kint(j, "ops", (long long)samp[i].ops);
+        qj_kint(j, "bytes", (long long)samp[i].bytes);
+        qj_knum(j, "throughput_ops_s", dt > 0 ? samp[i].ops / dt : NAN);
+        qj_knum(j, "throughput_B_s", dt > 0 ? samp[i].bytes / dt : NAN);
+        qj_obj_end(j);
+    }
+    qj_arr_end(j);
+    qj_key(j, "engine_stats");
+    qj_obj_begin(j);
+    r->elapsed_s = elapsed;
+    r->finish_s = finish_max * 1e-9;
+    r->ops_total = ops;
+    if (eng->point_report)
+        eng->point_report(r, j);
+    qj_obj_end(j);
+    qj_obj_end(j);
+
+    if (c->progress) {
+        char bsbuf[48] = "";
+        if (eng->flags & QNB_ENG_USES_BS)
+            snprintf(bsbuf, sizeof bsbuf, " bs=%lld", r->pt.bs);
+        qnb_diag("point %d: jobs=%d%s op=%s: %.6g ops/s, %.6g B/s, mean latency %.6g s",
+                 r->pt.index, jobs, bsbuf, r->pt.op, elapsed > 0 ? ops / elapsed : 0.0,
+                 elapsed > 0 ? bytes / elapsed : 0.0,
+                 h->count ? h->sum_ns / h->count * 1e-9 : 0.0);
+    }
+    free(h);
+    free(samp);
+    if (eng->point_teardown)
+        eng->point_teardown(r);
+    qnb_shared_free(r->workers, wsize);
+    r->workers = NULL;
+    return complete ? 0 : -1;
+}

@@ -1,0 +1,212 @@
+/* qnbench main(): parse options, select the engine, run the sweep, print one JSON document. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* Engines register themselves from a constructor in their own file (fio's pattern), so adding an
+ * engine means adding one file to engines/. Kept sorted in a fixed order for --help. */
+#define QNB_MAX_ENGINES 16
+const struct qnb_engine *qnb_engines[QNB_MAX_ENGINES + 1];
+
+void qnb_register_engine(const struct qnb_engine *e)
+{
+    static const char *const order[] = {"null", "emu", "file", "mem", "cpu", "tcp", "stripe"};
+    int n = 0;
+    while (qnb_engines[n])
+        n++;
+    if (n >= QNB_MAX_ENGINES)
+        abort();
+    qnb_engines[n++] = e;
+    /* insertion sort by the documented order */
+    for (int i = n - 1; i > 0; i--) {
+        int a = 99, b = 99;
+        for (int k = 0; k < 7; k++) {
+            if (strcmp(order[k], qnb_engines[i - 1]->name) == 0)
+                a = k;
+            if (strcmp(order[k], qnb_engines[i]->name) == 0)
+                b = k;
+        }
+        if (a <= b)
+            break;
+        const struct qnb_engine *t = qnb_engines[i - 1];
+        qnb_engines[i - 1] = qnb_engines[i];
+        qnb_engines[i] = t;
+    }
+}
+
+const struct qnb_engine *qnb_find_engine(const char *name)
+{
+    for (int i = 0; qnb_engines[i]; i++)
+        if (strcmp(qnb_engines[i]->name, name) == 0)
+            return qnb_engines[i];
+    return NULL;
+}
+
+static void on_signal(int sig)
+{
+    qnb_stop_signal = sig;
+}
+
+static int check_common(const struct qnb_config *c, const struct qnb_engine *eng)
+{
+    if (c->runtime <= 0 && c->ops <= 0) {
+        qnb_diag("--runtime must be > 0 (or give --ops N > 0)");
+        return 2;
+    }
+    if (c->ops < 0) {
+        qnb_diag("--ops %lld must be >= 0", c->ops);
+        return 2;
+    }
+    if (c->interval <= 0) {
+        qnb_diag("--interval must be > 0");
+        return 2;
+    }
+    for (int i = 0; i < c->jobs.n; i++)
+        if (c->jobs.v[i] > 1024) {
+            qnb_diag("--jobs %lld is more than 1024", c->jobs.v[i]);
+            return 2;
+        }
+    if ((eng->flags & QNB_ENG_NEEDS_DIR) && !c->dir[0]) {
+        qnb_diag("engine %s creates files: give --dir DIR (qnbench makes its own new directory "
+                 "inside DIR and removes it at the end)",
+                 eng->name);
+        return 2;
+    }
+    if (strcmp(c->workers, "process") == 0 && !(eng->flags & QNB_ENG_PROCESSES)) {
+        qnb_diag("--workers process is supported by the file engine only (engine %s uses threads)",
+                 eng->name);
+        return 2;
+    }
+    if (eng->check) {
+        char err[512] = "";
+        if (eng->check(c, err, sizeof err)) {
+            qnb_diag("%s", err);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct qnb_config cfg;
+    int rc = qnb_parse_args(&cfg, argc, argv);
+    if (rc == 3)
+        return 0;
+    if (rc)
+        return 2;
+    const struct qnb_engine *eng = qnb_find_engine(cfg.engine);
+    if (!eng) {
+        qnb_diag("unknown engine '%s'", cfg.engine);
+        return 2;
+    }
+    rc = check_common(&cfg, eng);
+    if (rc)
+        return rc;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+    struct qnb_run *r = qnb_shared_alloc(sizeof *r);
+    if (!r) {
+        qnb_diag("out of memory");
+        return 1;
+    }
+    r->cfg = &cfg;
+    r->eng = eng;
+
+    if (eng->standalone) {
+        int s = eng->standalone(r);
+        if (s >= 0) {
+            if (eng->run_teardown)
+                eng->run_teardown(r);
+            qnb_rundir_cleanup(r);
+            return s;
+        }
+        /* s < 0: not standalone for these options; measure */
+    }
+
+    /* results are collected in memory and printed in one document at the end */
+    char *rbuf = NULL;
+    size_t rlen = 0;
+    FILE *rf = open_memstream(&rbuf, &rlen);
+    struct qnb_json jr;
+    qj_init(&jr, rf);
+    qj_arr_begin(&jr);
+
+    char oplist[256];
+    if (eng->op_list)
+        snprintf(oplist, sizeof oplist, "%s", eng->op_list(&cfg));
+    else
+        snprintf(oplist, sizeof oplist, "%s", cfg.rw);
+    int nbs = (eng->flags & QNB_ENG_USES_BS) ? cfg.bs.n : 1;
+    int index = 0, complete = 1;
+    for (int ij = 0; ij < cfg.jobs.n && complete; ij++) {
+        for (int ib = 0; ib < nbs && complete; ib++) {
+            char tmp[256];
+            snprintf(tmp, sizeof tmp, "%s", oplist);
+            for (char *sv = NULL, *op = strtok_r(tmp, ",", &sv); op && complete;
+                 op = strtok_r(NULL, ",", &sv)) {
+                r->pt.index = index++;
+                r->pt.jobs = (int)cfg.jobs.v[ij];
+                r->pt.bs = (eng->flags & QNB_ENG_USES_BS) ? cfg.bs.v[ib] : 0;
+                snprintf(r->pt.op, sizeof r->pt.op, "%s", op);
+                if (qnb_run_point(r, &jr))
+                    complete = 0;
+                if (qnb_stop_signal)
+                    complete = 0;
+            }
+        }
+    }
+    qj_arr_end(&jr);
+    fclose(rf);
+    if (eng->run_teardown)
+        eng->run_teardown(r);
+    qnb_rundir_cleanup(r);
+    if (qnb_stop_signal && r->nerrors == 0)
+        qnb_run_error(r, "interrupted by signal %d", (int)qnb_stop_signal);
+
+    struct qnb_json j;
+    qj_init(&j, stdout);
+    qj_obj_begin(&j);
+    qj_kstr(&j, "schema", "qnbench");
+    qj_kint(&j, "schema_version", QNB_SCHEMA_VERSION);
+    qj_kstr(&j, "tool_version", QNB_VERSION);
+    qj_kstr(&j, "timestamp", stamp);
+    qj_kbool(&j, "complete", complete && r->nerrors == 0);
+    qj_key(&j, "host");
+    qnb_host_json(&j);
+    qj_kstr(&j, "engine", eng->name);
+    qj_key(&j, "options");
+    qnb_options_json(&cfg, &j);
+    qj_key(&j, "results");
+    qj_raw(&j, rbuf);
+    qj_key(&j, "errors");
+    qj_arr_begin(&j);
+    for (int i = 0; i < r->nerrors; i++)
+        qj_str(&j, r->errors[i]);
+    qj_arr_end(&j);
+    qj_obj_end(&j);
+    fputc('\n', stdout);
+    free(rbuf);
+    if (fflush(stdout) != 0)
+        return 1;
+    return (complete && r->nerrors == 0) ? 0 : 1;
+}

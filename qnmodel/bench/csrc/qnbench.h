@@ -1,0 +1,264 @@
+/* qnbench: shared declarations (configuration, engines, workers, harness). */
+#ifndef QNBENCH_H
+#define QNBENCH_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define QNB_VERSION "0.1.0"
+#define QNB_SCHEMA_VERSION 1
+#define QNB_MAX_LIST 64
+#define QNB_PATH_MAX 4096
+
+/* ---- configuration: one struct, filled from the option table (options.c) ---- */
+struct qnb_list {
+    int n;
+    long long v[QNB_MAX_LIST];
+};
+
+struct qnb_config {
+    char engine[32];
+    struct qnb_list jobs;
+    struct qnb_list bs;
+    char rw[16];
+    long long size;
+    double runtime;
+    double warmup;
+    long long ops;
+    double interval;
+    double think;
+    char think_dist[8];
+    long long seed;
+    char dir[QNB_PATH_MAX];
+    double spin;
+    /* emu */
+    double dev_latency;
+    double dev_rate;
+    long long devices;
+    char dev_select[16];
+    char dev_dist[8];
+    /* file */
+    char access[8];
+    char workers[8];
+    long long end_fsync;
+    long long drop_caches;
+    /* mem, cpu */
+    char mem_op[64];
+    char cpu_op[64];
+    long long stripe_width;
+    /* tcp */
+    char tcp_role[8];
+    char host[256];
+    long long port;
+    char serve[8];
+    /* stripe */
+    long long raid;
+    long long members;
+    char member[8];
+    long long chunk;
+    /* misc */
+    long long progress;
+};
+
+/* ---- units.c ---- */
+int qnb_parse_size(const char *s, long long *out, char *err, size_t errlen);
+int qnb_parse_time(const char *s, double *out, char *err, size_t errlen);
+int qnb_parse_rate(const char *s, double *out, char *err, size_t errlen);
+int qnb_parse_int(const char *s, long long *out, char *err, size_t errlen);
+
+/* ---- options.c ---- */
+struct qnb_json;
+void qnb_config_defaults(struct qnb_config *c);
+/* returns 0 ok, 2 usage error (message printed), 3 help printed */
+int qnb_parse_args(struct qnb_config *c, int argc, char **argv);
+void qnb_options_json(const struct qnb_config *c, struct qnb_json *j);
+int qnb_list_contains(const char *commalist, const char *item);
+
+/* ---- json.c: streaming writer with escaping and locale-independent numbers ---- */
+struct qnb_json {
+    FILE *f;
+    int depth;
+    int first[64];
+    int after_key;
+};
+void qj_init(struct qnb_json *j, FILE *f);
+void qj_obj_begin(struct qnb_json *j);
+void qj_obj_end(struct qnb_json *j);
+void qj_arr_begin(struct qnb_json *j);
+void qj_arr_end(struct qnb_json *j);
+void qj_key(struct qnb_json *j, const char *k);
+void qj_str(struct qnb_json *j, const char *s);
+void qj_int(struct qnb_json *j, long long v);
+void qj_num(struct qnb_json *j, double v);
+void qj_bool(struct qnb_json *j, int v);
+void qj_null(struct qnb_json *j);
+void qj_kstr(struct qnb_json *j, const char *k, const char *s);
+void qj_kint(struct qnb_json *j, const char *k, long long v);
+void qj_knum(struct qnb_json *j, const char *k, double v);
+void qj_kbool(struct qnb_json *j, const char *k, int v);
+void qj_raw(struct qnb_json *j, const char *text);
+void qnb_format_double(char *buf, size_t len, double v);
+
+/* ---- timing.c ---- */
+int64_t qnb_now_ns(void);
+void qnb_sleep_until_ns(int64_t deadline, int64_t spin_ns);
+void qnb_thread_timer_slack(void);
+void qnb_cpu_times(double *user, double *sys, int children);
+
+/* ---- stats.c: log-bucket histogram of nanoseconds ---- */
+#define QNB_HIST_SUB_BITS 6
+#define QNB_HIST_SUB (1 << QNB_HIST_SUB_BITS)
+#define QNB_HIST_BUCKETS (64 * QNB_HIST_SUB)
+struct qnb_hist {
+    uint64_t count;
+    double sum_ns;
+    uint64_t min_ns, max_ns;
+    uint64_t b[QNB_HIST_BUCKETS];
+};
+void qnb_hist_reset(struct qnb_hist *h);
+void qnb_hist_add(struct qnb_hist *h, uint64_t ns);
+void qnb_hist_merge(struct qnb_hist *dst, const struct qnb_hist *src);
+double qnb_hist_quantile_ns(const struct qnb_hist *h, double q);
+
+/* ---- rng: splitmix64 seeding + xoshiro256** ---- */
+struct qnb_rng {
+    uint64_t s[4];
+};
+void qnb_rng_seed(struct qnb_rng *r, uint64_t seed);
+uint64_t qnb_rng_next(struct qnb_rng *r);
+double qnb_rng_uniform(struct qnb_rng *r); /* in (0, 1) */
+uint64_t qnb_rng_below(struct qnb_rng *r, uint64_t n);
+
+/* ---- engines ---- */
+struct qnb_run;
+struct qnb_worker;
+
+enum {
+    QNB_ENG_USES_BS = 1u << 0,      /* sweep over --bs */
+    QNB_ENG_NEEDS_DIR = 1u << 1,    /* needs --dir (creates files) */
+    QNB_ENG_PROCESSES = 1u << 2,    /* supports --workers process */
+    QNB_ENG_OPLIST = 1u << 3,       /* sweep over an engine operation list (op_list) */
+    QNB_ENG_NO_MEASURE = 1u << 4,   /* run() replaces the harness (tcp server) */
+};
+
+struct qnb_engine {
+    const char *name;
+    const char *help;
+    unsigned flags;
+    /* comma list of operations for QNB_ENG_OPLIST engines */
+    const char *(*op_list)(const struct qnb_config *c);
+    /* once per run, after option parsing: validate engine options (return 2 + message on usage error) */
+    int (*check)(const struct qnb_config *c, char *err, size_t errlen);
+    /* once per point, in the main thread, before workers start */
+    int (*point_setup)(struct qnb_run *r);
+    /* per worker, in the worker (thread or process) */
+    int (*worker_init)(struct qnb_worker *w);
+    /* one request; *bytes = payload bytes moved; return 0 or -1 with qnb_worker_error() */
+    int (*op)(struct qnb_worker *w, uint64_t *bytes);
+    /* per worker after the last measured op; timed (e.g. fsync + close) */
+    int (*worker_finish)(struct qnb_worker *w);
+    /* per worker, untimed, always called if worker_init succeeded */
+    void (*worker_cleanup)(struct qnb_worker *w);
+    /* in the main thread after all workers ended: write engine_stats keys */
+    void (*point_report)(struct qnb_run *r, struct qnb_json *j);
+    /* in the main thread after the point */
+    void (*point_teardown)(struct qnb_run *r);
+    /* whole-run cleanup */
+    void (*run_teardown)(struct qnb_run *r);
+    /* replaces the measurement loop (tcp server role); returns exit status */
+    int (*standalone)(struct qnb_run *r);
+};
+
+const struct qnb_engine *qnb_find_engine(const char *name);
+extern const struct qnb_engine *qnb_engines[]; /* NULL-terminated */
+void qnb_register_engine(const struct qnb_engine *e);
+#define QNB_REGISTER_ENGINE(var)                                                                   \
+    __attribute__((constructor)) static void qnb_register_##var(void) { qnb_register_engine(&var); }
+
+/* ---- workers and runs (harness.c) ---- */
+enum { QNB_PHASE_WARMUP = 0, QNB_PHASE_MEASURE = 1, QNB_PHASE_STOP = 2 };
+
+struct qnb_worker {
+    struct qnb_run *run;
+    int id;
+    int counting;       /* the current op was issued in the measured phase */
+    struct qnb_rng rng; /* seeded per point and worker */
+    void *priv;         /* engine per-worker state */
+    /* counters of the measured phase, read by the sampler */
+    _Atomic uint64_t ops;
+    _Atomic uint64_t bytes;
+    struct qnb_hist hist;
+    double think_sum_ns;
+    uint64_t think_count;
+    double finish_ns; /* duration of worker_finish */
+    int failed;
+    char errmsg[512];
+    pthread_t tid;
+    int pid;
+    /* engine per-worker statistics, in shared memory for process workers */
+    double stat[64];
+};
+
+struct qnb_point {
+    int index;
+    int jobs;
+    long long bs;
+    char op[32];
+};
+
+struct qnb_run {
+    const struct qnb_config *cfg;
+    const struct qnb_engine *eng;
+    struct qnb_point pt;
+    _Atomic int phase;
+    _Atomic uint64_t issued;    /* measured ops issued (for --ops) */
+    _Atomic uint64_t completed; /* measured ops completed (for --ops) */
+    int64_t t_start_ns;
+    _Atomic int64_t t_stop_ns;
+    struct qnb_worker *workers; /* pt.jobs entries (shared memory) */
+    void *epriv;                /* engine per-point state */
+    void *erun;                 /* engine per-run state */
+    char rundir[QNB_PATH_MAX];  /* our own directory ("" until created) */
+    double elapsed_s;  /* measured interval of the point just run (for point_report) */
+    double finish_s;   /* longest worker_finish (fsync + close) */
+    uint64_t ops_total;
+    int nerrors;
+    char errors[16][512];
+};
+
+void qnb_worker_error(struct qnb_worker *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void qnb_run_error(struct qnb_run *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void qnb_diag(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+extern volatile sig_atomic_t qnb_stop_signal;
+int qnb_stopping(const struct qnb_run *r);
+
+/* ---- safe files (files.c): only inside our own new directory ---- */
+int qnb_rundir_create(struct qnb_run *r);
+int qnb_file_create(struct qnb_run *r, const char *name, int extra_flags, char *path_out,
+                    size_t pathlen);
+int qnb_file_open(struct qnb_run *r, const char *name, int flags);
+void qnb_rundir_cleanup(struct qnb_run *r);
+int qnb_file_layout(struct qnb_run *r, const char *name, long long size, char *err, size_t errlen);
+const char *qnb_errno_name(int e);
+
+/* ---- host.c ---- */
+void qnb_host_json(struct qnb_json *j);
+
+#endif

@@ -1,0 +1,42 @@
+"""Fixtures for the qnbench tests: the binary (skip locally when missing, fail under CI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from qnmodel import bench
+from qnmodel.errors import BenchNotFoundError
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.fixture(scope="session")
+def qnbench_exe():
+    """Path of qnbench (``qnmodel.bench.executable()``)."""
+    try:
+        return bench.executable()
+    except BenchNotFoundError as exc:
+        if IN_CI:
+            pytest.fail(f"qnbench must be built under CI: {exc}")
+        pytest.skip(f"qnbench not built here ({exc}); set QNMODEL_QNBENCH to run these tests")
+
+
+@pytest.fixture(scope="session")
+def qnb(qnbench_exe):
+    """Run qnbench with arguments; return (exit status, parsed stdout or None, stdout, stderr)."""
+
+    def call(*args, timeout=60):
+        p = subprocess.run(
+            [str(qnbench_exe), *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        doc = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
+        return p.returncode, doc, p.stdout, p.stderr
+
+    return call

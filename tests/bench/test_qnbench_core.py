@@ -1,0 +1,213 @@
+"""Black-box tests of qnbench's core: options, JSON document, sweeps, timing, exit codes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from qnmodel.bench import schema
+
+ENGINES = ("null", "emu")
+
+
+def test_help_lists_every_engine_and_option(qnb):
+    rc, _, out, err = qnb("--help")
+    assert rc == 0 and err == ""
+    for engine in ENGINES:
+        assert f"  {engine} " in out
+    for opt in ("--jobs", "--bs", "--rw", "--size", "--runtime", "--dir", "--dev-latency"):
+        assert opt in out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--engine", "nosuch"], "not one of"),
+        (["--bs", "4KB"], "ambiguous"),
+        (["--bs", "4k"], "ambiguous"),
+        (["--runtime", "5 parsecs"], "unknown or ambiguous unit"),
+        (["--jobs", "0"], "must be >= 1"),
+        (["--frobnicate", "1"], "unknown option"),
+        (["--rw", "sideways"], "not one of"),
+        (["--runtime"], "needs a value"),
+        (["--engine", "emu", "--workers", "process"], "file engine only"),
+    ],
+)
+def test_usage_errors_exit_2_with_nothing_on_stdout(qnb, args, message):
+    rc, _, out, err = qnb(*args)
+    assert rc == 2
+    assert out == ""
+    assert message in err
+
+
+def test_null_document_validates_and_echoes_options(qnb):
+    rc, doc, _, err = qnb(
+        "--engine",
+        "null",
+        "--runtime",
+        "50ms",
+        "--warmup",
+        "10ms",
+        "--jobs",
+        "1,2",
+        "--bs",
+        "4KiB,1MiB",
+        "--interval",
+        "10ms",
+    )
+    assert rc == 0, err
+    schema.validate(doc)
+    assert doc["complete"] is True and doc["errors"] == []
+    assert doc["engine"] == "null"
+    assert doc["options"]["jobs"] == [1, 2]
+    assert doc["options"]["bs_bytes"] == [4096, 1048576]
+    assert doc["options"]["runtime_s"] == 0.05
+    assert doc["host"]["cpus"] >= 1 and doc["host"]["mem_total_bytes"] > 0
+    assert doc["timestamp"].endswith("Z") and doc["timestamp"][10] == "T"
+    # jobs varies slowest, then bs
+    points = [(r["point"], r["jobs"], r["bs_bytes"]) for r in doc["results"]]
+    assert points == [(0, 1, 4096), (1, 1, 1048576), (2, 2, 4096), (3, 2, 1048576)]
+    for r in doc["results"]:
+        assert r["ops"] > 1000
+        assert r["bytes"] == r["ops"] * r["bs_bytes"]
+        # samples partition the measured interval
+        assert sum(s["ops"] for s in r["samples"]) == r["ops"]
+        assert sum(s["bytes"] for s in r["samples"]) == r["bytes"]
+        assert 0.05 <= r["elapsed_s"] < 0.2  # the main thread may be scheduled late
+        assert r["warmup_s"] >= 0.01
+        assert r["throughput_ops_s"] == pytest.approx(r["ops"] / r["elapsed_s"], rel=1e-12)
+        lat = r["latency_s"]
+        assert lat["count"] == r["ops"]
+        assert lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
+        assert lat["min"] <= lat["mean"] <= lat["max"]
+
+
+def test_null_engine_overhead_is_reported_per_operation(qnb):
+    rc, doc, _, err = qnb("--engine", "null", "--runtime", "100ms", "--warmup", "0")
+    assert rc == 0, err
+    (r,) = doc["results"]
+    per_op = r["engine_stats"]["overhead_s_per_op"]
+    assert per_op == pytest.approx(r["elapsed_s"] / r["ops"], rel=1e-9)
+    assert per_op < 20e-6  # generous: a loaded 2-core machine; the peer script tracks < 100 ns
+
+
+def test_ops_limit_stops_the_point_after_exactly_that_many_operations(qnb):
+    rc, doc, _, err = qnb(
+        "--engine",
+        "emu",
+        "--ops",
+        "25",
+        "--runtime",
+        "10s",
+        "--warmup",
+        "0",
+        "--dev-latency",
+        "1ms",
+        "--dev-rate",
+        "0",
+        "--jobs",
+        "1",
+    )
+    assert rc == 0, err
+    (r,) = doc["results"]
+    assert r["ops"] == 25 and r["complete"]
+    assert r["elapsed_s"] == pytest.approx(25e-3, rel=0.3)
+
+
+def test_strings_are_escaped_in_json(qnb):
+    nasty = 'a"b\\c\td\x01e'
+    rc, doc, out, err = qnb("--engine", "null", "--runtime", "10ms", "--host", nasty)
+    assert rc == 0, err
+    assert doc["options"]["host"] == nasty
+    assert "\\u0001" in out
+
+
+def test_units_parse_to_si(qnb):
+    rc, doc, _, err = qnb(
+        "--engine",
+        "emu",
+        "--runtime",
+        "20ms",
+        "--warmup",
+        "0",
+        "--dev-latency",
+        "250us",
+        "--dev-rate",
+        "1Gbit/s",
+        "--bs",
+        "1MB",
+        "--size",
+        "2MiB",
+        "--think",
+        "0.5ms",
+    )
+    assert rc == 0, err
+    o = doc["options"]
+    assert o["dev_latency_s"] == 250e-6
+    assert o["dev_rate_B_s"] == 125e6
+    assert o["bs_bytes"] == [1000000]
+    assert o["size_bytes"] == 2 * 1048576
+    assert o["think_s"] == 0.0005
+
+
+def test_numbers_are_locale_independent(qnb, monkeypatch):
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    monkeypatch.setenv("LC_NUMERIC", "de_DE.UTF-8")
+    rc, doc, out, err = qnb("--engine", "null", "--runtime", "10ms", "--think", "0")
+    assert rc == 0, err
+    json.loads(out)  # would fail with decimal commas
+    assert doc["options"]["runtime_s"] == 0.01
+
+
+def test_think_time_constant_and_exponential(qnb):
+    for dist in ("const", "exp"):
+        rc, doc, _, err = qnb(
+            "--engine",
+            "null",
+            "--runtime",
+            "300ms",
+            "--warmup",
+            "0",
+            "--think",
+            "2ms",
+            "--think-dist",
+            dist,
+            "--jobs",
+            "2",
+        )
+        assert rc == 0, err
+        (r,) = doc["results"]
+        tol = 0.05 if dist == "const" else 0.25
+        assert r["think_s_mean"] == pytest.approx(2e-3, rel=tol)
+        # closed loop with a null request: X = N / Z
+        assert r["throughput_ops_s"] == pytest.approx(2 / r["think_s_mean"], rel=0.1)
+
+
+def test_document_is_alone_on_stdout_even_with_progress(qnb):
+    rc, doc, out, err = qnb("--engine", "null", "--runtime", "10ms", "--jobs", "1,2", "--progress")
+    assert rc == 0
+    assert out.count("\n") == 1 and doc is not None
+    assert err.count("point ") == 2
+
+
+def test_histogram_percentiles_within_bucket_resolution(qnb):
+    # constant 3 ms service, one client: every latency is 3 ms plus a small wake-up delay
+    rc, doc, _, err = qnb(
+        "--engine",
+        "emu",
+        "--runtime",
+        "200ms",
+        "--warmup",
+        "0",
+        "--dev-latency",
+        "3ms",
+        "--dev-rate",
+        "0",
+    )
+    assert rc == 0, err
+    lat = doc["results"][0]["latency_s"]
+    assert lat["min"] >= 3e-3
+    assert lat["p50"] == pytest.approx(3e-3, rel=0.02)
+    assert math.isfinite(lat["p99"])
