@@ -433,6 +433,11 @@ class NFSSystem:
             return {"write": miss}
         return {"client_hit": {"client": b.b1}, "server_hit": remote, "miss": miss}
 
+    def requests_per_byte(self, op: str = "read") -> float:
+        """NFS requests per byte of file data: ``1/rsize`` for reads, ``1/wsize`` for writes."""
+        as_choice(op, "op", OPERATIONS)
+        return 1.0 / (self.rsize if op == "read" else self.wsize)
+
     def station_names(self) -> tuple[str, ...]:
         """Stations of :meth:`network`, in order."""
         names = ["client"]

@@ -469,6 +469,12 @@ def disk_demand_multipliers(
 
     Feed ``D * m`` to :class:`~qnmodel.network.Network` as N disk stations
     (see :func:`disk_demands`) or to the networked-RAID composition.
+
+    The multipliers are *busy-time* factors. For writes their sum equals the
+    byte factor of :func:`qnmodel.demands.raid_bytes.raid_byte_factor`
+    (sequential: N/(N-1) for RAID5, N/(N-2) RAID6, 2 for mirrors); for
+    sequential RAID5/6 reads it exceeds the byte factor 1, because each
+    member also passes over the parity chunks it does not return.
     """
     T = theoretical_speedup(level, disks, op, pattern, table)
     n = check_disks(level, disks)

@@ -154,6 +154,12 @@ def test_system_without_protocol_costs_reduces_to_the_paper_model():
     assert s.bandwidth("write") == GBE.miss_bandwidth  # every byte reaches the disk on close
 
 
+def test_requests_per_byte_from_rsize_and_wsize():
+    s = NFSSystem(GBE, rsize="64 KiB", wsize="16 KiB")
+    assert s.requests_per_byte("read") == 1 / 65536
+    assert s.requests_per_byte("write") == 1 / 16384
+
+
 def test_requests_for_uses_ceiling():
     assert requests_for("1 MiB", "32 KiB") == 32
     assert requests_for(32769, 32768) == 2

@@ -248,3 +248,25 @@ def test_property_speedup_bounded_by_disks_and_monotone(level, n, op, pattern):
     assert 0 < T <= n
     step = 2 if level == "raid10" else 1
     assert theoretical_speedup(level, n + step, op, pattern) >= T
+
+
+@pytest.mark.parametrize(
+    ("level", "n"),
+    [
+        ("raid0", 3),
+        ("raid1", 2),
+        ("raid10", 4),
+        ("raid10", 8),
+        ("raid5", 3),
+        ("raid5", 6),
+        ("raid6", 4),
+        ("raid6", 7),
+    ],
+)
+def test_write_multipliers_sum_to_the_networked_raid_byte_factor(level, n):
+    """Cross-check with the byte factors of the networked-RAID formulas (SPEC sec. 3)."""
+    raid_bytes = pytest.importorskip("qnmodel.demands.raid_bytes", reason="networked-RAID module")
+    m = disk_demand_multipliers(level, n, "write", "sequential")
+    assert m.sum() == pytest.approx(
+        float(raid_bytes.raid_byte_factor(level, "write", n)), rel=1e-15
+    )
