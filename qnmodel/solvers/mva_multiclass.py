@@ -262,15 +262,17 @@ def _package(method: str, model: _Model, X: np.ndarray, Rk: np.ndarray, cls=Mult
 def lattice_memory_bytes(population: Any, K: int) -> int:
     """Bytes of the lattice frontier kept by :func:`mva_multiclass`.
 
-    2 K S doubles for the queue lengths plus (2 C + 4) S words of index
-    bookkeeping, with S = prod_{c != c*} (N_c + 1) the lattice size without
-    its most populous class c* (an upper bound on both the slice and the
-    largest level of the lattice).
+    An upper estimate: 8 S (4 K + 4 C^2 + 16) + 64 KiB, with S = prod_{c != c*}
+    (N_c + 1) the lattice size without its most populous class c* (a bound on
+    both the slice of the compiled kernel and the largest level of the numpy
+    path). It covers two frontiers of K queue lengths, the temporaries of one
+    level and the index bookkeeping of the numpy path (C^2 candidate neighbours).
     """
     N = np.asarray(population, dtype=np.int64)
     sizes = sorted(int(n) + 1 for n in N)
     S = math.prod(sizes[:-1])
-    return 8 * S * (2 * K + 2 * N.size + 4)
+    C = N.size
+    return 8 * S * (4 * K + 4 * C * C + 16) + 65536
 
 
 def _lattice_numpy(D: np.ndarray, Dq: np.ndarray, Z: np.ndarray, N: np.ndarray):
@@ -290,7 +292,8 @@ def _lattice_numpy(D: np.ndarray, Dq: np.ndarray, Z: np.ndarray, N: np.ndarray):
     Q = np.zeros((1, K))
     eye = np.eye(C, dtype=np.int64)
     X = R = None
-    for _level in range(int(N.sum())):
+    top = int(N.sum())
+    for level in range(1, top + 1):
         cand = (pts[:, None, :] + eye[None, :, :]).reshape(-1, C)
         cand = cand[(cand <= N).all(axis=1)]
         ccodes = cand @ stride
@@ -299,7 +302,7 @@ def _lattice_numpy(D: np.ndarray, Dq: np.ndarray, Z: np.ndarray, N: np.ndarray):
         P = new_codes.size
         Qn = np.zeros((P, K))
         X = np.zeros((P, C))
-        R = np.zeros((C, P, K))
+        R = np.zeros((C, K))  # kept at the last level only (one point: N)
         for c in range(C):
             has = new_pts[:, c] > 0
             if not has.any():
@@ -308,10 +311,11 @@ def _lattice_numpy(D: np.ndarray, Dq: np.ndarray, Z: np.ndarray, N: np.ndarray):
             r = D[c][None, :] + Dq[c][None, :] * Q[pos]
             x = new_pts[has, c] / (Z[c] + r.sum(axis=1))
             X[has, c] = x
-            R[c, has] = r
+            if level == top:
+                R[c] = r[0]
             Qn[has] += x[:, None] * r
         pts, codes, Q = new_pts, new_codes, Qn
-    return X[0], R[:, 0, :]
+    return X[0], R
 
 
 def _solve_exact(D: np.ndarray, delay: np.ndarray, Z: np.ndarray, N: np.ndarray):

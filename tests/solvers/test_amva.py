@@ -1,0 +1,193 @@
+"""Approximate MVA (Schweitzer-Bard, Linearizer): documented accuracy against exact MVA,
+convergence reporting, large populations, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qnmodel.errors import ConvergenceError, InvalidModelError
+from qnmodel.network import Network
+from qnmodel.results import AMVAResult, MultiClassResult
+from qnmodel.solvers import amva, mva, mva_multiclass
+
+# Documented accuracy (docs/explanation/performance.md), measured on the seeded
+# families below; the asserted tolerances are these maxima/means rounded up.
+#
+# multi-class family (60 networks, C = 1..3, K = 2..6, N_c = 1..10, 20 % delay
+# stations, half the classes with think time):
+#   schweitzer  X: max 0.111, mean 0.0312   R: max 0.174, mean 0.0410
+#   linearizer  X: max 0.00776, mean 0.00156   R: max 0.0181, mean 0.00214
+# single-class family (15 networks, K = 2..8, half with think time, n in {1, 3, 20, 200}):
+#   schweitzer  X: max 0.0205, mean 0.00420  R: max 0.0909, mean 0.00811
+#   linearizer  X: max 0.00225, mean 0.000292  R: max 0.0111, mean 0.000583
+ACCURACY_MULTI = {
+    "schweitzer": (0.12, 0.035, 0.18, 0.045),
+    "linearizer": (0.009, 0.002, 0.02, 0.0025),
+}
+ACCURACY_SINGLE = {
+    "schweitzer": (0.022, 0.0045, 0.095, 0.0085),
+    "linearizer": (0.0025, 0.0003, 0.012, 0.0006),
+}
+
+
+def multiclass_family(seed: int = 20261122, count: int = 60):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        C = int(rng.integers(1, 4))
+        K = int(rng.integers(2, 7))
+        D = rng.uniform(0.001, 0.1, (C, K))
+        N = rng.integers(1, 11, C)
+        Z = np.where(rng.random(C) < 0.5, rng.uniform(0, 0.5, C), 0.0)
+        kinds = np.where(rng.random(K) < 0.2, "delay", "queue")
+        kinds[0] = "queue"
+        yield D, N, Z, list(kinds)
+
+
+class _Row:
+    def __init__(self, throughput, response_time):
+        self.throughput, self.response_time = throughput, response_time
+
+
+def _errors(pairs):
+    ex = [np.max(np.abs(a.throughput / e.throughput - 1)) for a, e in pairs]
+    er = [np.max(np.abs(a.response_time / e.response_time - 1)) for a, e in pairs]
+    return max(ex), float(np.mean(ex)), max(er), float(np.mean(er))
+
+
+@pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
+def test_documented_accuracy_multiclass(method):
+    pairs = [
+        (amva(D, N, Z, kinds, method=method), mva_multiclass(D, N, Z, kinds))
+        for D, N, Z, kinds in multiclass_family()
+    ]
+    x_max, x_mean, r_max, r_mean = _errors(pairs)
+    tx_max, tx_mean, tr_max, tr_mean = ACCURACY_MULTI[method]
+    assert x_max < tx_max and x_mean < tx_mean
+    assert r_max < tr_max and r_mean < tr_mean
+    assert x_max > tx_max / 3  # the tolerance is tight, not vacuous
+
+
+@pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
+def test_documented_accuracy_single_class(method):
+    rng = np.random.default_rng(11)
+    pairs = []
+    for _ in range(15):
+        K = int(rng.integers(2, 9))
+        D = rng.uniform(0.001, 0.1, K)
+        Z = float(rng.choice([0, rng.uniform(0, 2)]))
+        net = Network.from_demands(list(D), think_time=Z)
+        exact = mva(net, 200)
+        for n in (1, 3, 20, 200):
+            a = amva(net, n, method=method)
+            pairs.append((a, _Row(exact.throughput[n - 1 : n], exact.response_time[n - 1 : n])))
+    x_max, x_mean, r_max, r_mean = _errors(pairs)
+    tx_max, tx_mean, tr_max, tr_mean = ACCURACY_SINGLE[method]
+    assert x_max < tx_max and x_mean < tx_mean
+    assert r_max < tr_max and r_mean < tr_mean
+
+
+def test_linearizer_is_more_accurate_than_schweitzer_on_each_network():
+    worse = 0
+    for D, N, Z, kinds in multiclass_family(count=30):
+        e = mva_multiclass(D, N, Z, kinds).throughput
+        s = np.max(np.abs(amva(D, N, Z, kinds).throughput / e - 1))
+        li = np.max(np.abs(amva(D, N, Z, kinds, method="linearizer").throughput / e - 1))
+        worse += li > s
+    assert worse <= 1
+
+
+def test_schweitzer_fixed_point_equations_hold():
+    # Q_ck = X_c D_ck (1 + sum_j Q_jk - Q_ck / N_c) at queueing stations.
+    D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
+    N = np.array([7, 4])
+    r = amva(D, N, think_time=[0.2, 0.0], tol=1e-13)
+    Q = r.queue_length
+    A = Q.sum(axis=0)[None, :] - Q / N[:, None]
+    np.testing.assert_allclose(Q, r.throughput[:, None] * D * (1 + A), rtol=1e-11)
+    np.testing.assert_allclose(r.throughput * (np.array([0.2, 0.0]) + r.response_time), N)
+
+
+def test_schweitzer_single_station_is_exact():
+    # one queue, Z = 0: every job is always there, Q = N and X = 1/D
+    r = amva([[0.25]], [40])
+    assert r.throughput[0] == pytest.approx(4.0, rel=1e-9)
+    assert r.queue_length[0, 0] == pytest.approx(40.0, rel=1e-9)
+
+
+def test_one_job_per_single_class_is_exact():
+    net = Network.from_demands([0.1, 0.2, 0.05], think_time=1.0)
+    for method in ("schweitzer", "linearizer"):
+        r = amva(net, 1, method=method)
+        assert r.response_time[0] == pytest.approx(0.35, rel=1e-12)
+
+
+def test_result_reports_convergence_and_shares_field_names():
+    net = Network.from_demands([0.1, 0.2, 0.05], think_time=1.0)
+    r = amva(net, 30, tol=1e-9)
+    assert isinstance(r, AMVAResult) and isinstance(r, MultiClassResult)
+    assert r.converged and r.iterations > 1 and 0 <= r.residual < 1e-9 and r.tol == 1e-9
+    single = mva(net, 30, keep="last")
+    for name in ("throughput", "response_time", "queue_length", "utilization", "residence_time"):
+        assert getattr(r, name).shape == getattr(single, name).shape
+    assert "converged=True" in repr(r)
+    assert r.method == "amva.schweitzer"
+
+
+@pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
+def test_not_converging_raises_instead_of_answering(method):
+    D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
+    with pytest.raises(ConvergenceError, match=r"did not converge.*max_iter"):
+        amva(D, [20, 20], method=method, max_iter=2, tol=1e-12)
+
+
+def test_large_population_four_classes():
+    rng = np.random.default_rng(5)
+    D = rng.uniform(0.001, 0.01, (4, 100))
+    N = np.full(4, 10_000)
+    r = amva(D, N)
+    assert np.all(np.isfinite(r.queue_length))
+    np.testing.assert_allclose(r.throughput * r.response_time, N, rtol=1e-8)
+    # the bottleneck is saturated: sum_c X_c D_ck <= 1, equality at the bottleneck
+    U = r.station_utilization
+    assert U.max() == pytest.approx(1.0, abs=1e-3) and np.all(U <= 1 + 1e-9)
+
+
+def test_multiserver_uses_seidmann_and_matches_the_exact_split_network():
+    D = np.array([[0.04, 0.01]])
+    r = amva(D, [1], servers=[4, 1])
+    assert r.method == "amva.schweitzer+seidmann"
+    assert r.response_time[0] == pytest.approx(0.05, rel=1e-12)
+    big = amva(D, [500], servers=[4, 1], method="linearizer")
+    exact_split = mva_multiclass(D, [500], servers=[4, 1])
+    assert big.throughput[0] == pytest.approx(exact_split.throughput[0], rel=1e-3)
+
+
+def test_empty_class_is_allowed():
+    D = np.array([[0.02, 0.05], [0.1, 0.01]])
+    r = amva(D, [5, 0], method="linearizer")
+    alone = amva(D[:1], [5], method="linearizer")
+    assert r.throughput[1] == 0.0
+    assert r.throughput[0] == pytest.approx(alone.throughput[0], rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"method": "bard"}, "method must be one of"),
+        ({"tol": 0.0}, "tol must be"),
+        ({"tol": "1e-6"}, "tol must be"),
+        ({"max_iter": 0}, "max_iter must be"),
+    ],
+)
+def test_bad_options(kwargs, match):
+    with pytest.raises(InvalidModelError, match=match):
+        amva([[0.1, 0.2]], [3], **kwargs)
+
+
+def test_network_plus_explicit_kinds_is_refused():
+    net = Network.from_demands([0.1, 0.2])
+    with pytest.raises(InvalidModelError, match="come from the Network"):
+        amva(net, 3, kinds=["queue", "queue"])
+    with pytest.raises(InvalidModelError, match="think_time comes from the Network"):
+        amva(net, 3, think_time=1.0)
