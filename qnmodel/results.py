@@ -140,6 +140,8 @@ class MVAResult:
         Z, seconds.
     demands : ndarray (K,)
         D_k used, seconds.
+    is_delay : ndarray (K,) of bool or None
+        Which stations are infinite-server (None when the producer did not say).
     """
 
     method: str
@@ -152,14 +154,22 @@ class MVAResult:
     station_names: tuple[str, ...]
     think_time: float
     demands: np.ndarray
+    is_delay: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         _freeze(self)
 
     @property
     def bottleneck(self) -> str:
-        """Station with the highest utilisation at the largest population."""
-        return self.station_names[int(np.argmax(self.utilization[-1]))]
+        """Queueing station with the highest per-server utilisation at the largest population.
+
+        Delay stations are skipped (their "utilisation" X D_k counts busy servers and can
+        exceed 1 without anybody waiting) unless every station is a delay.
+        """
+        u = np.asarray(self.utilization[-1], dtype=np.float64)
+        if self.is_delay is not None and not np.all(self.is_delay):
+            u = np.where(self.is_delay, -np.inf, u)
+        return self.station_names[int(np.argmax(u))]
 
     def to_frame(self, level: str = "system") -> Any:
         """A DataFrame of the results.

@@ -127,3 +127,15 @@ def test_bounds_result_fields_frame_and_repr(net):
         res.throughput_lower[0] = 0.0
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.method = "bjb"  # type: ignore[misc]
+
+
+def test_bottleneck_skips_delay_stations():
+    """A big delay station (mean busy servers X D >> 1) is never the bottleneck."""
+    net = qn.Network.from_demands([0.1, 0.05, 5.0], kinds=["queue", "queue", "delay"])
+    res = qn.mva(net, 20)
+    assert res.utilization[-1, 2] > 1.0  # the delay's X D is large ...
+    assert res.bottleneck == "s0"  # ... but the queue with the largest demand saturates
+    assert res.bottleneck == qn.bounds(net, 20, method="aba").bottleneck
+    np.testing.assert_array_equal(res.is_delay, [False, False, True])
+    only_delays = qn.Network.from_demands([1.0, 2.0], kinds=["delay", "delay"])
+    assert qn.mva(only_delays, 3).bottleneck == "s1"

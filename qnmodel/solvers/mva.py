@@ -100,6 +100,7 @@ def _package(method, net, N, keep, X, Rk, Qk=None) -> MVAResult:
         station_names=net.names,
         think_time=net.think_time,
         demands=np.array(D),
+        is_delay=np.array(net.is_delay),
     )
 
 
