@@ -9,7 +9,7 @@ import pytest
 
 from qnmodel.bench import schema
 
-ENGINES = ("null", "emu")
+ENGINES = ("null", "emu", "file")
 
 
 def test_help_lists_every_engine_and_option(qnb):
