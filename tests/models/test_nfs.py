@@ -315,3 +315,12 @@ def test_usl_errors_name_the_coefficient():
         USL(0, 0.1, 0.1)
     with pytest.raises(InvalidModelError, match=r"N must be finite and >= 1 \(clients\), got 0.5"):
         usl_throughput([1, 0.5], 1.0, 0.1, 0.1)
+
+
+def test_usl_evaluation_agrees_with_the_calibration_module():
+    usl_fit = pytest.importorskip("qnmodel.calibration.usl", reason="calibration module")
+    n = np.arange(1, 65)
+    for lam, s, k in [(1.0, 0.0, 0.0), (11e6, 0.05, 0.0029), (3.0, 0.9, 0.1)]:
+        np.testing.assert_allclose(
+            usl_throughput(n, lam, s, k), usl_fit.usl_throughput(n, lam, s, k), rtol=1e-15
+        )
