@@ -1,0 +1,199 @@
+"""Symbolic forms: lambdify of every expression equals the numpy kernel; sensitivities."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sp = pytest.importorskip("sympy", reason="the symbolic module needs sympy")
+
+from qnmodel import demands as dk  # noqa: E402
+from qnmodel import symbolic as sy  # noqa: E402
+from qnmodel.errors import InvalidModelError  # noqa: E402
+from qnmodel.models.storage import STATIONS, NetworkedRAID  # noqa: E402
+from qnmodel.solvers.bounds import aba_from_aggregates, bjb_from_aggregates  # noqa: E402
+
+SYMS = sy.parameter_symbols()
+ARGS = [SYMS[k] for k in SYMS]
+CASES = [
+    (raid, op, terms)
+    for raid in ("raid0", "raid10", "raid5", "raid6")
+    for op in ("read", "write")
+    for terms in ("paper", "one_server", "all_servers")
+]
+_LAMBDAS: dict = {}
+
+
+def lambdas(raid, op, terms):
+    key = (raid, op, terms)
+    if key not in _LAMBDAS:
+        dem = sy.demand_expressions(raid, op, terms)
+        inter = sy.intermediate_expressions(raid, op, terms)
+        _LAMBDAS[key] = (
+            {k: sp.lambdify(ARGS, e, "math") for k, e in dem.items()},
+            {k: sp.lambdify(ARGS, e, "math") for k, e in inter.items()},
+        )
+    return _LAMBDAS[key]
+
+
+systems = st.builds(
+    dict,
+    S_m=st.integers(1, 10**11).map(float),
+    STU_m=st.sampled_from([4096.0, 16384.0, 65536.0]),
+    STP_m=st.integers(3, 12),
+    P_m=st.floats(0, 1),
+    P_sn=st.floats(0, 1),
+    T_mpro=st.floats(1e-7, 1e-2),
+    T_mp=st.floats(1e-7, 1e-2),
+    T_snpro=st.floats(1e-7, 1e-2),
+    T_snp=st.floats(1e-7, 1e-2),
+    MSS=st.integers(500, 9000).map(float),
+    Frame_e=st.just(9100.0),
+    TRate_e=st.floats(1e5, 1e11),
+    seek=st.floats(0, 2e-2),
+    latency=st.floats(0, 1e-2),
+    TRate_d=st.floats(1e5, 1e10),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(p=systems, case=st.sampled_from(CASES))
+def test_lambdified_demands_equal_the_numeric_functions(p, case):
+    raid, op, terms = case
+    sys = NetworkedRAID.from_symbols(**p, raid=raid, op=op, server_terms=terms)
+    dem, inter = lambdas(raid, op, terms)
+    vals = [p[str(s)] for s in ARGS]
+    numeric = sys.demands()
+    for k in STATIONS:
+        assert dem[k](*vals) == pytest.approx(numeric[k], rel=1e-12, abs=1e-300), k
+    i = sys.intermediates()
+    assert inter["raid_bytes"](*vals) == pytest.approx(i["raid_bytes"], rel=1e-14)
+    assert inter["packets"](*vals) == i["packets"]
+    assert inter["server_packets"](*vals) == pytest.approx(i["server_packets"], rel=1e-14)
+    assert inter["disk_unit_time"](*vals) == pytest.approx(
+        float(dk.disk_unit_time(p["seek"], p["latency"], p["STU_m"], p["TRate_d"])), rel=1e-14
+    )
+
+
+BOUND_SYMS = sy.bound_symbols()
+B_ARGS = [BOUND_SYMS[k] for k in ("N", "D", "D_max", "D_avg", "Z")]
+BOUND_FNS = {
+    m: {k: sp.lambdify(B_ARGS, e, "math") for k, e in sy.bound_expressions(m).items()}
+    for m in ("aba", "bjb")
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(1, 10**6),
+    demands=st.lists(st.floats(1e-6, 1e3), min_size=1, max_size=12),
+    z=st.one_of(st.just(0.0), st.floats(1e-9, 1e4)),
+)
+def test_lambdified_bounds_equal_the_broadcasting_kernels(n, demands, z):
+    d = np.array(demands)
+    D, Dmax, Davg = d.sum(), d.max(), d.mean()
+    kern = {
+        "aba": aba_from_aggregates(n, D, Dmax, z),
+        "bjb": bjb_from_aggregates(n, D, Dmax, Davg, z),
+    }
+    keys = ("throughput_lower", "throughput_upper", "response_time_lower", "response_time_upper")
+    for m in ("aba", "bjb"):
+        for key, want in zip(keys, kern[m], strict=True):
+            got = BOUND_FNS[m][key](n, D, Dmax, Davg, z)
+            assert got == pytest.approx(float(want), rel=1e-12), (m, key)
+
+
+def test_bjb_lower_response_bound_is_eq1_for_z0():
+    b = sy.bound_expressions("bjb")
+    a = sy.bound_symbols()
+    r = b["response_time_lower"].subs(a["Z"], 0)
+    eq1 = sp.Max(a["N"] * a["D_max"], a["D"] + (a["N"] - 1) * a["D_avg"])
+    assert sp.simplify(r - eq1) == 0
+
+
+def test_networked_raid_bounds_evaluate_to_the_solver():
+    sys = NetworkedRAID.cui2006(P_m=0.2)
+    exprs = sy.networked_raid_bounds("bjb")
+    b = sys.bounds(10, think_time=5.0)
+    for key in ("throughput_lower", "response_time_lower", "response_time_upper"):
+        got = sy.evaluate(exprs[key], sys, N=10, Z=5.0)
+        assert got == pytest.approx(getattr(b, key)[-1], rel=1e-12)
+    with pytest.raises(InvalidModelError, match=r"no value for symbol\(s\) \['N', 'Z'\]"):
+        sy.evaluate(exprs["response_time_lower"], sys)
+
+
+def test_evaluate_demands_and_latex():
+    sys = NetworkedRAID.cui2006()
+    for k, e in sy.demand_expressions().items():
+        assert sy.evaluate(e, sys) == pytest.approx(sys.demands()[k], rel=1e-13)
+    tex = sy.to_latex(sy.demand_expressions())
+    assert tex.startswith("\\begin{aligned}") and "D_{Cm} &=" in tex and "D_{d} &=" in tex
+    assert r"\left\lceil" in tex and r"\mathit{TRate}_{e}" in tex
+    assert sy.to_latex(sy.demand_expressions(op="read")["network"]) == (
+        r"\frac{S_{m} \left(1 - P_{m}\right)}{\mathit{TRate}_{e}}"
+    )
+    assert "D_{\\max}" in sy.to_latex(sy.bound_expressions("aba")["response_time_lower"])
+
+
+def test_every_station_has_a_latex_name():
+    assert tuple(sy._STATION_LATEX) == STATIONS == tuple(sy.demand_expressions())
+
+
+def test_choices_are_checked():
+    with pytest.raises(InvalidModelError, match="raid must be one of"):
+        sy.demand_expressions(raid="raid4")
+    with pytest.raises(InvalidModelError, match="packets must be"):
+        sy.demand_expressions(packets="round")
+    with pytest.raises(InvalidModelError, match="method must be"):
+        sy.bound_expressions("exact")
+
+
+def test_sensitivity_at_n1_is_the_share_of_the_demand():
+    # At N = 1 every bound and MVA equal D = sum D_k: closed forms for the elasticities.
+    sys = NetworkedRAID.cui2006()
+    d = sys.demands()
+    D = sum(d.values())
+    df = sy.sensitivity(sys, [1, 40], methods=("bjb", "aba", "mva")).set_index(["parameter", "n"])
+    net_share = (d["nic_master"] + d["network"] + d["nic_server"]) / D
+    for tag in ("bjb_r_lower", "bjb_r_upper", "aba_r_upper", "mva_r"):
+        assert df.loc[("TRate_e", 1), f"elasticity_{tag}"] == pytest.approx(-net_share, rel=1e-5)
+        # every demand but the per-unit CPU term scales with the miss rate 1 - P_m
+        unit_term = 0.027e-3 * 200e6 / 16384
+        assert df.loc[("P_m", 1), f"elasticity_{tag}"] == pytest.approx(
+            (D - unit_term) / D, rel=1e-5
+        )
+    assert df.loc[("P_m", 1), "elasticity_of"] == "1 - value"
+    # at N = 40 the BJB lower bound is N D_max: its elasticity in the link rate is exactly -1
+    assert df.loc[("TRate_e", 40), "elasticity_bjb_r_lower"] == pytest.approx(-1.0, rel=1e-12)
+
+
+def test_bound_derivative_matches_finite_differences_of_the_solver():
+    sys = NetworkedRAID.cui2006(P_m=0.3)
+    n = 6
+    df = sy.sensitivity(
+        sys, n, parameters=["T_mp", "seek", "link_rate"], methods=("bjb",), think_time=20.0
+    )
+    for _, row in df.iterrows():
+        v = row["value"]
+        h = 1e-6 * v
+
+        def r(x, name=row["name"]):
+            return sys.replace(**{name: x}).bounds(n, think_time=20.0).response_time_upper[-1]
+
+        fd = (r(v + h) - r(v - h)) / (2 * h)
+        assert row["d_bjb_r_upper"] == pytest.approx(fd, rel=1e-6)
+
+
+def test_sensitivity_errors():
+    sys = NetworkedRAID.cui2006()
+    with pytest.raises(InvalidModelError, match="N must hold integers >= 1"):
+        sy.sensitivity(sys, [0])
+    with pytest.raises(InvalidModelError, match="methods must be a subset"):
+        sy.sensitivity(sys, 1, methods=("exact",))
+    with pytest.raises(InvalidModelError, match="unknown NetworkedRAID parameter"):
+        sy.sensitivity(sys, 1, parameters=["bandwidth"])
+    assert math.isfinite(sy.sensitivity(sys, 2, parameters=["P_sn"])["d_mva_r"].iloc[0])
