@@ -18,7 +18,7 @@ Station kinds
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +78,19 @@ class Station:
     def is_delay(self) -> bool:
         """True for an infinite-server station."""
         return self.kind == "delay"
+
+
+def _per_station(values: Any, name: str) -> list[Any]:
+    """A per-station sequence (list, tuple, array, pandas Series, ...) as a list.
+
+    A string or a mapping is rejected rather than iterated character by character or
+    key by key.
+    """
+    if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+        raise InvalidTypeError(
+            f"{name} must be a sequence with one entry per station, got {type(values).__name__}"
+        )
+    return list(values)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -163,20 +176,13 @@ class Network:
         ``names`` default to ``"s0", "s1", ...``; ``kinds`` to all ``"queue"``;
         ``servers`` to all 1. Each given sequence must have one entry per demand.
         """
-        if isinstance(demands, str) or not isinstance(demands, Sequence | np.ndarray):
-            raise InvalidTypeError(
-                f"demands must be a sequence of demands, got {type(demands).__name__}"
-            )
-        demands = list(demands)
+        demands = _per_station(demands, "demands")
         if not demands:
             raise InvalidModelError("demands is empty: a network needs at least one station")
         k = len(demands)
-        if names is None:
-            names = [f"s{i}" for i in range(k)]
-        if kinds is None:
-            kinds = ["queue"] * k
-        if servers is None:
-            servers = [1] * k
+        names = [f"s{i}" for i in range(k)] if names is None else _per_station(names, "names")
+        kinds = ["queue"] * k if kinds is None else _per_station(kinds, "kinds")
+        servers = [1] * k if servers is None else _per_station(servers, "servers")
         check_same_length("demands", demands, "names", names)
         check_same_length("demands", demands, "kinds", kinds)
         check_same_length("demands", demands, "servers", servers)

@@ -257,13 +257,39 @@ def test_from_demands_accepts_a_numpy_array_and_all_options():
     np.testing.assert_array_equal(net.is_delay, [False, False, True])
 
 
+def test_from_demands_accepts_any_iterable_such_as_a_pandas_series():
+    import pandas as pd
+
+    demands = pd.Series({"cpu": 0.002, "disk": "12 ms"})
+    net = Network.from_demands(demands, names=demands.index, servers=(s for s in [1, 4]))
+    assert net.names == ("cpu", "disk")
+    np.testing.assert_array_equal(net.demands, [0.002, 0.012])
+    np.testing.assert_array_equal(net.servers, [1, 4])
+
+
 @pytest.mark.parametrize(
     ("kwargs", "exc", "match"),
     [
         (dict(demands=[]), ValueError, r"^demands is empty: a network needs at least one station$"),
         (dict(demands=np.array([])), ValueError, r"^demands is empty"),
-        (dict(demands="5 ms"), TypeError, r"^demands must be a sequence of demands, got str$"),
-        (dict(demands=0.1), TypeError, r"^demands must be a sequence of demands, got float$"),
+        (
+            dict(demands="5 ms"),
+            TypeError,
+            r"^demands must be a sequence with one entry per station, got str$",
+        ),
+        (
+            dict(demands=0.1),
+            TypeError,
+            r"^demands must be a sequence with one entry per station, got float$",
+        ),
+        (dict(demands={"cpu": 0.1}), TypeError, r"^demands must be a sequence .* got dict$"),
+        (
+            dict(demands=[0.1, 0.2, 0.3], names="abc"),
+            TypeError,
+            r"^names must be a sequence with one entry per station, got str$",
+        ),
+        (dict(demands=[0.1], kinds="delay"), TypeError, r"^kinds must be a sequence .* got str$"),
+        (dict(demands=[0.1], servers=2), TypeError, r"^servers must be a sequence .* got int$"),
         (
             dict(demands=[0.1, 0.2], names=["a"]),
             ValueError,
