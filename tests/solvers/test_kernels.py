@@ -1,0 +1,172 @@
+"""The compiled kernels (libqnkernels) give the same results as the numpy paths.
+
+When the library is not installed next to the package (a source checkout), the
+module builds it with CMake into a temporary directory and loads that file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qnmodel.network import Network
+from qnmodel.solvers import _kernels, amva, mva, mva_multiclass
+from qnmodel.solvers.amva import _core_numpy
+from qnmodel.solvers.mva_multiclass import _lattice_numpy
+
+CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "solvers" / "_csrc"
+RTOL = 1e-12
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"compiled kernels required in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def kernels(tmp_path_factory):
+    """Load the compiled kernels, building them from source if needed."""
+    if not _kernels.available():
+        cmake = shutil.which("cmake")
+        if cmake is None or not (CSRC / "CMakeLists.txt").is_file():
+            _unavailable("no installed kernels and no cmake/C sources to build them")
+        build = tmp_path_factory.mktemp("qnkernels")
+        for cmd in (
+            [cmake, "-S", str(CSRC), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+            [cmake, "--build", str(build)],
+        ):
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                _unavailable(f"building the kernels failed: {proc.stderr[-500:]}")
+        libs = [p for p in build.rglob("*qnkernels*") if p.suffix in (".so", ".dylib", ".dll")]
+        if not libs or not _kernels.load(libs[0]):
+            _unavailable(_kernels.status())
+    assert _kernels.available(), _kernels.status()
+    yield
+    _kernels.load()  # back to the default resolution for the rest of the session
+
+
+def _rng_models(seed, count, C_max=3):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        C = int(rng.integers(1, C_max + 1))
+        K = int(rng.integers(1, 12))
+        D = rng.uniform(0.0, 0.1, (C, K))
+        D[:, 0] += 0.001
+        delay = rng.random(K) < 0.25
+        Dq = np.where(delay[None, :], 0.0, D)
+        Z = np.where(rng.random(C) < 0.5, rng.uniform(0, 1, C), 0.0)
+        N = rng.integers(1, 9, C)
+        yield D, Dq, Z, N
+
+
+def test_status_names_the_loaded_file():
+    assert "loaded from" in _kernels.status()
+    assert _kernels.library_path() is not None
+
+
+def test_single_class_recursion_identical():
+    for D, Dq, Z, N in _rng_models(1, 30, C_max=1):
+        n = int(N[0]) * 37
+        for keep_all in (True, False):
+            Xc, Rc = _kernels.mva_single(D[0], Dq[0], Z[0], n, keep_all)
+            net = Network.from_demands(
+                list(D[0]), think_time=Z[0], kinds=["queue" if q else "delay" for q in Dq[0] > 0]
+            )
+            with _kernels.force_numpy():
+                assert not _kernels.available()
+                ref = mva(net, n, keep="all" if keep_all else "last")
+            np.testing.assert_allclose(Xc, ref.throughput, rtol=RTOL)
+            np.testing.assert_allclose(Rc, ref.residence_time, rtol=RTOL)
+
+
+def test_mva_dispatches_to_the_kernel_and_matches_numpy():
+    net = Network.from_demands([0.01, 0.03, 0.2, 0.007], think_time=2.0)
+    fast = mva(net, 5000)
+    with _kernels.force_numpy():
+        slow = mva(net, 5000)
+    for name in ("throughput", "response_time", "queue_length", "utilization"):
+        np.testing.assert_allclose(getattr(fast, name), getattr(slow, name), rtol=RTOL)
+
+
+def test_multiclass_lattice_identical():
+    for D, Dq, Z, N in _rng_models(2, 40):
+        Xc, Rc = _kernels.mva_multiclass(D, Dq, Z, N)
+        Xn, Rn = _lattice_numpy(D, Dq, Z, N)
+        np.testing.assert_allclose(Xc, Xn, rtol=RTOL)
+        np.testing.assert_allclose(Rc, Rn, rtol=RTOL)
+
+
+def test_multiclass_public_function_identical_with_zero_classes_and_seidmann():
+    D = np.array([[0.02, 0.05, 0.01, 0.3], [0.1, 0.01, 0.03, 0.2], [0.04, 0.04, 0.02, 0.1]])
+    kw = dict(think_time=[0.5, 0.0, 1.0], kinds=["queue", "queue", "queue", "delay"])
+    for pop in ([6, 0, 9], [3, 4, 5]):
+        fast = mva_multiclass(D, pop, servers=[1, 3, 1, 1], **kw)
+        with _kernels.force_numpy():
+            slow = mva_multiclass(D, pop, servers=[1, 3, 1, 1], **kw)
+        np.testing.assert_allclose(fast.queue_length, slow.queue_length, rtol=RTOL)
+        np.testing.assert_allclose(fast.residence_time, slow.residence_time, rtol=RTOL)
+
+
+@pytest.mark.parametrize("linearizer", [False, True])
+def test_amva_core_identical_iteration_by_iteration(linearizer):
+    for D, Dq, Z, N in _rng_models(3, 30):
+        C, K = D.shape
+        M = N.astype(np.float64)
+        rng = np.random.default_rng(int(N.sum()))
+        Dlt = rng.uniform(-0.05, 0.05, (C, C, K)) if linearizer else None
+        Q0 = np.ascontiguousarray(np.outer(M, np.ones(K)) / K)
+        Qc, Qn = Q0.copy(), Q0.copy()
+        # tol = 0: both run exactly max_iter iterations of the same map
+        Xc, Rc, okc, itc, resc = _kernels.amva_core(M, D, Dq, Z, Dlt, Qc, 0.0, 25)
+        Xn, Rn, okn, itn, resn = _core_numpy(M, D, Dq, Z, Dlt, Qn, 0.0, 25)
+        assert (okc, itc) == (okn, itn) == (False, 25)
+        np.testing.assert_allclose(Qc, Qn, rtol=RTOL)
+        np.testing.assert_allclose(Xc, Xn, rtol=RTOL)
+        np.testing.assert_allclose(Rc, Rn, rtol=RTOL)
+        assert resc == pytest.approx(resn, rel=1e-6, abs=1e-15)
+
+
+@pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
+def test_amva_public_function_identical(method):
+    D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
+    fast = amva(D, [12, 7], think_time=[0.3, 0.0], method=method, tol=1e-12)
+    with _kernels.force_numpy():
+        slow = amva(D, [12, 7], think_time=[0.3, 0.0], method=method, tol=1e-12)
+    assert fast.iterations == slow.iterations
+    np.testing.assert_allclose(fast.queue_length, slow.queue_length, rtol=1e-10)
+
+
+def test_large_population_is_finite_and_reaches_the_asymptote():
+    D = np.linspace(0.001, 0.01, 100)
+    net = Network.from_demands(list(D))
+    r = mva(net, 100_000, keep="last")
+    assert np.all(np.isfinite(r.queue_length))
+    assert r.throughput[0] == pytest.approx(100.0, rel=1e-3)
+    assert r.queue_length.sum() == pytest.approx(100_000, rel=1e-12)
+
+
+def test_environment_switches(monkeypatch, tmp_path):
+    path = _kernels.library_path()
+    net = Network.from_demands([0.1, 0.2])
+    compiled = mva(net, 10).throughput
+    try:
+        monkeypatch.setenv("QNMODEL_NO_C", "1")
+        assert _kernels.load() is False
+        assert not _kernels.available() and "QNMODEL_NO_C" in _kernels.status()
+        monkeypatch.delenv("QNMODEL_NO_C")
+        monkeypatch.setenv("QNMODEL_KERNELS_LIB", str(tmp_path / "missing.so"))
+        assert _kernels.load() is False and "no compiled kernels at" in _kernels.status()
+        # the numpy path still answers, with the same numbers
+        np.testing.assert_allclose(mva(net, 10).throughput, compiled, rtol=RTOL)
+        not_a_lib = tmp_path / "libqnkernels.so"
+        not_a_lib.write_text("not a shared library")
+        assert _kernels.load(not_a_lib) is False and "cannot load" in _kernels.status()
+    finally:
+        assert _kernels.load(path) is True
