@@ -53,6 +53,9 @@ BAND_STYLE = {
     "aba": {"color": "tab:blue", "alpha": 0.15, "label": "ABA bounds"},
     "bjb": {"color": "tab:orange", "alpha": 0.35, "label": "BJB bounds"},
 }
+#: A population axis turns logarithmic from 1..1000 on (n = 1..200 stays linear).
+_POPULATION_DECADES = 3.0
+_TIME_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6}
 _MVA_STYLE = {"color": "black", "lw": 1.8, "label": "exact MVA"}
 _MEASURED_STYLE = {"color": "tab:red", "fmt": "o", "ms": 4, "capsize": 3, "label": "measured"}
 
@@ -98,9 +101,9 @@ def _spans_decades(values: Any, decades: float = 2.0) -> bool:
     return bool(np.log10(v.max() / v.min()) >= decades)
 
 
-def _apply_log(ax, axis: str, log: bool | str, values: Any) -> None:
+def _apply_log(ax, axis: str, log: bool | str, values: Any, decades: float = 2.0) -> None:
     if log == "auto":
-        log = _spans_decades(values)
+        log = _spans_decades(values, decades)
     elif not isinstance(log, bool):
         raise InvalidModelError(f"log{axis} must be True, False or 'auto', got {log!r}")
     if log:
@@ -139,7 +142,7 @@ def bounds_band(
         Scale for response times, e.g. ``(1e3, "ms")``; chosen from the data
         when omitted (see :func:`time_scale`).
     logx : bool or "auto"
-        Logarithmic population axis; "auto" when n spans two decades.
+        Logarithmic population axis; "auto" when n spans three decades.
 
     Returns
     -------
@@ -183,7 +186,7 @@ def bounds_band(
     ax.set_ylabel(ylabel)
     if ns:
         allx = np.concatenate(ns)
-        _apply_log(ax, "x", logx, allx)
+        _apply_log(ax, "x", logx, allx, _POPULATION_DECADES)
         ax.set_xlim(float(allx.min()), float(allx.max()))
     ax.set_ylim(bottom=0.0)
     ax.grid(True, alpha=0.3)
@@ -227,6 +230,7 @@ def bounds_vs_measured(
     exact: bool = True,
     axes: Any = None,
     logx: bool | str = "auto",
+    time_unit: str | None = None,
     title: str | None = None,
 ) -> Any:
     """Throughput and response time side by side: bounds bands, exact MVA, measurements.
@@ -249,7 +253,9 @@ def bounds_vs_measured(
     axes : pair of Axes, optional
         Where to draw (throughput, response time); a new 1x2 figure when omitted.
     logx : bool or "auto"
-        Logarithmic population axis.
+        Logarithmic population axis; "auto" from three decades (n = 1..1000) on.
+    time_unit : {"s", "ms", "us"}, optional
+        Unit of the response-time axis; chosen from the data when omitted.
     title : str, optional
         Figure title; by default names the bottleneck and N*.
 
@@ -279,7 +285,14 @@ def bounds_vs_measured(
     r_all = [results[0].response_time_upper]
     if cols is not None and "response_time" in cols:
         r_all.append(cols["response_time"])
-    factor, unit = time_scale(np.concatenate(r_all))
+    if time_unit is None:
+        factor, unit = time_scale(np.concatenate(r_all))
+    elif time_unit in _TIME_UNITS:
+        factor, unit = _TIME_UNITS[time_unit], time_unit
+    else:
+        raise InvalidModelError(
+            f"time_unit must be one of {list(_TIME_UNITS)} or None, got {time_unit!r}"
+        )
     for ax, q in zip(axes, ("throughput", "response_time"), strict=True):
         bounds_band(results, quantity=q, mva=mres, ax=ax, time_unit=(factor, unit), logx=logx)
         if cols is not None and q in cols:
@@ -349,7 +362,7 @@ def utilization(
     ax.set_xlabel("population n [jobs]")
     ax.set_ylabel("utilisation U_k(n) [per server]")
     ax.set_ylim(0.0, 1.05)
-    _apply_log(ax, "x", logx, result.n)
+    _apply_log(ax, "x", logx, result.n, _POPULATION_DECADES)
     ax.set_xlim(float(result.n.min()), float(result.n.max()))
     ax.set_title(f"utilisation per station; bottleneck: {bottleneck}")
     ax.grid(True, alpha=0.3)

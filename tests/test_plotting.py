@@ -100,6 +100,17 @@ def test_log_axis_when_population_spans_decades(net):
     assert all(ax.get_xscale() == "linear" for ax in axes)
 
 
+def test_population_axis_linear_below_three_decades_and_time_unit(net):
+    axes = plotting.bounds_vs_measured(net, 200, time_unit="ms")
+    assert axes[0].get_xscale() == "linear"
+    assert axes[1].get_ylabel() == "response time R(n) [ms]"
+    np.testing.assert_allclose(
+        line(axes[1], "exact MVA").get_ydata(), qn.mva(net, 200).response_time * 1e3
+    )
+    with pytest.raises(qn.InvalidModelError, match="time_unit must be one of"):
+        plotting.bounds_vs_measured(net, 5, time_unit="min")
+
+
 def test_multiserver_network_draws_aba_only():
     net = qn.Network((qn.Station("cpu", "10 ms", servers=4), qn.Station("disk", "2 ms")))
     axes = plotting.bounds_vs_measured(net, 20)
