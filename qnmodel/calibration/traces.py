@@ -13,7 +13,7 @@ CSV (traces from other tools, or hand-made)
     ``_ops_s`` operations/s), one row per measured point. Lines starting with
     ``#`` before the header are metadata as ``# key: value`` (``engine``,
     ``tool``...). At least one of ``throughput_ops_s``, ``throughput_B_s``,
-    ``latency_s_mean``, ``latency_s_p50`` must be present; ``jobs`` defaults
+    ``latency_mean_s``, ``latency_p50_s`` must be present; ``jobs`` defaults
     to 1 and ``bs_bytes`` to 0 when absent. Unknown columns are kept.
 fio JSON (``fio --output-format=json``)
     Each fio job becomes one point: ``jobs = numjobs * iodepth`` (the
@@ -59,7 +59,7 @@ __all__ = [
 SUPPORTED_VERSIONS = (1,)
 TRACE_FORMATS = ("auto", "qnbench", "csv", "fio")
 
-#: Columns of :attr:`Trace.points` (engine_stats scalars are appended as ``engine_<key>``).
+#: Columns of :attr:`Trace.points` (scalar engine_stats are appended under their own keys).
 POINT_COLUMNS = (
     "point",
     "jobs",
@@ -73,13 +73,13 @@ POINT_COLUMNS = (
     "warmup_s",
     "throughput_ops_s",
     "throughput_B_s",
-    "latency_s_count",
-    "latency_s_mean",
-    "latency_s_min",
-    "latency_s_p50",
-    "latency_s_p90",
-    "latency_s_p99",
-    "latency_s_max",
+    "latency_count",
+    "latency_mean_s",
+    "latency_min_s",
+    "latency_p50_s",
+    "latency_p90_s",
+    "latency_p99_s",
+    "latency_max_s",
     "think_s_mean",
     "cpu_user_s",
     "cpu_sys_s",
@@ -129,7 +129,8 @@ class Trace:
         Runtime errors recorded by the tool.
     points : pandas.DataFrame
         One row per measured point, columns :data:`POINT_COLUMNS` (SI units
-        in the names) plus ``engine_<key>`` for scalar engine statistics.
+        in the names; the same names as :meth:`qnmodel.bench.BenchTrace.to_frame`) plus
+        the scalar engine statistics under their own keys (``service_s``...).
     samples : pandas.DataFrame
         Tidy per-interval samples: ``point, jobs, bs_bytes, op, t_s, ops,
         bytes, throughput_ops_s, throughput_B_s`` (empty for CSV/fio).
@@ -199,8 +200,9 @@ def load_trace(source: Any, format: str = "auto") -> Trace:
 
     Parameters
     ----------
-    source : str, os.PathLike or dict
-        A file path, or an already parsed qnbench/fio JSON document.
+    source : str, os.PathLike, dict or qnmodel.bench.BenchTrace
+        A file path, an already parsed qnbench/fio JSON document, or the
+        trace :func:`qnmodel.bench.run` returned.
     format : {"auto", "qnbench", "csv", "fio"}
         ``"auto"`` picks CSV for a ``.csv`` file and otherwise looks at the
         JSON: ``"schema": "qnbench"`` or fio's ``"fio version"`` key.
@@ -215,6 +217,9 @@ def load_trace(source: Any, format: str = "auto") -> Trace:
     as_choice(format, "format", TRACE_FORMATS)
     if isinstance(source, Mapping):
         return _from_json(dict(source), "<document>", format)
+    doc = getattr(source, "document", None)  # a qnmodel.bench.BenchTrace
+    if isinstance(doc, Mapping):
+        return _from_json(dict(doc), "<qnbench run>", format)
     if not isinstance(source, str | os.PathLike):
         raise TraceError(
             f"source must be a file path or a parsed JSON document, got {type(source).__name__}"
@@ -323,7 +328,8 @@ def _from_qnbench(doc: dict, src: str) -> Trace:
         if not isinstance(lat, dict):
             raise TraceError(f"{src}: {where}.latency_s must be an object, got {lat!r:.60}")
         for key in _LATENCY_KEYS:
-            row[f"latency_s_{key}"] = _num(lat.get(key), f"{where}.latency_s.{key}", src)
+            col = "latency_count" if key == "count" else f"latency_{key}_s"
+            row[col] = _num(lat.get(key), f"{where}.latency_s.{key}", src)
         row["think_s_mean"] = _num(r.get("think_s_mean", 0.0), f"{where}.think_s_mean", src)
         cpu = r.get("cpu") or {}
         row["cpu_user_s"] = _num(cpu.get("user_s"), f"{where}.cpu.user_s", src)
@@ -332,8 +338,8 @@ def _from_qnbench(doc: dict, src: str) -> Trace:
         if not isinstance(es, dict):
             raise TraceError(f"{src}: {where}.engine_stats must be an object")
         for k, v in es.items():
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                row[f"engine_{k}"] = float(v)
+            if isinstance(v, int | float) and not isinstance(v, bool) and k not in row:
+                row[k] = float(v)
         stats.append(es)
         rows.append(row)
         samples = r["samples"]
@@ -381,7 +387,7 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
     return cols
 
 
-_CSV_METRICS = ("throughput_ops_s", "throughput_B_s", "latency_s_mean", "latency_s_p50")
+_CSV_METRICS = ("throughput_ops_s", "throughput_B_s", "latency_mean_s", "latency_p50_s")
 
 
 def _from_csv(text: str, src: str) -> Trace:
@@ -534,14 +540,14 @@ def _from_fio(doc: dict, src: str) -> Trace:
                 "warmup_s": math.nan,
                 "throughput_ops_s": float(sum(d.get("iops", 0.0) for d in dirs)),
                 "throughput_B_s": float(sum(d.get("bw_bytes", 0.0) for d in dirs)),
-                "latency_s_count": total,
-                "latency_s_mean": lat_mean,
-                "latency_s_min": min(float(d.get("lat_ns", {}).get("min", math.inf)) for d in dirs)
+                "latency_count": total,
+                "latency_mean_s": lat_mean,
+                "latency_min_s": min(float(d.get("lat_ns", {}).get("min", math.inf)) for d in dirs)
                 / 1e9,
-                "latency_s_p50": p("50.000000"),
-                "latency_s_p90": p("90.000000"),
-                "latency_s_p99": p("99.000000"),
-                "latency_s_max": max(float(d.get("lat_ns", {}).get("max", 0.0)) for d in dirs)
+                "latency_p50_s": p("50.000000"),
+                "latency_p90_s": p("90.000000"),
+                "latency_p99_s": p("99.000000"),
+                "latency_max_s": max(float(d.get("lat_ns", {}).get("max", 0.0)) for d in dirs)
                 / 1e9,
                 "think_s_mean": 0.0,
                 "cpu_user_s": float(j.get("usr_cpu", 0.0)) / 100.0 * elapsed,

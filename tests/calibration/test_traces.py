@@ -32,8 +32,8 @@ def test_qnbench_document_becomes_tidy_frames(tmp_path):
     pts = t.to_frame()
     assert list(pts.columns[: len(POINT_COLUMNS)]) == list(POINT_COLUMNS)
     assert pts["jobs"].tolist() == [1, 2]
-    assert pts["latency_s_mean"].tolist() == [0.002, 0.004]
-    assert pts["engine_service_s"].tolist() == [0.002, 0.004]
+    assert pts["latency_mean_s"].tolist() == [0.002, 0.004]
+    assert pts["service_s"].tolist() == [0.002, 0.004]
     s = t.to_frame("samples")
     assert len(s) == 10 and set(s["point"]) == {0, 1}
     st = t.steady()
@@ -79,7 +79,7 @@ def test_corrupt_foreign_and_future_files(tmp_path):
 def test_csv_form(tmp_path):
     text = (
         "# engine: fio\n# tool: hand\n"
-        "jobs,bs_bytes,throughput_ops_s,latency_s_mean\n"
+        "jobs,bs_bytes,throughput_ops_s,latency_mean_s\n"
         "1,65536,200.5,0.005\n2,65536,390,0.0051\n"
     )
     t = load_trace(_write(tmp_path, "m.csv", text))
@@ -88,10 +88,10 @@ def test_csv_form(tmp_path):
     assert t.points["point"].tolist() == [0, 1]
     with pytest.raises(TraceError, match="none of the measured columns"):
         load_trace(_write(tmp_path, "n.csv", "jobs,bs_bytes\n1,2\n"))
-    with pytest.raises(TraceError, match=r"line 3, column 'latency_s_mean': '5 ms'"):
-        load_trace(_write(tmp_path, "u.csv", "jobs,latency_s_mean\n1,0.005\n2,5 ms\n"))
+    with pytest.raises(TraceError, match=r"line 3, column 'latency_mean_s': '5 ms'"):
+        load_trace(_write(tmp_path, "u.csv", "jobs,latency_mean_s\n1,0.005\n2,5 ms\n"))
     with pytest.raises(TraceError, match="line 3 has 1 fields"):
-        load_trace(_write(tmp_path, "c.csv", "jobs,latency_s_mean\n1,0.005\n2\n"))
+        load_trace(_write(tmp_path, "c.csv", "jobs,latency_mean_s\n1,0.005\n2\n"))
 
 
 @pytest.mark.peer
@@ -122,7 +122,7 @@ def test_fio_json_from_a_real_fio_run(tmp_path):
     row = t.points.iloc[0]
     assert row["jobs"] == 1 and row["bs_bytes"] == 4096 and row["op"] == "randread"
     assert row["bytes"] == 2 * 1024 * 1024 and row["ops"] == 512
-    assert 0 < row["latency_s_min"] <= row["latency_s_p50"] <= row["latency_s_max"]
+    assert 0 < row["latency_min_s"] <= row["latency_p50_s"] <= row["latency_max_s"]
     # Little's law at depth 1: X ~ 1 / mean latency, within fio's own rounding/overheads
-    assert row["throughput_ops_s"] * row["latency_s_mean"] == pytest.approx(1.0, rel=0.35)
+    assert row["throughput_ops_s"] * row["latency_mean_s"] == pytest.approx(1.0, rel=0.35)
     assert np.isfinite(row["cpu_sys_s"])

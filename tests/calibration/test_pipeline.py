@@ -1,0 +1,95 @@
+"""Calibrate -> predict -> compare, on synthetic traces with known answers (no binary needed)."""
+
+import numpy as np
+import pytest
+
+import qnmodel as qn
+from qnmodel.calibration.pipeline import (
+    build_device_network,
+    calibrate_and_compare,
+    compare,
+    measured_curve,
+    write_report,
+)
+from qnmodel.errors import InvalidModelError, TraceError
+
+from .conftest import make_document
+
+A, R, B, K, Z = 4e-3, 80e6, 65536, 4, 0.010
+SIZES = [4096 * 4**k for k in range(6)]
+
+
+def _device_doc():
+    return make_document([{"jobs": 1, "bs_bytes": s, "latency": A + s / R} for s in SIZES])
+
+
+def _closed_doc(jobs=(1, 2, 4, 8, 16, 32), scale=1.0):
+    net = qn.Network.from_demands([(A + B / R) / K] * K, think_time=Z)
+    m = qn.mva(net, max(jobs))
+    pts = []
+    for n in jobs:
+        x = float(m.throughput[n - 1]) * scale
+        pts.append(
+            {
+                "jobs": n,
+                "bs_bytes": B,
+                "x": x,
+                "latency": n / x - Z,
+                "think_s": Z,
+                "samples": [x * (1 + 0.01 * (-1) ** k) for k in range(10)],
+            }
+        )
+    doc = make_document(pts)
+    doc["options"].update({"devices": K, "think_s": Z, "dev_select": "random"})
+    return doc
+
+
+def test_exact_data_gives_zero_error_and_full_coverage(tmp_path):
+    c = calibrate_and_compare(_device_doc(), _closed_doc())
+    fit = c.calibration["device"]
+    assert fit.values["a"] == pytest.approx(A, rel=1e-8)
+    assert fit.values["r"] == pytest.approx(R, rel=1e-8)
+    assert c.network.K == K and c.network.think_time == Z
+    assert c.mape_throughput == pytest.approx(0.0, abs=1e-6)
+    assert c.mape_response_time == pytest.approx(0.0, abs=1e-6)
+    assert c.coverage == 1.0
+    md = write_report(c, tmp_path)
+    text = md.read_text()
+    assert "MAPE of exact MVA vs measured X(N)**: 0.00%" in text
+    assert "inside the BJB throughput band**: 100%" in text
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_a_ten_percent_faster_system_shows_ten_percent_mape():
+    c = calibrate_and_compare(_device_doc(), _closed_doc(scale=1.1))
+    # model/measured - 1 = 1/1.1 - 1 = -9.09% at every point
+    assert c.mape_throughput == pytest.approx(100 * (1 - 1 / 1.1), rel=1e-6)
+    assert (c.table["throughput_error_pct"] < 0).all()
+
+
+def test_measured_curve_error_bars_and_littles_law_propagation():
+    mc = measured_curve(_closed_doc(jobs=(1, 8)))
+    row = mc.iloc[1]
+    s = np.array([row["throughput"] * (1 + 0.01 * (-1) ** k) for k in range(10)])
+    from scipy import stats
+
+    half = stats.t.ppf(0.975, 9) * s.std(ddof=1) / np.sqrt(10)
+    assert row["throughput_err"] == pytest.approx(half, rel=1e-9)
+    assert row["response_time_err"] == pytest.approx(8 / row["throughput"] ** 2 * half)
+    assert bool(row["steady"])
+
+
+def test_inconsistent_inputs_are_refused():
+    doc = _closed_doc()
+    doc["results"][1]["bs_bytes"] = 4096
+    with pytest.raises(TraceError, match="one request size"):
+        calibrate_and_compare(_device_doc(), doc)
+    dev = make_document([{"jobs": 2, "bs_bytes": s, "latency": A} for s in SIZES])
+    with pytest.raises(TraceError, match="no point with jobs = 1"):
+        calibrate_and_compare(dev, _closed_doc())
+    import pandas as pd
+
+    net = build_device_network({"a": A, "r": R}, "64 KiB", devices=2)
+    assert net.demands[0] == pytest.approx((A + B / R) / 2)
+    with pytest.raises(InvalidModelError, match="no 'response_time' column"):
+        compare(net, pd.DataFrame({"n": [1], "throughput": [1.0]}))
