@@ -92,6 +92,10 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _time(v: float) -> str:
+    return "0 s" if v == 0 else format_quantity(v, "time")
+
+
 def _g(v: float, digits: int = 5) -> str:
     return "inf" if not math.isfinite(v) else f"{v:.{digits}g}"
 
@@ -170,15 +174,13 @@ def _model_text(sol: modelfile.ModelSolution) -> str:
     lines = [f"model {spec.name!r} ({spec.source})"]
     if spec.description:
         lines.append(f"  {spec.description}")
-    st_rows = [
-        [s.name, s.kind, str(s.servers), format_quantity(s.demand, "time")] for s in net.stations
-    ]
+    st_rows = [[s.name, s.kind, str(s.servers), _time(s.demand)] for s in net.stations]
     lines.append("")
     lines.append(_text_table(["station", "kind", "servers", "demand"], st_rows).rstrip())
     lines.append("")
     lines.append(
-        f"think time Z = {format_quantity(net.think_time, 'time')}, "
-        f"total demand D = {format_quantity(summ['total_demand'], 'time')}, "
+        f"think time Z = {_time(net.think_time)}, "
+        f"total demand D = {_time(summ['total_demand'])}, "
         f"bottleneck = {summ['bottleneck']}, "
         f"saturation X = {_g(summ['saturation_throughput'])} jobs/s, "
         f"N* = {_g(summ['n_star'], 4)}"
@@ -289,15 +291,12 @@ def _markdown_report(sol: modelfile.ModelSolution, paths: dict | None = None) ->
     parts.append(
         _markdown_table(
             ["station", "kind", "servers", "demand"],
-            [
-                [s.name, s.kind, str(s.servers), format_quantity(s.demand, "time")]
-                for s in net.stations
-            ],
+            [[s.name, s.kind, str(s.servers), _time(s.demand)] for s in net.stations],
         )
     )
     parts.append(
-        f"\nThink time Z = {format_quantity(net.think_time, 'time')}; total demand "
-        f"D = {format_quantity(summ['total_demand'], 'time')}; bottleneck "
+        f"\nThink time Z = {_time(net.think_time)}; total demand "
+        f"D = {_time(summ['total_demand'])}; bottleneck "
         f"**{summ['bottleneck']}**; saturation throughput 1/D_max = "
         f"{_g(summ['saturation_throughput'])} jobs/s; knee N* = {_g(summ['n_star'], 4)}.\n"
     )

@@ -102,7 +102,22 @@ visits = 0.5
 
 _MODEL_KEYS = ("name", "description", "think_time", "population", "populations")
 _STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers")
-_TOP_KEYS = ("model", "station")
+_TOP_KEYS = ("model", "station", "system")
+SYSTEM_TYPES = ("networked_raid", "nfs", "raid")
+_NFS_BANDWIDTHS = ("b1", "b2", "b3", "b4")
+_NFS_SYSTEM_KEYS = (
+    "rsize",
+    "wsize",
+    "server_cpu_per_request",
+    "client_cpu_per_request",
+    "disk_access_time",
+    "export",
+    "async_merge_size",
+    "client_link",
+    "server_cpus",
+)
+_NFS_JOB_KEYS = ("file_size", "op", "client_hit", "server_hit")
+_RAID_KEYS = ("level", "disks", "disk_demand", "op", "pattern", "name")
 
 
 class ModelFileError(InvalidModelError):
@@ -378,11 +393,19 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
                 model.pop("populations", None)
             model[key] = value
             continue
+        if key.startswith("system."):
+            if not isinstance(doc.get("system"), dict):
+                raise InvalidModelError(f"cannot set {key!r}: the model has no [system] table")
+            sub = key[len("system.") :]
+            if sub == "type" or not sub:
+                raise InvalidModelError(f"cannot set {key!r}: choose a system parameter")
+            doc["system"][sub] = value
+            continue
         station, _, field_name = key.rpartition(".")
         if not station or station not in names:
             raise InvalidModelError(
-                f"cannot set {key!r}: use one of {', '.join(_MODEL_KEYS)} or "
-                f"'<station>.<key>' with a station among {names}"
+                f"cannot set {key!r}: use one of {', '.join(_MODEL_KEYS)}, "
+                f"'system.<parameter>' or '<station>.<key>' with a station among {names}"
             )
         if field_name not in _STATION_KEYS or field_name == "name":
             raise InvalidModelError(
@@ -582,6 +605,94 @@ def _station(ctx: _Ctx, st: Any, i: int) -> Station:
         raise ctx.error(path, str(exc)) from None
 
 
+def _system_error(ctx: _Ctx, table: Mapping, exc: Exception) -> ModelFileError:
+    """Point a model class's error at the key it names (else at [system])."""
+    msg = str(exc)
+    for key in table:
+        if key != "type" and re.search(rf"\b{re.escape(key)}\b", msg):
+            return ctx.error(("system", key), msg)
+    return ctx.error(("system",), msg)
+
+
+def _system_stations(ctx: _Ctx, table: Any) -> list[Station]:
+    """Stations of a named system: ``[system] type = "networked_raid" | "nfs" | "raid"``."""
+    if not isinstance(table, Mapping):
+        raise ctx.error(("system",), "must be a table: [system] with type = ...")
+    kind = table.get("type")
+    if kind not in SYSTEM_TYPES:
+        raise ctx.error(("system", "type"), f"must be one of {list(SYSTEM_TYPES)}, got {kind!r}")
+    params = {k: v for k, v in table.items() if k != "type"}
+    try:
+        if kind == "networked_raid":
+            return _networked_raid_stations(ctx, params)
+        if kind == "nfs":
+            return _nfs_stations(ctx, params)
+        return _raid_stations(ctx, params)
+    except ModelFileError:
+        raise
+    except (InvalidModelError, InvalidTypeError) as exc:
+        raise _system_error(ctx, table, exc) from None
+
+
+def _networked_raid_stations(ctx: _Ctx, params: dict) -> list[Station]:
+    from .models.storage import NetworkedRAID
+
+    reference = params.pop("reference", None)
+    readings = params.pop("readings", None)
+    expand = params.pop("expand_servers", False)
+    if not isinstance(expand, bool):
+        raise ctx.error(("system", "expand_servers"), f"must be true or false, got {expand!r}")
+    for key in params:
+        try:
+            NetworkedRAID.field_name(key)
+        except InvalidModelError as exc:
+            raise ctx.error(("system", key), f"unknown key: {exc}") from None
+    if reference is not None:
+        if reference != "cui2006":
+            raise ctx.error(
+                ("system", "reference"), f"the known reference is 'cui2006', got {reference!r}"
+            )
+        if readings is not None and not isinstance(readings, Mapping):
+            raise ctx.error(("system", "readings"), "must be a table of symbol = reading")
+        op = params.pop("op", "write")
+        system = NetworkedRAID.cui2006(op=op, readings=readings, **params)
+    else:
+        if readings is not None:
+            raise ctx.error(("system", "readings"), "readings need reference = 'cui2006'")
+        system = NetworkedRAID(**{NetworkedRAID.field_name(k): v for k, v in params.items()})
+    return list(system.network(0.0, expand_servers=expand).stations)
+
+
+def _nfs_stations(ctx: _Ctx, params: dict) -> list[Station]:
+    from .models.nfs import NFSBandwidth, NFSSystem
+
+    allowed = _NFS_BANDWIDTHS + _NFS_SYSTEM_KEYS + _NFS_JOB_KEYS
+    _unknown(ctx, params, allowed, ("system",))
+    for key in (*_NFS_BANDWIDTHS, "file_size"):
+        if key not in params:
+            raise ctx.error(("system",), f"an nfs system needs {key} (see the model-file schema)")
+    bw = NFSBandwidth(*(params[k] for k in _NFS_BANDWIDTHS))
+    system = NFSSystem(bw, **{k: params[k] for k in _NFS_SYSTEM_KEYS if k in params})
+    job = {k: params[k] for k in ("op", "client_hit", "server_hit") if k in params}
+    return list(system.network(params["file_size"], **job).stations)
+
+
+def _raid_stations(ctx: _Ctx, params: dict) -> list[Station]:
+    from .models.raid import disk_demands
+
+    _unknown(ctx, params, _RAID_KEYS, ("system",))
+    for key in ("level", "disks", "disk_demand"):
+        if key not in params:
+            raise ctx.error(("system",), f"a raid system needs {key} (see the model-file schema)")
+    disks = _integer(ctx, params["disks"], ("system", "disks"))
+    prefix = _string(ctx, params.get("name", "disk"), ("system", "name"))
+    demand = _quantity(ctx, params["disk_demand"], ("system", "disk_demand"), "time")
+    d = disk_demands(
+        demand, params["level"], disks, params.get("op", "read"), params.get("pattern", "random")
+    )
+    return [Station(f"{prefix}{i + 1}", float(v)) for i, v in enumerate(d)]
+
+
 def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     _unknown(ctx, doc, _TOP_KEYS, ())
     model = doc.get("model")
@@ -594,22 +705,28 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     description = _string(ctx, model.get("description", ""), ("model", "description"))
     think = _quantity(ctx, model.get("think_time", 0.0), ("model", "think_time"), "time")
     populations = _populations(ctx, model)
+    system_stations = _system_stations(ctx, doc["system"]) if "system" in doc else []
     stations_raw = doc.get("station")
+    if stations_raw is None and not system_stations:
+        raise ctx.error(
+            ("station",), "no stations: add at least one [[station]] table or a [system]"
+        )
     if stations_raw is None:
-        raise ctx.error(("station",), "no stations: add at least one [[station]] table")
+        stations_raw = []
     if not isinstance(stations_raw, list):
         raise ctx.error(
             ("station",), "must be an array of tables: write [[station]], not [station]"
         )
-    stations, seen = [], {}
+    stations = list(system_stations)
+    seen = {st.name: "a station of the [system]" for st in system_stations}
     for i, st in enumerate(stations_raw):
         station = _station(ctx, st, i)
         if station.name in seen:
             raise ctx.error(
                 ("station", i, "name"),
-                f"duplicate station name {station.name!r} (also station[{seen[station.name]}])",
+                f"duplicate station name {station.name!r} (also {seen[station.name]})",
             )
-        seen[station.name] = i
+        seen[station.name] = f"station[{i}]"
         stations.append(station)
     if not stations:
         raise ctx.error(("station",), "no stations: add at least one [[station]] table")

@@ -251,3 +251,131 @@ def test_roundtrip_equals_python_api(demands, think, N):
 def test_unit_strings_parse_like_units_module(value, unit):
     text = BASIC.replace('demand = "5 ms"', f'demand = "{value!r} {unit[0]}"')
     assert loads(text).network.station("cpu").demand == qn.units.parse(f"{value!r} {unit[0]}")
+
+
+# -- named systems ---------------------------------------------------------------------------
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_networked_raid_system_equals_model_class():
+    from qnmodel.models.storage import NetworkedRAID
+
+    spec = load(EXAMPLES / "networked_raid.toml")
+    ref = NetworkedRAID.cui2006(
+        op="write", readings={"TRate_d": "datasheet"}, link_rate="100 Mbit/s", master_cache_hit=0
+    ).network()
+    assert spec.network.names == ref.names
+    np.testing.assert_array_equal(spec.network.demands, ref.demands)
+    frame = spec.solve().to_frame()
+    np.testing.assert_array_equal(frame["throughput"].to_numpy(), qn.mva(ref, 30).throughput)
+    # The paper's eq. (9): D_Net = (1 - P_m) S_mR5 / TRate_e = 200e6 * 3/2 / 12.5e6 = 24 s.
+    assert spec.network.station("network").demand == pytest.approx(24.0, rel=1e-12)
+
+
+def test_networked_raid_without_reference_and_with_values():
+    text = toml(
+        """
+        [model]
+        population = 4
+        [system]
+        type = "networked_raid"
+        job_size = "1 MiB"
+        stripe_unit = "64 KiB"
+        stripe_width = 4
+        T_mpro = "0.02 ms"
+        T_mp = "0.04 ms"
+        T_snpro = "0.03 ms"
+        T_snp = "0.03 ms"
+        link_rate = "1 Gbit/s"
+        disk_seek = "4 ms"
+        disk_latency = "2 ms"
+        disk_rate = "150 MB/s"
+        raid = "raid0"
+        op = "read"
+        """
+    )
+    from qnmodel.models.storage import NetworkedRAID
+
+    spec = loads(text)
+    ref = NetworkedRAID(
+        job_size="1 MiB", stripe_unit="64 KiB", stripe_width=4, master_time_per_unit="0.02 ms",
+        master_time_per_packet="0.04 ms", server_time_per_unit="0.03 ms",
+        server_time_per_packet="0.03 ms", link_rate="1 Gbit/s", disk_seek="4 ms",
+        disk_latency="2 ms", disk_rate="150 MB/s", raid="raid0", op="read",
+    )  # fmt: skip
+    np.testing.assert_array_equal(spec.network.demands, ref.network().demands)
+    faster = with_values(spec, {"system.link_rate": "10 Gbit/s"})
+    np.testing.assert_allclose(
+        faster.network.station("network").demand,
+        ref.replace(link_rate="10 Gbit/s").demands()["network"],
+        rtol=1e-15,
+    )
+
+
+def test_raid_system_plus_extra_stations():
+    from qnmodel.models.raid import disk_demands
+
+    spec = load(EXAMPLES / "raid_array.toml")
+    assert spec.network.names == ("disk1", "disk2", "disk3", "disk4", "host_cpu", "controller")
+    d = disk_demands("8 ms", "raid5", 4, "write", "random")
+    np.testing.assert_array_equal(spec.network.demands[:4], d)
+    # RAID5 random writes: speedup N/4 = 1, so each member carries the single-disk demand.
+    assert spec.network.demands[:4].tolist() == [0.008] * 4
+    assert spec.populations.tolist() == [1, 8, 15, 22, 29, 36, 43, 50, 57, 64]
+
+
+def test_nfs_system_equals_model_class():
+    from qnmodel.models.nfs import NFSBandwidth, NFSSystem
+
+    spec = load(EXAMPLES / "nfs.toml")
+    system = NFSSystem(
+        NFSBandwidth("5 GB/s", "1 Gbit/s", "5 GB/s", "80 MB/s"),
+        client_link="100 Mbit/s", rsize="32 KiB", server_cpu_per_request="40 us",
+        disk_access_time="1 ms",
+    )  # fmt: skip
+    ref = system.network("64 MiB", op="read", client_hit=0.0, server_hit=0.5)
+    assert spec.network.names == ref.names
+    np.testing.assert_array_equal(spec.network.demands, ref.demands)
+    assert spec.network.is_delay.tolist() == ref.is_delay.tolist()
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "fragment", "message"),
+    [
+        (
+            ('link_rate = "100 Mbit/s"', 'link_rate = "100 Mb/s"'),
+            "system.link_rate",
+            "link_rate",
+            "ambiguous",
+        ),
+        (
+            ("master_cache_hit = 0.0", "master_cache_hit = 1.5"),
+            "system.master_cache_hit",
+            "master_cache_hit",
+            "1.5",
+        ),
+        (("master_cache_hit = 0.0", "cache_hit = 0.5"), "system.cache_hit", "cache_hit", "unknown"),
+        (('type = "networked_raid"', 'type = "san"'), "system.type", "type =", "must be one of"),
+    ],
+)
+def test_system_errors_point_at_the_key(change, key, fragment, message):
+    text = (EXAMPLES / "networked_raid.toml").read_text()
+    bad = text.replace(*change)
+    assert bad != text
+    with pytest.raises(ModelFileError) as exc:
+        loads(bad, source="nr.toml")
+    assert exc.value.key == key
+    assert exc.value.line == line_of(bad, fragment)
+    assert message in str(exc.value)
+
+
+def test_raid_system_errors():
+    base = (EXAMPLES / "raid_array.toml").read_text()
+    with pytest.raises(ModelFileError, match=r"system\.disks: must be an integer >= 1"):
+        loads(base.replace("disks = 4", "disks = 0"))
+    with pytest.raises(ModelFileError, match="a raid system needs disk_demand"):
+        loads(base.replace('disk_demand = "8 ms"', ""))
+    with pytest.raises(ModelFileError, match=r"system\.level"):
+        loads(base.replace('level = "raid5"', 'level = "raid7"'))
+    with pytest.raises(ModelFileError, match="duplicate station name 'disk1'"):
+        loads(base.replace('name = "host_cpu"', 'name = "disk1"'))
