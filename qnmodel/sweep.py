@@ -259,9 +259,8 @@ def _grid_for_demand_system(system, axes: dict[str, list], points: np.ndarray):
             j = list(axes).index(k)
             kw[k] = np.asarray(si[k], dtype=np.float64)[points[sel, j]]
         grid = system.demand_grid(**kw)
-        D[sel] = np.column_stack(
-            [np.broadcast_to(grid[s], (int(np.size(points[sel, 0])),)) for s in names]
-        )
+        count = int(np.count_nonzero(sel)) if categorical else points.shape[0]
+        D[sel] = np.column_stack([np.broadcast_to(grid[s], (count,)) for s in names])
     return D, names, delay, m, si
 
 

@@ -57,6 +57,13 @@ def test_networked_raid_grid_equals_per_point_solutions():
             assert set(sub.bottleneck) == {max(d, key=d.get)}
 
 
+def test_no_grid_is_one_point():
+    sys = NetworkedRAID.cui2006()
+    df = sweep(sys, N=5)
+    assert len(df) == 5 and list(df.columns[:1]) == ["n"]
+    check_rows_against_solvers(df, sys.network(), range(1, 6))
+
+
 def test_bottleneck_moves_off_the_network_when_it_gets_fast():
     df = sweep(NetworkedRAID.cui2006(), N=[1], TRate_e=["100 Mbit/s", "1 Gbit/s"])
     assert df.bottleneck.tolist() == ["nic_master", "disk"]
