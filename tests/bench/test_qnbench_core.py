@@ -9,7 +9,7 @@ import pytest
 
 from qnmodel.bench import schema
 
-ENGINES = ("null", "emu", "file")
+ENGINES = ("null", "emu", "file", "mem", "cpu", "tcp", "stripe")
 
 
 def test_help_lists_every_engine_and_option(qnb):
@@ -32,6 +32,7 @@ def test_help_lists_every_engine_and_option(qnb):
         (["--frobnicate", "1"], "unknown option"),
         (["--rw", "sideways"], "not one of"),
         (["--runtime"], "needs a value"),
+        (["--engine", "file", "--runtime", "0.1"], "--dir"),
         (["--engine", "emu", "--workers", "process"], "file engine only"),
     ],
 )

@@ -78,8 +78,12 @@ static void *worker_main(void *arg)
     if (eng->worker_init && eng->worker_init(w)) {
         w->failed = 1;
         request_stop(r);
+        atomic_fetch_add(&r->ready, 1);
+        if (eng->worker_cleanup)
+            eng->worker_cleanup(w);
         return NULL;
     }
+    atomic_fetch_add(&r->ready, 1);
     while (!qnb_stopping(r)) {
         int ph = atomic_load(&r->phase);
         w->counting = ph == QNB_PHASE_MEASURE;
@@ -190,6 +194,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     atomic_store(&r->issued, 0);
     atomic_store(&r->completed, 0);
     atomic_store(&r->t_stop_ns, 0);
+    atomic_store(&r->ready, 0);
     r->t_start_ns = 0;
     for (int i = 0; i < jobs; i++) {
         struct qnb_worker *w = &r->workers[i];
@@ -232,6 +237,10 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     }
     if (started < jobs)
         request_stop(r);
+    /* the warm-up starts once every worker has set itself up (allocated, opened, connected) */
+    while (atomic_load(&r->ready) < started && !qnb_stopping(r))
+        qnb_sleep_until_ns(qnb_now_ns() + 200000, 0);
+    t_w0 = qnb_now_ns();
 
     /* warm-up, then the measured interval */
     size_t nsamp = 0, capsamp = 64;

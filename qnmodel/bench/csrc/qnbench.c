@@ -132,16 +132,8 @@ int main(int argc, char **argv)
     r->cfg = &cfg;
     r->eng = eng;
 
-    if (eng->standalone) {
-        int s = eng->standalone(r);
-        if (s >= 0) {
-            if (eng->run_teardown)
-                eng->run_teardown(r);
-            qnb_rundir_cleanup(r);
-            return s;
-        }
-        /* s < 0: not standalone for these options; measure */
-    }
+    /* a standalone role (tcp server) serves instead of measuring; its document has no results */
+    int standalone = eng->standalone ? eng->standalone(r) : -1;
 
     /* results are collected in memory and printed in one document at the end */
     char *rbuf = NULL;
@@ -158,7 +150,9 @@ int main(int argc, char **argv)
         snprintf(oplist, sizeof oplist, "%s", cfg.rw);
     int nbs = (eng->flags & QNB_ENG_USES_BS) ? cfg.bs.n : 1;
     int index = 0, complete = 1;
-    for (int ij = 0; ij < cfg.jobs.n && complete; ij++) {
+    if (standalone > 0)
+        complete = 0;
+    for (int ij = 0; ij < cfg.jobs.n && complete && standalone < 0; ij++) {
         for (int ib = 0; ib < nbs && complete; ib++) {
             char tmp[256];
             snprintf(tmp, sizeof tmp, "%s", oplist);
@@ -180,7 +174,7 @@ int main(int argc, char **argv)
     if (eng->run_teardown)
         eng->run_teardown(r);
     qnb_rundir_cleanup(r);
-    if (qnb_stop_signal && r->nerrors == 0)
+    if (qnb_stop_signal && r->nerrors == 0 && standalone < 0)
         qnb_run_error(r, "interrupted by signal %d", (int)qnb_stop_signal);
 
     struct qnb_json j;

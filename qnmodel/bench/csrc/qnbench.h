@@ -218,6 +218,7 @@ struct qnb_run {
     _Atomic int phase;
     _Atomic uint64_t issued;    /* measured ops issued (for --ops) */
     _Atomic uint64_t completed; /* measured ops completed (for --ops) */
+    _Atomic int ready;          /* workers whose worker_init is done */
     int64_t t_start_ns;
     _Atomic int64_t t_stop_ns;
     struct qnb_worker *workers; /* pt.jobs entries (shared memory) */
@@ -257,6 +258,9 @@ int qnb_file_open(struct qnb_run *r, const char *name, int flags);
 void qnb_rundir_cleanup(struct qnb_run *r);
 int qnb_file_layout(struct qnb_run *r, const char *name, long long size, char *err, size_t errlen);
 const char *qnb_errno_name(int e);
+
+/* ---- engines/cpu.c: XOR of n units into parity (also used by stripe) ---- */
+void qnb_xor_parity(unsigned char *parity, unsigned char *const *units, int n, size_t len);
 
 /* ---- host.c ---- */
 void qnb_host_json(struct qnb_json *j);

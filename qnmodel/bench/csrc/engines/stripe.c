@@ -1,0 +1,386 @@
+/* stripe engine: user-space RAID0 / RAID5 over --members members (emulated devices or files).
+ *
+ * Layout: chunk (stripe unit) of --chunk bytes; RAID0 stripes K data chunks over K members;
+ * RAID5 stripes K-1 data chunks plus one parity chunk, the parity rotating left-symmetrically
+ * (stripe s keeps parity on member K-1 - s mod K, data chunk d on member (parity + 1 + d) mod K).
+ * A request of bs bytes is split into chunk pieces. Reads touch only data members. RAID5 writes
+ * that cover whole stripes compute the parity from the new data and write K chunks; partial-stripe
+ * writes do read-modify-write: read the old data and old parity, new parity = old parity XOR old
+ * data XOR new data, then write data and parity (two dependent phases).
+ *
+ * With emulated members the member requests of one phase are issued in parallel (each queued on
+ * its device's virtual schedule, see emu.c) and the client waits for the last one; with file
+ * members they are performed one after the other by the client.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emu.h"
+
+#define MAXM 16
+
+struct stripe_point {
+    struct qnb_emu_set set;
+    int emu;
+};
+
+struct stripe_run {
+    int laid_out;
+};
+
+struct stripe_worker {
+    int fd[MAXM];
+    unsigned char *buf;    /* request data (bs) */
+    unsigned char *old;    /* old data of a partial write (bs) */
+    unsigned char *parity; /* chunk */
+    unsigned char **ptrs;
+    long long off;
+};
+
+/* per-worker statistics slots in w->stat */
+#define ST_OPS(m) (m)
+#define ST_BYTES(m) (MAXM + (m))
+#define ST_RMW (2 * MAXM)
+#define ST_FULL (2 * MAXM + 1)
+
+static int stripe_check(const struct qnb_config *c, char *err, size_t len)
+{
+    int k = (int)c->members;
+    if (k < 2 || k > MAXM) {
+        snprintf(err, len, "stripe: --members %lld must be between 2 and %d", c->members, MAXM);
+        return 2;
+    }
+    if (c->raid == 5 && k < 3) {
+        snprintf(err, len, "stripe: RAID5 needs --members >= 3, got %d", k);
+        return 2;
+    }
+    if (c->chunk < 512 || c->chunk > c->size || c->size % c->chunk != 0) {
+        snprintf(err, len,
+                 "stripe: --chunk %lld must be >= 512 and divide the member --size %lld", c->chunk,
+                 c->size);
+        return 2;
+    }
+    long long dchunks = c->raid == 5 ? k - 1 : k;
+    long long capacity = (c->size / c->chunk) * dchunks * c->chunk;
+    for (int i = 0; i < c->bs.n; i++)
+        if (c->bs.v[i] > capacity) {
+            snprintf(err, len, "stripe: --bs %lld exceeds the array capacity %lld", c->bs.v[i],
+                     capacity);
+            return 2;
+        }
+    if (strcmp(c->member, "file") == 0 && !c->dir[0]) {
+        snprintf(err, len, "stripe: --member file needs --dir (member files are created there)");
+        return 2;
+    }
+    if (strcmp(c->member, "emu") == 0 && c->dev_latency <= 0 && c->dev_rate <= 0) {
+        snprintf(err, len, "stripe: emulated members need --dev-latency > 0 or --dev-rate > 0");
+        return 2;
+    }
+    return 0;
+}
+
+static int stripe_setup(struct qnb_run *r)
+{
+    const struct qnb_config *c = r->cfg;
+    struct stripe_point *p = calloc(1, sizeof *p);
+    if (!p) {
+        qnb_run_error(r, "stripe: out of memory");
+        return -1;
+    }
+    r->epriv = p;
+    p->emu = strcmp(c->member, "emu") == 0;
+    if (p->emu)
+        return qnb_emu_init(&p->set, (int)c->members);
+    struct stripe_run *sr = r->erun;
+    if (!sr) {
+        sr = calloc(1, sizeof *sr);
+        if (!sr)
+            return -1;
+        r->erun = sr;
+    }
+    while (sr->laid_out < c->members) {
+        char name[32], err[768];
+        snprintf(name, sizeof name, "member%d.dat", sr->laid_out);
+        if (qnb_file_layout(r, name, c->size, err, sizeof err)) {
+            qnb_run_error(r, "stripe: %s", err);
+            return -1;
+        }
+        sr->laid_out++;
+    }
+    return 0;
+}
+
+static int stripe_worker_init(struct qnb_worker *w)
+{
+    struct qnb_run *r = w->run;
+    const struct qnb_config *c = r->cfg;
+    struct stripe_point *p = r->epriv;
+    struct stripe_worker *s = calloc(1, sizeof *s);
+    if (!s) {
+        qnb_worker_error(w, "stripe: out of memory");
+        return -1;
+    }
+    w->priv = s;
+    for (int m = 0; m < MAXM; m++)
+        s->fd[m] = -1;
+    s->buf = malloc((size_t)r->pt.bs);
+    s->old = malloc((size_t)r->pt.bs);
+    s->parity = malloc((size_t)c->chunk);
+    s->ptrs = calloc((size_t)c->members, sizeof *s->ptrs);
+    if (!s->buf || !s->old || !s->parity || !s->ptrs) {
+        qnb_worker_error(w, "stripe: out of memory");
+        return -1;
+    }
+    for (long long i = 0; i < r->pt.bs; i++)
+        s->buf[i] = (unsigned char)(i * 17 + w->id);
+    memset(s->old, 0, (size_t)r->pt.bs);
+    if (!p->emu) {
+        for (int m = 0; m < c->members; m++) {
+            char name[32];
+            snprintf(name, sizeof name, "member%d.dat", m);
+            s->fd[m] = qnb_file_open(r, name, O_RDWR);
+            if (s->fd[m] < 0) {
+                qnb_worker_error(w, "stripe: open %s/%s: %s", r->rundir, name, strerror(errno));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+struct ctx {
+    struct qnb_worker *w;
+    struct stripe_point *p;
+    struct stripe_worker *s;
+    int64_t arrival; /* emulated members: when this phase's requests arrive */
+    int64_t done;    /* latest finish of this phase */
+};
+
+/* one member request; for emulated members it is queued at c->arrival */
+static int member_io(struct ctx *x, int m, int write, unsigned char *data, long long moff,
+                     size_t len)
+{
+    struct qnb_worker *w = x->w;
+    if (w->counting) {
+        w->stat[ST_OPS(m)] += 1;
+        w->stat[ST_BYTES(m)] += (double)len;
+    }
+    if (x->p->emu) {
+        int64_t svc = qnb_emu_service_ns(w->run->cfg, len, &w->rng);
+        int64_t fin = qnb_emu_reserve(&x->p->set, m, x->arrival, svc);
+        if (fin > x->done)
+            x->done = fin;
+        return 0;
+    }
+    ssize_t n = write ? pwrite(x->s->fd[m], data, len, moff) : pread(x->s->fd[m], data, len, moff);
+    if (n != (ssize_t)len) {
+        int e = n < 0 ? errno : EIO;
+        qnb_worker_error(w, "stripe: %s member%d.dat at offset %lld: %s (%s)",
+                         write ? "pwrite" : "pread", m, moff, strerror(e), qnb_errno_name(e));
+        return -1;
+    }
+    return 0;
+}
+
+static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
+{
+    struct qnb_run *r = w->run;
+    const struct qnb_config *c = r->cfg;
+    struct stripe_point *p = r->epriv;
+    struct stripe_worker *s = w->priv;
+    int k = (int)c->members;
+    int raid5 = c->raid == 5;
+    long long chunk = c->chunk;
+    long long dchunks = raid5 ? k - 1 : k;
+    long long stripe_bytes = dchunks * chunk;
+    long long capacity = (c->size / chunk) * stripe_bytes;
+    long long bs = r->pt.bs;
+    int write = strstr(c->rw, "write") != NULL;
+    long long off;
+    if (strncmp(c->rw, "rand", 4) == 0) {
+        off = (long long)qnb_rng_below(&w->rng, (uint64_t)(capacity / bs)) * bs;
+    } else {
+        if (s->off + bs > capacity)
+            s->off = 0;
+        off = s->off;
+        s->off += bs;
+    }
+    struct ctx x = {w, p, s, qnb_now_ns(), 0};
+    int64_t final = 0;
+    long long pos = off, end = off + bs;
+    while (pos < end) {
+        long long sidx = pos / stripe_bytes;
+        long long sstart = sidx * stripe_bytes;
+        long long send = sstart + stripe_bytes < end ? sstart + stripe_bytes : end;
+        int pm = raid5 ? (k - 1) - (int)(sidx % k) : -1;
+        int full = raid5 && pos == sstart && send == sstart + stripe_bytes;
+        x.done = 0;
+        if (!write || !raid5 || full) {
+            /* one phase: data pieces (+ parity computed from the new data) */
+            for (long long q = pos; q < send;) {
+                long long d = (q - sstart) / chunk;
+                long long in = (q - sstart) % chunk;
+                long long len = chunk - in < send - q ? chunk - in : send - q;
+                int m = raid5 ? (int)((pm + 1 + d) % k) : (int)d;
+                if (member_io(&x, m, write, s->buf + (q - off), sidx * chunk + in, (size_t)len))
+                    return -1;
+                q += len;
+            }
+            if (write && full) {
+                for (long long d = 0; d < dchunks; d++)
+                    s->ptrs[d] = s->buf + (sstart - off) + d * chunk;
+                qnb_xor_parity(s->parity, s->ptrs, (int)dchunks, (size_t)chunk);
+                if (member_io(&x, pm, 1, s->parity, sidx * chunk, (size_t)chunk))
+                    return -1;
+                if (w->counting)
+                    w->stat[ST_FULL] += 1;
+            }
+        } else {
+            /* RAID5 partial-stripe write: read-modify-write */
+            long long lo = chunk, hi = 0;
+            for (long long q = pos; q < send;) {
+                long long in = (q - sstart) % chunk;
+                long long len = chunk - in < send - q ? chunk - in : send - q;
+                if (in < lo)
+                    lo = in;
+                if (in + len > hi)
+                    hi = in + len;
+                q += len;
+            }
+            /* phase 1: old data and old parity */
+            for (long long q = pos; q < send;) {
+                long long d = (q - sstart) / chunk;
+                long long in = (q - sstart) % chunk;
+                long long len = chunk - in < send - q ? chunk - in : send - q;
+                int m = (int)((pm + 1 + d) % k);
+                if (member_io(&x, m, 0, s->old + (q - off), sidx * chunk + in, (size_t)len))
+                    return -1;
+                q += len;
+            }
+            if (member_io(&x, pm, 0, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)))
+                return -1;
+            /* new parity = old parity ^ old data ^ new data, over each piece's range */
+            for (long long q = pos; q < send;) {
+                long long in = (q - sstart) % chunk;
+                long long len = chunk - in < send - q ? chunk - in : send - q;
+                unsigned char *pp = s->parity + in;
+                const unsigned char *od = s->old + (q - off), *nd = s->buf + (q - off);
+                for (long long i = 0; i < len; i++)
+                    pp[i] ^= (unsigned char)(od[i] ^ nd[i]);
+                q += len;
+            }
+            /* phase 2 starts when phase 1 is complete */
+            if (p->emu) {
+                x.arrival = x.done;
+                x.done = 0;
+            }
+            for (long long q = pos; q < send;) {
+                long long d = (q - sstart) / chunk;
+                long long in = (q - sstart) % chunk;
+                long long len = chunk - in < send - q ? chunk - in : send - q;
+                int m = (int)((pm + 1 + d) % k);
+                if (member_io(&x, m, 1, s->buf + (q - off), sidx * chunk + in, (size_t)len))
+                    return -1;
+                q += len;
+            }
+            if (member_io(&x, pm, 1, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)))
+                return -1;
+            if (w->counting)
+                w->stat[ST_RMW] += 1;
+        }
+        if (x.done > final)
+            final = x.done;
+        pos = send;
+    }
+    if (p->emu && final > 0) {
+        qnb_sleep_until_ns(final, (int64_t)(c->spin * 1e9));
+    }
+    *bytes = (uint64_t)bs;
+    return 0;
+}
+
+static void stripe_cleanup(struct qnb_worker *w)
+{
+    struct stripe_worker *s = w->priv;
+    if (!s)
+        return;
+    for (int m = 0; m < MAXM; m++)
+        if (s->fd[m] >= 0)
+            close(s->fd[m]);
+    free(s->buf);
+    free(s->old);
+    free(s->parity);
+    free(s->ptrs);
+    free(s);
+    w->priv = NULL;
+}
+
+static void stripe_report(struct qnb_run *r, struct qnb_json *j)
+{
+    struct stripe_point *p = r->epriv;
+    int k = (int)r->cfg->members;
+    double ops[MAXM] = {0}, bytes[MAXM] = {0}, rmw = 0, full = 0;
+    for (int i = 0; i < r->pt.jobs; i++) {
+        const struct qnb_worker *w = &r->workers[i];
+        for (int m = 0; m < k; m++) {
+            ops[m] += w->stat[ST_OPS(m)];
+            bytes[m] += w->stat[ST_BYTES(m)];
+        }
+        rmw += w->stat[ST_RMW];
+        full += w->stat[ST_FULL];
+    }
+    qj_kint(j, "raid", r->cfg->raid);
+    qj_kint(j, "data_members", r->cfg->raid == 5 ? k - 1 : k);
+    qj_key(j, "member_ops");
+    qj_arr_begin(j);
+    for (int m = 0; m < k; m++)
+        qj_int(j, (long long)ops[m]);
+    qj_arr_end(j);
+    qj_key(j, "member_bytes");
+    qj_arr_begin(j);
+    for (int m = 0; m < k; m++)
+        qj_int(j, (long long)bytes[m]);
+    qj_arr_end(j);
+    qj_kint(j, "rmw_ops", (long long)rmw);
+    qj_kint(j, "full_stripe_writes", (long long)full);
+    if (p && p->emu)
+        qnb_emu_report(&p->set, r->t_start_ns, atomic_load(&r->t_stop_ns), j);
+}
+
+static void stripe_teardown(struct qnb_run *r)
+{
+    struct stripe_point *p = r->epriv;
+    if (p) {
+        if (p->emu)
+            qnb_emu_destroy(&p->set);
+        free(p);
+    }
+    r->epriv = NULL;
+}
+
+static void stripe_run_teardown(struct qnb_run *r)
+{
+    free(r->erun);
+    r->erun = NULL;
+}
+
+static const struct qnb_engine qnb_engine_stripe = {
+    .name = "stripe",
+    .help = "user-space RAID0/RAID5 (parity, read-modify-write) over emulated devices or files",
+    .flags = QNB_ENG_USES_BS,
+    .check = stripe_check,
+    .point_setup = stripe_setup,
+    .worker_init = stripe_worker_init,
+    .op = stripe_op,
+    .worker_cleanup = stripe_cleanup,
+    .point_report = stripe_report,
+    .point_teardown = stripe_teardown,
+    .run_teardown = stripe_run_teardown,
+};
+
+QNB_REGISTER_ENGINE(qnb_engine_stripe)

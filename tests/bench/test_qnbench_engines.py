@@ -1,0 +1,269 @@
+"""Black-box tests of the mem, cpu, tcp and stripe engines."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+
+import pytest
+
+from qnmodel.bench import schema
+
+
+def run_ok(qnb, *args):
+    rc, doc, _, err = qnb(*args)
+    assert rc == 0, err
+    schema.validate(doc)
+    assert doc["complete"] is True
+    return doc["results"]
+
+
+def test_mem_stream_kernels_count_bytes_like_stream(qnb):
+    size = 1 << 20
+    res = run_ok(
+        qnb,
+        "--engine",
+        "mem",
+        "--size",
+        "1MiB",
+        "--runtime",
+        "50ms",
+        "--warmup",
+        "10ms",
+        "--jobs",
+        "1,2",
+    )
+    assert [(r["jobs"], r["op"]) for r in res] == [
+        (j, op) for j in (1, 2) for op in ("copy", "scale", "add", "triad")
+    ]
+    for r in res:
+        arrays = 2 if r["op"] in ("copy", "scale") else 3
+        assert r["bytes"] == r["ops"] * arrays * size
+        assert "bs_bytes" not in r
+        assert r["engine_stats"]["array_bytes"] == size
+        assert r["throughput_B_s"] > 1e8  # any machine moves more than 100 MB/s
+
+
+def test_cpu_kernels_cost_per_unit(qnb):
+    res = run_ok(
+        qnb,
+        "--engine",
+        "cpu",
+        "--bs",
+        "4KiB,64KiB",
+        "--runtime",
+        "50ms",
+        "--warmup",
+        "0",
+        "--stripe-width",
+        "3",
+    )
+    assert [(r["bs_bytes"], r["op"]) for r in res] == [
+        (b, op) for b in (4096, 65536) for op in ("memcpy", "xor", "checksum")
+    ]
+    for r in res:
+        per_op = 3 * r["bs_bytes"] if r["op"] == "xor" else r["bs_bytes"]
+        assert r["bytes"] == r["ops"] * per_op
+        st = r["engine_stats"]
+        assert st["cost_s_per_unit"] == pytest.approx(r["latency_s"]["mean"], rel=1e-6)
+        assert st["cost_s_per_byte"] == pytest.approx(st["cost_s_per_unit"] / per_op, rel=1e-6)
+    # a 64 KiB unit costs more than a 4 KiB one, for every kernel
+    cost = {(r["bs_bytes"], r["op"]): r["engine_stats"]["cost_s_per_unit"] for r in res}
+    for op in ("memcpy", "xor", "checksum"):
+        assert cost[(65536, op)] > cost[(4096, op)]
+
+
+@pytest.mark.parametrize("rw", ["read", "write"])
+def test_tcp_loopback_request_response(qnb, rw):
+    res = run_ok(
+        qnb,
+        "--engine",
+        "tcp",
+        "--rw",
+        rw,
+        "--bs",
+        "64,256KiB",
+        "--runtime",
+        "100ms",
+        "--jobs",
+        "1,2",
+    )
+    assert len(res) == 4
+    for r in res:
+        assert r["ops"] > 10
+        assert r["bytes"] == r["ops"] * r["bs_bytes"]
+        assert r["engine_stats"]["connections"] == r["jobs"]
+        assert r["engine_stats"]["port"] > 0
+
+
+def test_tcp_server_replies_from_a_file_it_created(qnb, tmp_path):
+    res = run_ok(
+        qnb,
+        "--engine",
+        "tcp",
+        "--serve",
+        "file",
+        "--dir",
+        tmp_path,
+        "--size",
+        "1MiB",
+        "--bs",
+        "64KiB",
+        "--runtime",
+        "50ms",
+    )
+    assert res[0]["ops"] > 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tcp_separate_server_and_client_processes(qnbench_exe):
+    server = subprocess.Popen(
+        [str(qnbench_exe), "--engine", "tcp", "--tcp-role", "server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stderr.readline()
+        m = re.search(r"port (\d+)", line)
+        assert m, line
+        port = m.group(1)
+        client = subprocess.run(
+            [
+                str(qnbench_exe),
+                "--engine",
+                "tcp",
+                "--tcp-role",
+                "client",
+                "--port",
+                port,
+                "--bs",
+                "4KiB",
+                "--runtime",
+                "100ms",
+                "--jobs",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert client.returncode == 0, client.stderr
+        doc = json.loads(client.stdout)
+        assert doc["results"][0]["ops"] > 10
+    finally:
+        server.send_signal(signal.SIGTERM)
+        out, _ = server.communicate(timeout=10)
+    assert server.returncode == 0
+    sdoc = json.loads(out)
+    assert sdoc["results"] == [] and sdoc["complete"] is True
+
+
+def test_tcp_client_without_server_is_a_clear_runtime_error(qnb):
+    rc, doc, _, err = qnb(
+        "--engine", "tcp", "--tcp-role", "client", "--port", "1", "--runtime", "50ms"
+    )
+    assert rc == 1
+    assert doc["complete"] is False and "ECONNREFUSED" in doc["errors"][0]
+
+
+STRIPE = (
+    "--engine",
+    "stripe",
+    "--members",
+    "4",
+    "--chunk",
+    "64KiB",
+    "--size",
+    "4MiB",
+    "--dev-latency",
+    "2ms",
+    "--dev-rate",
+    "100MB/s",
+    "--runtime",
+    "300ms",
+    "--warmup",
+    "50ms",
+)
+
+
+def test_raid0_full_stripe_read_uses_all_members_in_parallel(qnb):
+    (r,) = run_ok(qnb, *STRIPE, "--raid", "0", "--bs", "256KiB", "--rw", "read")
+    s = 2e-3 + 65536 / 100e6  # each member serves one 64 KiB chunk
+    st = r["engine_stats"]
+    assert st["data_members"] == 4
+    assert len(set(st["member_ops"])) == 1  # every request touches every member once
+    assert r["latency_s"]["p50"] == pytest.approx(s, rel=0.03)
+    assert st["service_s_mean"] == pytest.approx(s, rel=1e-6)
+    assert r["throughput_B_s"] == pytest.approx(4 * 65536 / r["latency_s"]["mean"], rel=0.02)
+
+
+def test_raid5_full_stripe_writes_compute_parity_without_reads(qnb):
+    (r,) = run_ok(qnb, *STRIPE, "--raid", "5", "--bs", "192KiB", "--rw", "write", "--jobs", "2")
+    st = r["engine_stats"]
+    assert st["data_members"] == 3
+    assert st["rmw_ops"] == 0
+    assert st["full_stripe_writes"] >= r["ops"]
+    assert sum(st["member_ops"]) == 4 * st["full_stripe_writes"]
+
+
+def test_raid5_small_writes_read_modify_write(qnb):
+    (r,) = run_ok(qnb, *STRIPE, "--raid", "5", "--bs", "4KiB", "--rw", "randwrite")
+    st = r["engine_stats"]
+    assert st["full_stripe_writes"] == 0
+    assert st["rmw_ops"] >= r["ops"]
+    # read old data + old parity, then write both: 4 member requests per small write
+    assert sum(st["member_ops"]) == 4 * st["rmw_ops"]
+    # two dependent phases of one member request each
+    s = 2e-3 + 4096 / 100e6
+    assert r["latency_s"]["min"] >= 2 * s * (1 - 1e-6)
+    assert r["latency_s"]["p50"] == pytest.approx(2 * s, rel=0.05)
+
+
+def test_stripe_over_files(qnb, tmp_path):
+    for raid in ("0", "5"):
+        for rw in ("randread", "randwrite", "write"):
+            (r,) = run_ok(
+                qnb,
+                "--engine",
+                "stripe",
+                "--member",
+                "file",
+                "--dir",
+                tmp_path,
+                "--members",
+                "3",
+                "--chunk",
+                "16KiB",
+                "--size",
+                "256KiB",
+                "--raid",
+                raid,
+                "--bs",
+                "8KiB",
+                "--rw",
+                rw,
+                "--runtime",
+                "30ms",
+                "--warmup",
+                "0",
+            )
+            assert r["ops"] > 0
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--raid", "5", "--members", "2"], "RAID5 needs"),
+        (["--raid", "6"], "not one of"),
+        (["--members", "17"], "between 2 and 16"),
+        (["--chunk", "100KiB"], "divide"),
+        (["--member", "file"], "needs --dir"),
+    ],
+)
+def test_stripe_usage_errors(qnb, args, message):
+    rc, _, out, err = qnb("--engine", "stripe", "--size", "4MiB", *args)
+    assert rc == 2 and out == "" and message in err
