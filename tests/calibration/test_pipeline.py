@@ -52,7 +52,7 @@ def test_exact_data_gives_zero_error_and_full_coverage(tmp_path):
     assert c.network.K == K and c.network.think_time == Z
     assert c.mape_throughput == pytest.approx(0.0, abs=1e-6)
     assert c.mape_response_time == pytest.approx(0.0, abs=1e-6)
-    assert c.coverage == 1.0
+    assert c.coverage == 1.0 and c.coverage_aba == 1.0
     md = write_report(c, tmp_path)
     text = md.read_text()
     assert "MAPE of exact MVA vs measured X(N)**: 0.00%" in text
