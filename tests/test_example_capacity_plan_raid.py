@@ -1,0 +1,57 @@
+"""examples/capacity_plan_networked_raid.py answers the SLA question with the right numbers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from fractions import Fraction as F
+from pathlib import Path
+
+import numpy as np
+
+import qnmodel as qn
+
+from .demands._load_hand import load_hand
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "examples" / "capacity_plan_networked_raid.py"
+
+
+def run(*args: str, cwd: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True,
+        timeout=60, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def largest_n_by_hand(p: dict, sla: float) -> int:
+    d = [float(v) for v in load_hand().hand_demands(p, "raid5", "write").values()]
+    r = qn.mva(qn.Network.from_demands(d), 200).response_time
+    return int(np.flatnonzero(r <= sla)[-1] + 1)
+
+
+def test_capacity_plan_answer(tmp_path):
+    out = run("--sla", "10 min", str(tmp_path / "out"), cwd=tmp_path)
+    hand = load_hand().TESTBED
+    n_base = largest_n_by_hand(hand, 600.0)
+    n_gbit = largest_n_by_hand(dict(hand, TRate_e=F(125_000_000)), 600.0)
+    n_cache = largest_n_by_hand(dict(hand, P_m=F(3, 10)), 600.0)
+    assert (n_base, n_gbit, n_cache) == (23, 35, 33)
+    assert f"largest concurrency (MVA)   : {n_base} jobs" in out
+    assert "bottleneck                  : nic_master (24.95 s per job" in out
+    assert (
+        f"network 100 Mbit/s -> 1 Gbit/s                {n_gbit} jobs (+12)  bottleneck disk" in out
+    )
+    assert f"master cache hit rate 0 -> 0.3                {n_cache} jobs" in out
+    assert "best single upgrade         : network 100 Mbit/s -> 1 Gbit/s" in out
+    table = (tmp_path / "out" / "capacity_plan.csv").read_text()
+    assert table.startswith("upgrade,n_mva,n_guaranteed,n_at_most,R1_s,bottleneck")
+
+
+def test_capacity_plan_unmeetable_sla(tmp_path):
+    out = run("--sla", "30 s", cwd=tmp_path)
+    assert "the SLA cannot be met even by a single job" in out
