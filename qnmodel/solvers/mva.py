@@ -88,7 +88,7 @@ def _package(method, net, N, keep, X, Rk, Qk=None) -> MVAResult:
     m = net.servers.astype(np.float64)
     n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
     Q = X[:, None] * Rk if Qk is None else Qk
-    U = X[:, None] * D[None, :] / m[None, :]
+    U = X[:, None] * (D / m)[None, :]  # one multiply per element (a divide costs ~8x)
     return MVAResult(
         method=method,
         n=n,
