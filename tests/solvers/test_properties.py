@@ -13,18 +13,24 @@ Invariants, for every population n = 1..N:
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import qnmodel as qn
 from qnmodel.solvers.mva import mva_exact, mva_load_dependent
+from tests.reference import exact_mva
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 REL = 1e-11  # rounding slack of a comparison between two computed quantities
 
-demand = st.floats(min_value=1e-3, max_value=10.0, allow_nan=False, allow_infinity=False)
-think = st.one_of(st.just(0.0), st.floats(min_value=0.0, max_value=50.0))
+demand = st.one_of(
+    st.floats(min_value=1e-3, max_value=10.0, allow_nan=False, allow_infinity=False),
+    st.just(0.0),  # an idle station must change nothing
+)
+think = st.one_of(st.just(0.0), st.floats(min_value=1e-3, max_value=50.0))
 
 
 @st.composite
@@ -39,6 +45,7 @@ def networks(draw, multiserver: bool = False, max_k: int = 6):
     else:
         servers = [1] * K
     Z = draw(think)
+    assume(sum(D) + Z > 0)
     N = draw(st.integers(1, 40))
     net = qn.Network.from_demands(D, think_time=Z, kinds=kinds, servers=servers)
     return net, N
@@ -147,3 +154,25 @@ def test_load_dependent_solver_equals_exact_when_all_single_server(case):
     np.testing.assert_allclose(b.queue_length, a.queue_length, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(b.residence_time, a.residence_time, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(b.utilization, a.utilization, rtol=1e-10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.integers(1, 40), min_size=1, max_size=3),
+    st.lists(st.integers(1, 4), min_size=3, max_size=3),
+    st.lists(st.sampled_from(["queue", "delay"]), min_size=3, max_size=3),
+    st.integers(0, 30),
+    st.integers(1, 8),
+)
+def test_solver_equals_exact_rational_oracle(tenths, servers, kinds, z_tenths, N):
+    """Random small networks with rational demands against the Fraction convolution oracle."""
+    K = len(tenths)
+    D = [Fraction(t, 10) for t in tenths]
+    kinds = kinds[:K]
+    m = [1 if k == "delay" else s for k, s in zip(kinds, servers[:K], strict=True)]
+    Z = Fraction(z_tenths, 10)
+    ex = exact_mva(D, N, Z, kinds, m)
+    net = qn.Network.from_demands([float(d) for d in D], float(Z), kinds=kinds, servers=m)
+    res = qn.mva(net, N)
+    np.testing.assert_allclose(res.throughput, [float(x) for x in ex["X"]], rtol=1e-12)
+    np.testing.assert_allclose(res.queue_length, np.array(ex["Q"], dtype=float), rtol=1e-11)
