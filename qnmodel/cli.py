@@ -188,11 +188,58 @@ def _model_text(sol: modelfile.ModelSolution) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _emit_solution(sol: modelfile.ModelSolution, fmt: str, stream) -> None:
+def _multiclass_text(sol: modelfile.MultiClassSolution) -> str:
+    spec, r, mc = sol.spec, sol.result, sol.spec.multiclass
+    lines = [f"model {spec.name!r} ({spec.source}), {len(mc.classes)} classes"]
+    if spec.description:
+        lines.append(f"  {spec.description}")
+    headers = ["station", "kind", "servers"] + [f"D {c}" for c in mc.classes]
+    rows = [
+        [s.name, s.kind, str(s.servers)]
+        + [_time(float(mc.demands[i, k])) for i in range(len(mc.classes))]
+        for k, s in enumerate(spec.network.stations)
+    ]
+    lines += ["", _text_table(headers, rows).rstrip(), ""]
+    summ = sol.summary()
+    lines.append(
+        f"bottleneck = {summ['bottleneck']} (utilisation {summ['bottleneck_utilization']:.4g}), "
+        f"total throughput = {_g(summ['total_throughput'])} jobs/s"
+    )
+    lines.append("")
+    factor, unit = (1.0, "s") if float(np.max(r.response_time)) >= 1.0 else (1e3, "ms")
+    headers = ["class", "N", "Z", "X [jobs/s]", f"R [{unit}]"]
+    rows = [
+        [
+            c,
+            str(int(mc.population[i])),
+            _time(float(mc.think_time[i])),
+            _g(float(r.throughput[i])),
+            _g(float(r.response_time[i]) * factor),
+        ]
+        for i, c in enumerate(mc.classes)
+    ]
+    lines.append(_text_table(headers, rows).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _single_class(spec: modelfile.ModelSpec, command: str) -> None:
+    if spec.is_multiclass:
+        raise modelfile.ModelFileError(
+            spec.source,
+            "class",
+            None,
+            f"'qnmodel {command}' draws single-class models (bounds vs n); this model has "
+            f"classes {list(spec.multiclass.classes)}: use 'qnmodel solve'",
+        )
+
+
+def _emit_solution(sol, fmt: str, stream) -> None:
     if fmt == "json":
         _write_json(sol.to_dict(), stream)
     elif fmt == "csv":
         _write_csv(sol.to_frame(), stream)
+    elif isinstance(sol, modelfile.MultiClassSolution):
+        stream.write(_multiclass_text(sol))
     else:
         headers, rows, _ = _solution_rows(sol)
         stream.write(_model_text(sol))
@@ -392,8 +439,9 @@ def sweep_model(
     """Solve a model at every point of a grid of model-file values.
 
     Returns a tidy DataFrame: one column per varied key (as given), then
-    ``n, throughput, response_time, bottleneck`` (exact MVA at the model's
-    populations), one row per grid point and population.
+    ``bottleneck, n, throughput, response_time`` (exact MVA at the model's
+    populations), one row per grid point and population; for a multi-class
+    model ``class, population`` replace ``n``, one row per grid point and class.
     """
     import pandas as pd
 
@@ -404,8 +452,11 @@ def sweep_model(
         point = dict(zip(keys, combo, strict=True))
         s = modelfile.with_values(spec, point)
         res = s.solve()
-        f = res.to_frame()[["n", "throughput", "response_time"]]
-        f.insert(0, "bottleneck", res.aba.bottleneck)
+        if isinstance(res, modelfile.MultiClassSolution):
+            f = res.to_frame()[["class", "population", "throughput", "response_time"]]
+        else:
+            f = res.to_frame()[["n", "throughput", "response_time"]]
+        f.insert(0, "bottleneck", res.summary()["bottleneck"])
         for k in reversed(keys):
             f.insert(0, k, [point[k]] * len(f))
         frames.append(f)
@@ -467,6 +518,7 @@ class QNModelErrorWithPath(QNModelError, ValueError):
 
 def _cmd_plot(args: argparse.Namespace) -> int:
     spec = _load_with_overrides(args)
+    _single_class(spec, "plot")
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
@@ -484,6 +536,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 # -- report ---------------------------------------------------------------------------------------
 def _cmd_report(args: argparse.Namespace) -> int:
     spec = _load_with_overrides(args)
+    _single_class(spec, "report")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sol = spec.solve()

@@ -55,6 +55,8 @@ __all__ = [
     "ModelFileError",
     "ModelSpec",
     "ModelSolution",
+    "MultiClassModel",
+    "MultiClassSolution",
     "DEMO_MODEL_TOML",
     "load",
     "loads",
@@ -102,7 +104,7 @@ visits = 0.5
 
 _MODEL_KEYS = ("name", "description", "think_time", "population", "populations")
 _STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers")
-_TOP_KEYS = ("model", "station", "system")
+_TOP_KEYS = ("model", "station", "system", "class")
 SYSTEM_TYPES = ("networked_raid", "nfs", "raid")
 _NFS_BANDWIDTHS = ("b1", "b2", "b3", "b4")
 _NFS_SYSTEM_KEYS = (
@@ -234,10 +236,16 @@ class ModelSpec:
     description : str
     source : str
         File the model was read from (``"<string>"`` for :func:`loads`).
+    multiclass : MultiClassModel or None
+        The classes of a multi-class model (``[[class]]`` tables); ``None`` for a
+        single-class one. In a multi-class model :attr:`network` holds the
+        stations with, as demand, the largest over the classes (their kinds
+        and servers are what matters); the solver uses :attr:`MultiClassModel.demands`.
     """
 
     network: Network
     populations: np.ndarray
+    multiclass: MultiClassModel | None = None
     name: str = "model"
     description: str = ""
     source: str = "<string>"
@@ -249,9 +257,111 @@ class ModelSpec:
         """Largest population N; the solvers compute the whole curve 1..N."""
         return int(self.populations[-1])
 
-    def solve(self) -> ModelSolution:
-        """ABA and BJB bounds and exact MVA at the model's populations: see :func:`solve`."""
+    @property
+    def is_multiclass(self) -> bool:
+        """True when the file has [[class]] tables."""
+        return self.multiclass is not None
+
+    def solve(self) -> ModelSolution | MultiClassSolution:
+        """Bounds and exact MVA (single class) or exact multi-class MVA: see :func:`solve`."""
         return solve(self)
+
+
+@dataclass(frozen=True, eq=False)
+class MultiClassModel:
+    """The classes of a multi-class model file.
+
+    Attributes
+    ----------
+    classes : tuple of str
+        Class names, in file order.
+    population : ndarray of int (C,)
+        Jobs per class N_c (>= 0).
+    think_time : ndarray (C,)
+        Z_c, seconds.
+    demands : ndarray (C, K)
+        D_ck, seconds, class c at station k (station order of the file).
+    """
+
+    classes: tuple[str, ...]
+    population: np.ndarray
+    think_time: np.ndarray
+    demands: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class MultiClassSolution:
+    """Exact multi-class MVA of a model file at its population vector.
+
+    Attributes
+    ----------
+    spec : ModelSpec
+    result : MultiClassResult
+        From :func:`qnmodel.solvers.mva_multiclass.mva_multiclass`.
+    """
+
+    spec: ModelSpec
+    result: Any
+
+    def to_frame(self) -> Any:
+        """One row per class: ``class, population, think_time`` (s), ``throughput``
+        (jobs/s), ``response_time`` (s), then ``utilization_<station>`` per station."""
+        import pandas as pd
+
+        mc, r = self.spec.multiclass, self.result
+        cols: dict[str, Any] = {
+            "class": list(mc.classes),
+            "population": mc.population.copy(),
+            "think_time": mc.think_time.copy(),
+            "throughput": r.throughput,
+            "response_time": r.response_time,
+        }
+        for k, name in enumerate(r.station_names):
+            cols[f"utilization_{name}"] = r.utilization[:, k]
+        return pd.DataFrame(cols)
+
+    def summary(self) -> dict:
+        """Bottleneck (largest total utilisation) and its utilisation."""
+        total = self.result.utilization.sum(axis=0)
+        k = int(np.argmax(total))
+        return {
+            "bottleneck": self.result.station_names[k],
+            "bottleneck_utilization": float(total[k]),
+            "total_throughput": float(self.result.throughput.sum()),
+        }
+
+    def to_dict(self) -> dict:
+        """A JSON-ready document (schema ``qnmodel.solve``, multi-class form)."""
+        net, mc = self.spec.network, self.spec.multiclass
+        rows = []
+        for rec in self.to_frame().to_dict(orient="records"):
+            rows.append(
+                {
+                    k: (v if k == "class" else int(v) if k == "population" else float(v))
+                    for k, v in rec.items()
+                }
+            )
+        return {
+            "schema": "qnmodel.solve",
+            "schema_version": 1,
+            "model": {
+                "name": self.spec.name,
+                "description": self.spec.description,
+                "source": self.spec.source,
+                "classes": list(mc.classes),
+                "stations": [
+                    {
+                        "name": s.name,
+                        "demand": {c: float(mc.demands[i, k]) for i, c in enumerate(mc.classes)},
+                        "kind": s.kind,
+                        "servers": int(s.servers),
+                    }
+                    for k, s in enumerate(net.stations)
+                ],
+            },
+            "summary": self.summary(),
+            "results": rows,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,14 +451,30 @@ class ModelSolution:
         }
 
 
-def solve(spec: ModelSpec) -> ModelSolution:
+def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
     """Solve a model file's network: ABA, BJB (single-server networks) and exact MVA.
+
+    A multi-class model (``[[class]]`` tables) is solved by exact multi-class
+    MVA at its population vector (:class:`MultiClassSolution`).
 
     The solvers run once for the whole curve n = 1..N, N the largest
     requested population; :meth:`ModelSolution.to_frame` picks the rows.
     """
     if not isinstance(spec, ModelSpec):
         raise InvalidTypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    if spec.multiclass is not None:
+        from .solvers.mva_multiclass import mva_multiclass
+
+        mc, net = spec.multiclass, spec.network
+        result = mva_multiclass(
+            mc.demands,
+            mc.population,
+            think_time=mc.think_time,
+            kinds=[s.kind for s in net.stations],
+            servers=[s.servers for s in net.stations],
+            names=list(net.names),
+        )
+        return MultiClassSolution(spec=spec, result=result)
     net, N = spec.network, spec.max_population
     bjb = None if net.has_multiserver else _bounds(net, N, method="bjb")
     return ModelSolution(spec=spec, mva=_mva(net, N), aba=_bounds(net, N, method="aba"), bjb=bjb)
@@ -392,6 +518,17 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
                 model.pop("population", None)
                 model.pop("populations", None)
             model[key] = value
+            continue
+        if key.startswith("class."):
+            _, cname, ckey = (key.split(".", 2) + ["", ""])[:3]
+            tables = doc.get("class")
+            names_c = [t.get("name") for t in tables] if isinstance(tables, list) else []
+            if cname not in names_c or ckey not in ("population", "think_time"):
+                raise InvalidModelError(
+                    f"cannot set {key!r}: use 'class.<name>.population' or "
+                    f"'class.<name>.think_time' with a class among {names_c}"
+                )
+            tables[names_c.index(cname)][ckey] = value
             continue
         if key.startswith("system."):
             if not isinstance(doc.get("system"), dict):
@@ -553,16 +690,29 @@ def _populations(ctx: _Ctx, model: Mapping) -> np.ndarray:
     )
 
 
-def _station(ctx: _Ctx, st: Any, i: int) -> Station:
-    path = ("station", i)
-    if not isinstance(st, Mapping):
-        raise ctx.error(path, "must be a table ([[station]])")
-    _unknown(ctx, st, _STATION_KEYS, path)
-    if "name" not in st:
-        raise ctx.error(path, 'missing name; every station needs name = "..."')
-    name = _string(ctx, st["name"], (*path, "name"))
-    if not name.strip():
-        raise ctx.error((*path, "name"), "must be a non-empty string")
+def _per_class(ctx: _Ctx, st: Mapping, key: str, path: tuple, cls: str | None) -> tuple:
+    """The value of ``key`` for class ``cls`` and its key path.
+
+    In a multi-class model a station value may be a table keyed by class name
+    (``demand = { read = "2 ms", write = "5 ms" }``); a plain value applies to
+    every class.
+    """
+    value = st[key]
+    if isinstance(value, Mapping):
+        if cls is None:
+            raise ctx.error(
+                (*path, key),
+                "a table of per-class values needs [[class]] tables; a single-class model "
+                "takes one value",
+            )
+        if cls not in value:
+            raise ctx.error((*path, key), f"no value for class {cls!r}; give one per class")
+        return value[cls], (*path, key, cls)
+    return value, (*path, key)
+
+
+def _station_demand(ctx: _Ctx, st: Mapping, path: tuple, name: str, cls: str | None) -> float:
+    """D_k (seconds) of one station, for one class in a multi-class model."""
     forms = [k for k in ("demand", "service_time", "size") if k in st]
     if len(forms) != 1:
         got = ", ".join(forms) if forms else "none of them"
@@ -579,20 +729,49 @@ def _station(ctx: _Ctx, st: Any, i: int) -> Station:
         )
     visits = 1.0
     if "visits" in st:
-        v = st["visits"]
+        v, vpath = _per_class(ctx, st, "visits", path, cls)
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-            raise ctx.error((*path, "visits"), f"must be a number >= 0, got {v!r}")
+            raise ctx.error(vpath, f"must be a number >= 0, got {v!r}")
         visits = float(v)
     if forms == ["demand"]:
-        demand = _quantity(ctx, st["demand"], (*path, "demand"), "time")
-    elif forms == ["service_time"]:
-        demand = visits * _quantity(ctx, st["service_time"], (*path, "service_time"), "time")
+        v, vpath = _per_class(ctx, st, "demand", path, cls)
+        return _quantity(ctx, v, vpath, "time")
+    if forms == ["service_time"]:
+        v, vpath = _per_class(ctx, st, "service_time", path, cls)
+        return visits * _quantity(ctx, v, vpath, "time")
+    if "rate" not in st:
+        raise ctx.error((*path, "size"), "size needs a rate (service time = size / rate)")
+    v, vpath = _per_class(ctx, st, "size", path, cls)
+    size = _quantity(ctx, v, vpath, "size")
+    v, vpath = _per_class(ctx, st, "rate", path, cls)
+    rate = _quantity(ctx, v, vpath, "rate", positive=True)
+    return visits * size / rate
+
+
+def _station(ctx: _Ctx, st: Any, i: int, classes: tuple[str, ...] = ()) -> tuple[Station, list]:
+    """A station and, for a multi-class model, its demand per class (seconds)."""
+    path = ("station", i)
+    if not isinstance(st, Mapping):
+        raise ctx.error(path, "must be a table ([[station]])")
+    _unknown(ctx, st, _STATION_KEYS, path)
+    if "name" not in st:
+        raise ctx.error(path, 'missing name; every station needs name = "..."')
+    name = _string(ctx, st["name"], (*path, "name"))
+    if not name.strip():
+        raise ctx.error((*path, "name"), "must be a non-empty string")
+    for key in ("demand", "service_time", "size", "rate", "visits"):
+        if isinstance(st.get(key), Mapping) and classes:
+            extra = [c for c in st[key] if c not in classes]
+            if extra:
+                raise ctx.error(
+                    (*path, key, extra[0]), f"unknown class; the classes are {list(classes)}"
+                )
+    if classes:
+        per_class = [_station_demand(ctx, st, path, name, c) for c in classes]
+        demand = max(per_class)
     else:
-        if "rate" not in st:
-            raise ctx.error((*path, "size"), "size needs a rate (service time = size / rate)")
-        size = _quantity(ctx, st["size"], (*path, "size"), "size")
-        rate = _quantity(ctx, st["rate"], (*path, "rate"), "rate", positive=True)
-        demand = visits * size / rate
+        per_class = []
+        demand = _station_demand(ctx, st, path, name, None)
     kind = st.get("kind", "queue")
     if kind not in STATION_KINDS:
         raise ctx.error((*path, "kind"), f"must be one of {list(STATION_KINDS)}, got {kind!r}")
@@ -600,9 +779,34 @@ def _station(ctx: _Ctx, st: Any, i: int) -> Station:
     if kind == "delay" and servers != 1:
         raise ctx.error((*path, "servers"), "a delay station has no server count; remove it")
     try:
-        return Station(name, demand, kind=kind, servers=servers)
+        return Station(name, demand, kind=kind, servers=servers), per_class
     except (InvalidModelError, InvalidTypeError) as exc:  # pragma: no cover - checked above
         raise ctx.error(path, str(exc)) from None
+
+
+def _classes(ctx: _Ctx, raw: Any, default_think: float) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """Names, populations (C,) and think times (C,) of the [[class]] tables."""
+    if not isinstance(raw, list) or not raw:
+        raise ctx.error(("class",), "must be an array of tables: write [[class]] per class")
+    names, pops, thinks = [], [], []
+    for c, table in enumerate(raw):
+        path = ("class", c)
+        if not isinstance(table, Mapping):
+            raise ctx.error(path, "must be a table ([[class]])")
+        _unknown(ctx, table, ("name", "population", "think_time"), path)
+        if "name" not in table or "population" not in table:
+            raise ctx.error(path, "every class needs a name and a population")
+        name = _string(ctx, table["name"], (*path, "name"))
+        if name in names:
+            raise ctx.error((*path, "name"), f"duplicate class name {name!r}")
+        names.append(name)
+        pops.append(_integer(ctx, table["population"], (*path, "population"), minimum=0))
+        thinks.append(
+            _quantity(ctx, table.get("think_time", default_think), (*path, "think_time"), "time")
+        )
+    if sum(pops) < 1:
+        raise ctx.error(("class",), "all class populations are 0: give a class at least one job")
+    return tuple(names), np.array(pops, dtype=np.int64), np.array(thinks, dtype=np.float64)
 
 
 def _system_error(ctx: _Ctx, table: Mapping, exc: Exception) -> ModelFileError:
@@ -704,7 +908,21 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     name = _string(ctx, model.get("name", default_name), ("model", "name"))
     description = _string(ctx, model.get("description", ""), ("model", "description"))
     think = _quantity(ctx, model.get("think_time", 0.0), ("model", "think_time"), "time")
-    populations = _populations(ctx, model)
+    classes: tuple[str, ...] = ()
+    if "class" in doc:
+        for key in ("population", "populations"):
+            if key in model:
+                raise ctx.error(
+                    ("model", key),
+                    "a multi-class model takes its populations from the [[class]] tables; "
+                    "remove this key",
+                )
+        classes, class_pops, class_thinks = _classes(ctx, doc["class"], think)
+        populations = np.array([int(class_pops.sum())], dtype=np.int64)
+    else:
+        populations = _populations(ctx, model)
+    if classes and "system" in doc:
+        raise ctx.error(("system",), "a named [system] is single-class; remove [[class]] or it")
     system_stations = _system_stations(ctx, doc["system"]) if "system" in doc else []
     stations_raw = doc.get("station")
     if stations_raw is None and not system_stations:
@@ -719,8 +937,10 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         )
     stations = list(system_stations)
     seen = {st.name: "a station of the [system]" for st in system_stations}
+    per_class_demands = []
     for i, st in enumerate(stations_raw):
-        station = _station(ctx, st, i)
+        station, per_class = _station(ctx, st, i, classes)
+        per_class_demands.append(per_class)
         if station.name in seen:
             raise ctx.error(
                 ("station", i, "name"),
@@ -735,9 +955,21 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         raise ctx.error(
             ("station",), "all demands and the think time are zero; give a station a demand > 0"
         )
+    multiclass = None
+    if classes:
+        D = np.array(per_class_demands, dtype=np.float64).T  # (C, K)
+        if not np.any(D.sum(axis=1) + class_thinks > 0):
+            raise ctx.error(("station",), "all demands and think times are zero")
+        multiclass = MultiClassModel(
+            classes=classes,
+            population=class_pops,
+            think_time=class_thinks,
+            demands=D,
+        )
     return ModelSpec(
         network=net,
         populations=populations,
+        multiclass=multiclass,
         name=name,
         description=description,
         source=ctx.source,

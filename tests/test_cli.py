@@ -298,3 +298,24 @@ def test_console_script_entry_point_runs_as_module(tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2 and bad.stdout == ""
+
+
+def test_multiclass_solve_and_plot_refusal(tmp_path):
+    mix = ROOT / "examples" / "read_write_mix.toml"
+    code, out, err = run("solve", str(mix), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["model"]["classes"] == ["read", "write"]
+    sol = modelfile.load(mix).solve()
+    assert [r["throughput"] for r in doc["results"]] == sol.result.throughput.tolist()
+    assert doc["model"]["stations"][3]["demand"] == {"read": 0.0, "write": 0.006}
+    code, out, _ = run("solve", str(mix))
+    assert code == 0 and "bottleneck = disk" in out and out.splitlines()[-1].startswith("write")
+    code, out, err = run("plot", str(mix), "--out", str(tmp_path / "p.png"))
+    assert code == 1 and "draws single-class models" in err
+    code, out, err = run(
+        "sweep", str(mix), "--vary", "class.write.population=0,10", "--format", "csv"
+    )
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    assert len(frame) == 4 and set(frame["class"]) == {"read", "write"}

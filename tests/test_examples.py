@@ -64,7 +64,8 @@ def test_demo_storage_script_numbers(tmp_path):
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda p: p.name)
 def test_example_model_solves(model):
-    sol = modelfile.load(model).solve()
-    frame = sol.to_frame()
-    assert len(frame) == len(sol.spec.populations)
+    spec = modelfile.load(model)
+    frame = spec.solve().to_frame()
+    rows = len(spec.multiclass.classes) if spec.is_multiclass else len(spec.populations)
+    assert len(frame) == rows
     assert (frame["throughput"] > 0).all()

@@ -379,3 +379,115 @@ def test_raid_system_errors():
         loads(base.replace('level = "raid5"', 'level = "raid7"'))
     with pytest.raises(ModelFileError, match="duplicate station name 'disk1'"):
         loads(base.replace('name = "host_cpu"', 'name = "disk1"'))
+
+
+# -- multi-class models ----------------------------------------------------------------------
+def test_multiclass_model_equals_python_api():
+    from qnmodel.solvers.mva_multiclass import mva_multiclass
+
+    spec = load(EXAMPLES / "read_write_mix.toml")
+    mc = spec.multiclass
+    assert spec.is_multiclass and mc.classes == ("read", "write")
+    assert mc.population.tolist() == [40, 10] and mc.think_time.tolist() == [0.2, 1.0]
+    expected = np.array(
+        [
+            [65536 / 125e6, 0.3e-3, 0.4 * 6e-3, 0.0],
+            [262144 / 125e6, 0.9e-3, 6e-3, 6e-3],
+        ]
+    )
+    np.testing.assert_allclose(mc.demands, expected, rtol=1e-15)
+    ref = mva_multiclass(
+        expected, [40, 10], think_time=[0.2, 1.0], servers=[1, 2, 1, 1],
+        names=["network", "server_cpu", "disk", "mirror_disk"],
+    )  # fmt: skip
+    sol = spec.solve()
+    np.testing.assert_allclose(sol.result.throughput, ref.throughput, rtol=1e-14)
+    frame = sol.to_frame()
+    assert list(frame["class"]) == ["read", "write"]
+    np.testing.assert_allclose(frame["response_time"], ref.response_time, rtol=1e-14)
+    # Little's law per class: X_c = N_c / (Z_c + R_c).
+    np.testing.assert_allclose(
+        frame["throughput"], frame["population"] / (frame["think_time"] + frame["response_time"])
+    )
+    assert sol.summary()["bottleneck"] == "disk"
+
+
+def test_one_class_model_equals_single_class_mva():
+    text = toml(
+        """
+        [model]
+        think_time = "1 s"
+        [[class]]
+        name = "only"
+        population = 25
+        [[station]]
+        name = "a"
+        demand = { only = "10 ms" }
+        [[station]]
+        name = "b"
+        demand = "30 ms"
+        """
+    )
+    sol = loads(text).solve()
+    ref = qn.mva(qn.Network.from_demands(["10 ms", "30 ms"], think_time="1 s"), 25)
+    assert sol.result.throughput[0] == pytest.approx(ref.throughput[-1], rel=1e-13)
+    assert sol.result.response_time[0] == pytest.approx(ref.response_time[-1], rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "message"),
+    [
+        (
+            ('demand = { read = "0.3 ms", write = "0.9 ms" }', 'demand = { read = "0.3 ms" }'),
+            "station[1].demand",
+            "no value for class 'write'",
+        ),
+        (
+            (
+                'demand = { read = "0.3 ms", write = "0.9 ms" }',
+                'demand = { read = "0.3 ms", write = "0.9 ms", scan = "1 ms" }',
+            ),
+            "station[1].demand.scan",
+            "unknown class",
+        ),
+        (
+            ("visits = { read = 0.4, write = 1 }", "visits = { read = -0.4, write = 1 }"),
+            "station[2].visits.read",
+            ">= 0",
+        ),
+        (
+            ('name = "write"\npopulation = 10', 'name = "write"\npopulation = -1'),
+            "class[1].population",
+            "integer >= 0",
+        ),
+        (
+            ('think_time = "200 ms"', 'think_time = "200 ms"\npopulation = 5'),
+            "model.population",
+            "from the [[class]] tables",
+        ),
+        (('name = "write"', 'name = "read"'), "class[1].name", "duplicate class"),
+    ],
+)
+def test_multiclass_errors(change, key, message):
+    text = (EXAMPLES / "read_write_mix.toml").read_text()
+    bad = text.replace(*change)
+    assert bad != text
+    with pytest.raises(ModelFileError) as exc:
+        loads(bad, source="mix.toml")
+    assert exc.value.key == key
+    assert message in str(exc.value)
+    assert exc.value.line is not None
+
+
+def test_per_class_table_in_single_class_model_is_an_error():
+    with pytest.raises(ModelFileError, match="needs \\[\\[class\\]\\] tables"):
+        loads(BASIC.replace('demand = "5 ms"', 'demand = { a = "5 ms" }'))
+
+
+def test_with_values_class_population():
+    spec = load(EXAMPLES / "read_write_mix.toml")
+    s2 = with_values(spec, {"class.write.population": 0})
+    assert s2.multiclass.population.tolist() == [40, 0]
+    assert s2.solve().result.throughput[1] == 0.0
+    with pytest.raises(qn.InvalidModelError, match="class.<name>.population"):
+        with_values(spec, {"class.scan.population": 3})
