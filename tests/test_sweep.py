@@ -8,6 +8,8 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import qnmodel as qn
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
@@ -176,3 +178,32 @@ def test_solve_grid_keeps_the_order_of_n_and_brackets_mva():
 def test_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    demands=st.lists(
+        st.lists(st.one_of(st.just(0.0), st.floats(1e-6, 10.0)), min_size=3, max_size=3),
+        min_size=1,
+        max_size=6,
+    ),
+    z=st.one_of(st.just(0.0), st.floats(1e-6, 50.0)),
+    delay=st.lists(st.booleans(), min_size=3, max_size=3),
+)
+def test_solve_grid_equals_the_solvers_property(demands, z, delay):
+    D = np.array(demands)
+    kinds = ["delay" if d else "queue" for d in delay]
+    if np.any(D.sum(axis=1) + z <= 0):
+        return  # all-zero networks are rejected; covered in test_errors
+    n = [1, 2, 7, 30]
+    out = solve_grid(D, n, think_time=z, is_delay=np.array(delay))
+    for p in range(D.shape[0]):
+        net = qn.Network.from_demands(list(D[p]), z, names=["a", "b", "c"], kinds=kinds)
+        m = qn.mva(net, 30)
+        idx = np.array(n) - 1
+        np.testing.assert_allclose(out["mva_throughput"][p], m.throughput[idx], rtol=1e-12)
+        np.testing.assert_allclose(out["mva_response_time"][p], m.response_time[idx], rtol=1e-12)
+        for meth in ("aba", "bjb"):
+            b = qn.bounds(net, 30, method=meth)
+            for f in BOUND_FIELDS:
+                np.testing.assert_allclose(out[f"{meth}_{f}"][p], getattr(b, f)[idx], rtol=1e-12)
