@@ -191,3 +191,18 @@ def test_bad_arguments(call, match):
 def test_net_of_wrong_type_is_a_type_error():
     with pytest.raises(TypeError, match=r"net must be a Network, got list"):
         qn.mva([0.1, 0.2], 3)
+
+
+def test_one_million_jobs_reach_the_asymptotic_queue_lengths():
+    """N = 10^6 (SPEC §2: stable at 10^6 jobs). Far past N*, the bottleneck sets X = 1/D_max
+    and every other queue behaves as an open M/M/1 fed at that rate:
+    Q_k = rho_k / (1 - rho_k) with rho_k = D_k / D_max; a delay station holds X D_k."""
+    D = [0.002, 0.005, 0.001, 0.0005, 0.05]
+    net = qn.Network.from_demands(D, kinds=["queue"] * 4 + ["delay"], think_time=1.0)
+    res = qn.mva(net, 1_000_000, keep="last")
+    assert res.throughput[0] == pytest.approx(200.0, rel=1e-12)
+    for k in (0, 2, 3):
+        rho = D[k] / 0.005
+        assert res.queue_length[0, k] == pytest.approx(rho / (1 - rho), rel=1e-12)
+    assert res.queue_length[0, 4] == pytest.approx(10.0, rel=1e-12)
+    assert res.queue_length[0].sum() + 200.0 * 1.0 == pytest.approx(1e6, rel=1e-12)

@@ -68,6 +68,25 @@ def _random_case(i: int) -> dict:
 CASES = [_random_case(i) for i in range(N_CASES)]
 
 
+def _large_case(i: int) -> dict:
+    """Larger networks and populations (single-server queues and delays), last n only."""
+    rng = np.random.default_rng(20_261_000 + i)
+    K = int(rng.integers(2, 21))
+    kinds = ["delay" if rng.random() < 0.15 else "queue" for _ in range(K)]
+    kinds[0] = "queue"
+    return {
+        "i": i,
+        "D": 10.0 ** rng.uniform(-3.0, -1.0, size=K),
+        "kinds": kinds,
+        "servers": [1] * K,
+        "Z": float(rng.uniform(0.0, 2.0)),
+        "N": int(rng.integers(100, 3001)),
+    }
+
+
+LARGE_CASES = [_large_case(i) for i in range(8)]
+
+
 def _net(c) -> qn.Network:
     return qn.Network.from_demands(
         c["D"], think_time=c["Z"], kinds=c["kinds"], servers=c["servers"]
@@ -138,6 +157,14 @@ def _octave_script() -> str:
             lines.append(f"Sld = [{'; '.join(rows)}];")
             lines.append(f"[U R Q X] = qncsmvald({N}, Sld, ones(1, {len(c['D'])}), Z);")
             lines.append(f'emit("c{i}_ld_X", X(1)); emit("c{i}_ld_Q", Q); emit("c{i}_ld_R", R);')
+    for c in LARGE_CASES:
+        i, N = c["i"], c["N"]
+        m_oct = [(-1 if k == "delay" else 1) for k in c["kinds"]]
+        lines.append(f"D = {octave_vec(c['D'])}; m = {octave_vec(m_oct)}; Z = {c['Z']:.17g};")
+        lines.append(f"[U R Q X] = qncsmva({N}, D, ones(size(D)), m, Z);")
+        lines.append(
+            f'emit("L{i}_X", X(1)); emit("L{i}_R", R); emit("L{i}_Q", Q); emit("L{i}_U", U);'
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -229,3 +256,21 @@ def test_bounds_match_octave(octave_out, method):
             )
         compared += 1
     assert compared >= 20
+
+
+def test_large_populations_match_octave_qncsmva(octave_out):
+    """8 networks of up to 20 stations and 100..3000 jobs, at n = N, to 1e-9 relative."""
+    for c in LARGE_CASES:
+        i, N = c["i"], c["N"]
+        ours = qn.mva(_net(c), N, keep="last")
+        msg = f"large case {i}: N={N} {_net(c)!r}"
+        np.testing.assert_allclose(ours.throughput, octave_out[f"L{i}_X"], rtol=RTOL, err_msg=msg)
+        np.testing.assert_allclose(
+            ours.residence_time[0], octave_out[f"L{i}_R"], rtol=RTOL, err_msg=msg
+        )
+        np.testing.assert_allclose(
+            ours.queue_length[0], octave_out[f"L{i}_Q"], rtol=RTOL, err_msg=msg
+        )
+        np.testing.assert_allclose(
+            ours.utilization[0], octave_out[f"L{i}_U"], rtol=RTOL, err_msg=msg
+        )
