@@ -155,3 +155,19 @@ def test_exponential_closed_network_matches_exact_mva(qnb):
     point = res[0]
     assert point["throughput_ops_s"] == pytest.approx(x_model, rel=0.08)
     assert point["latency_s"]["mean"] == pytest.approx(r_model, rel=0.12)
+
+
+def test_realtime_clients_reach_the_closed_form_within_two_percent(qnb):
+    args = ("--engine", "emu", "--warmup", "50ms", "--runtime", "500ms", "--dev-latency", "5ms",
+            "--dev-rate", "50MB/s", "--bs", "64KiB", "--think", "5ms", "--jobs", "1,4",
+            "--realtime")  # fmt: skip
+    rc, doc, _, err = qnb(*args)
+    if rc == 1 and "SCHED_FIFO" in err:
+        assert doc["complete"] is False and "CAP_SYS_NICE" in doc["errors"][0]
+        pytest.skip("no permission for SCHED_FIFO here: the refusal is clear, accuracy untested")
+    assert rc == 0, err
+    s = 5e-3 + 65536 / 50e6
+    for point in doc["results"]:
+        x = min(point["jobs"] / (s + 5e-3), 1 / s)
+        assert point["throughput_ops_s"] == pytest.approx(x, rel=0.02)
+        assert point["engine_stats"]["wakeup_late_s_mean"] < 200e-6

@@ -21,7 +21,6 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "bench" / "csrc"
 
 
-
 @pytest.fixture(scope="module")
 def sanitized(tmp_path_factory):
     missing = [t for t in ("cmake", "cc") if shutil.which(t) is None]

@@ -75,6 +75,18 @@ static void *worker_main(void *arg)
     int exp_think = strcmp(c->think_dist, "exp") == 0;
 
     qnb_thread_timer_slack();
+    if (c->realtime) {
+        int e = qnb_thread_realtime();
+        if (e) {
+            qnb_worker_error(w,
+                             "--realtime: cannot switch to SCHED_FIFO: %s (needs root or "
+                             "CAP_SYS_NICE; run without --realtime)",
+                             strerror(e));
+            request_stop(r);
+            atomic_fetch_add(&r->ready, 1);
+            return NULL;
+        }
+    }
     if (eng->worker_init && eng->worker_init(w)) {
         w->failed = 1;
         request_stop(r);

@@ -46,6 +46,8 @@ static const struct opt table[] = {
     {"spin", T_TIME, F(spin), "20us", NULL, "general",
      "busy-wait this long at the end of every timed sleep (precision)"},
     {"progress", T_BOOL, F(progress), "0", NULL, "general", "progress lines on stderr"},
+    {"realtime", T_BOOL, F(realtime), "0", NULL, "general",
+     "run clients with SCHED_FIFO priority 1 (root or CAP_SYS_NICE) for precise wake-ups"},
     {"dev-latency", T_TIME, F(dev_latency), "1ms", NULL, "emu",
      "a: fixed time per request of an emulated device"},
     {"dev-rate", T_RATE, F(dev_rate), "100MB/s", NULL, "emu",

@@ -63,6 +63,7 @@ struct qnb_config {
     long long chunk;
     /* misc */
     long long progress;
+    long long realtime;
 };
 
 /* ---- units.c ---- */
@@ -108,6 +109,7 @@ void qnb_format_double(char *buf, size_t len, double v);
 int64_t qnb_now_ns(void);
 void qnb_sleep_until_ns(int64_t deadline, int64_t spin_ns);
 void qnb_thread_timer_slack(void);
+int qnb_thread_realtime(void); /* SCHED_FIFO priority 1 for the calling thread; 0 or errno */
 void qnb_cpu_times(double *user, double *sys, int children);
 
 /* ---- stats.c: log-bucket histogram of nanoseconds ---- */

@@ -1,6 +1,8 @@
 /* Clocks: CLOCK_MONOTONIC nanoseconds, precise absolute sleeps, process CPU time. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -48,4 +50,11 @@ void qnb_cpu_times(double *user, double *sys, int children)
         *user += rc.ru_utime.tv_sec + rc.ru_utime.tv_usec * 1e-6;
         *sys += rc.ru_stime.tv_sec + rc.ru_stime.tv_usec * 1e-6;
     }
+}
+
+int qnb_thread_realtime(void)
+{
+    struct sched_param sp;
+    sp.sched_priority = 1;
+    return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 }
