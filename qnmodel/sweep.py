@@ -228,17 +228,21 @@ def _structure(net: Network):
 
 def _grid_for_demand_system(system, axes: dict[str, list], points: np.ndarray):
     """Demands (P, K) for a system with ``demand_grid`` (e.g. NetworkedRAID)."""
-    # Validate each axis value once through the system's own constructor (parses units).
+    # Validate each axis value once (units parsed) with the system's own field checker;
+    # combinations (e.g. raid1 needs stripe_width 2) are checked by demand_grid.
+    normalise = getattr(system, "normalise", None)
     si: dict[str, list] = {}
     for name, vals in axes.items():
         conv = []
         for v in vals:
+            if callable(normalise):
+                conv.append(normalise(name, v))
+                continue
             try:
                 changed = system.replace(**{name: v})
             except TypeError as exc:
                 raise InvalidTypeError(f"grid {name!r}: {exc}") from None
-            key = _canonical(system, name)
-            conv.append(getattr(changed, key))
+            conv.append(getattr(changed, _canonical(system, name)))
         si[name] = conv
     categorical = [k for k, v in si.items() if any(isinstance(x, str) for x in v)]
     numeric = [k for k in si if k not in categorical]

@@ -88,6 +88,16 @@ def test_choices_and_think_time_axes():
                     check_rows_against_solvers(sub, net, [1, 5, 20])
 
 
+def test_combinations_are_checked_per_point_not_per_axis():
+    base = NetworkedRAID.cui2006()  # stripe_width 3: raid1 alone would be invalid
+    df = sweep(base, N=[4], raid=["raid1", "raid5"], STP_m=[2])
+    for raid in ("raid1", "raid5"):
+        want = base.replace(raid=raid, STP_m=2).mva(4).response_time[-1]
+        assert df[df.raid == raid].mva_response_time.item() == pytest.approx(want, rel=RTOL)
+    with pytest.raises(InvalidModelError, match="must be 2 for raid1"):
+        sweep(base, N=[4], raid=["raid1"], STP_m=[2, 3])
+
+
 def test_sweep_a_network_by_station_name():
     kinds = ["queue", "queue", "delay"]
     net = qn.Network.from_demands(

@@ -425,6 +425,14 @@ class NetworkedRAID:
         """The field name of a field name or paper symbol: ``"TRate_e"`` -> ``"link_rate"``."""
         return _field_name(key)
 
+    @staticmethod
+    def normalise(key: str, value: Any) -> Any:
+        """One field's value in SI (units parsed, domain checked), without cross-field checks.
+
+        ``key`` is a field name or paper symbol: ``normalise("TRate_e", "1 Gbit/s") == 125e6``.
+        """
+        return _normalise(_field_name(key), value)
+
     def replace(self, **changes: Any) -> NetworkedRAID:
         """A copy with some fields changed (readable names or paper symbols)."""
         return dataclasses.replace(self, **{_field_name(k): v for k, v in changes.items()})
