@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import modelfile
-from .errors import QNModelError
+from .errors import BenchError, QNModelError
 from .units import format_quantity
 
 __all__ = ["main", "run_offline_demo", "build_parser"]
@@ -60,6 +60,13 @@ def _finite_or_none(v: Any) -> Any:
     if isinstance(v, list):
         return [_finite_or_none(x) for x in v]
     return v
+
+
+def _float_or_none(v: Any) -> float | None:
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
 
 
 def _write_json(doc: dict, stream) -> None:
@@ -557,6 +564,148 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- bench --------------------------------------------------------------------------------------
+_BENCH_COLUMNS = (
+    "point",
+    "jobs",
+    "bs_bytes",
+    "op",
+    "throughput_ops_s",
+    "throughput_B_s",
+    "latency_mean_s",
+    "latency_p99_s",
+)
+_BENCH_LISTS = {"jobs", "bs", "mem_op", "cpu_op"}
+
+
+def _bench_options(items: Sequence[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for item in items:
+        key, value = _parse_assignment(item, "an option")
+        key = key.replace("-", "_")
+        if key in options:
+            raise UsageError(f"option {key!r} given twice")
+        if key in _BENCH_LISTS and isinstance(value, str) and "," in value:
+            value = [_parse_scalar(v) for v in value.split(",") if v.strip()]
+        options[key] = value
+    return options
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    options = _bench_options(args.options)
+    _info(args, f"running qnbench {args.engine} ...")
+    try:
+        trace = bench.run(
+            args.engine,
+            progress=not args.quiet,
+            timeout=args.timeout,
+            executable_path=args.qnbench,
+            **options,
+        )
+    except BenchError as exc:
+        if str(exc).startswith("qnbench rejected the options"):
+            raise UsageError(str(exc)) from None
+        raise
+    if args.out:
+        path = trace.save(args.out)
+        _info(args, f"wrote {path}")
+    if args.format == "json":
+        _write_json(trace.document, sys.stdout)
+        return EXIT_OK
+    frame = trace.to_frame()
+    if args.format == "csv":
+        _write_csv(frame, sys.stdout)
+        return EXIT_OK
+    cols = [c for c in _BENCH_COLUMNS if c in frame.columns]
+    headers = [c for c in cols]
+    rows = [
+        [_g(v) if isinstance(v, float) else str(v) for v in rec]
+        for rec in frame[cols].itertuples(index=False)
+    ]
+    sys.stdout.write(
+        f"qnbench {trace.engine} on {trace.host.get('hostname', '?')}"
+        f"{'' if trace.complete else ' (INCOMPLETE)'}\n\n"
+    )
+    sys.stdout.write(_text_table(headers, rows))
+    return EXIT_OK
+
+
+# -- calibrate ------------------------------------------------------------------------------------
+def _run_calibration_demo(out_dir: Path, args: argparse.Namespace) -> dict:
+    """Measure this machine with qnbench, calibrate, predict, compare (the full demo)."""
+    from . import plotting
+    from .calibration import run_demo
+
+    report = run_demo(out_dir, progress=not args.quiet, plot=plotting.bounds_vs_measured)
+    return {"report": str(report)}
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from . import plotting
+    from .calibration import calibrate_and_compare
+    from .calibration.pipeline import write_report
+
+    if args.demo:
+        if args.device_trace or args.closed_trace:
+            raise UsageError("--demo measures by itself: give no trace files with it")
+        if not args.out:
+            raise UsageError("--demo needs --out DIR for its report")
+        paths = _run_calibration_demo(Path(args.out), args)
+        for key, p in paths.items():
+            print(f"wrote {key:12s} {p}")
+        return EXIT_OK
+    if not (args.device_trace and args.closed_trace):
+        raise UsageError(
+            "give DEVICE_TRACE and CLOSED_TRACE (qnbench JSON files), or --demo --out DIR"
+        )
+    for p in (args.device_trace, args.closed_trace):
+        if not Path(p).exists():
+            raise FileNotFoundError(f"{p}: no such trace file")
+    _info(args, "calibrating the device from its size sweep, comparing with the closed loop ...")
+    cmp = calibrate_and_compare(args.device_trace, args.closed_trace)
+    if args.out:
+        report = write_report(cmp, args.out, plot=plotting.bounds_vs_measured)
+        _info(args, f"wrote {report}")
+    if args.format == "json":
+        fit = cmp.calibration["device"]
+        _write_json(
+            {
+                "schema": "qnmodel.calibrate",
+                "schema_version": 1,
+                "device_trace": str(args.device_trace),
+                "closed_trace": str(args.closed_trace),
+                "parameters": {
+                    k: {"value": float(v), "stderr": _float_or_none(fit.stderr.get(k))}
+                    for k, v in fit.values.items()
+                },
+                "network": {
+                    "stations": [
+                        {"name": s.name, "demand": float(s.demand)} for s in cmp.network.stations
+                    ],
+                    "think_time": float(cmp.network.think_time),
+                },
+                "mape_throughput": cmp.mape_throughput,
+                "mape_response_time": cmp.mape_response_time,
+                "coverage_bjb": cmp.coverage,
+                "results": cmp.to_frame().to_dict(orient="records"),
+            },
+            sys.stdout,
+        )
+    elif args.format == "csv":
+        _write_csv(cmp.to_frame(), sys.stdout)
+    else:
+        sys.stdout.write(f"{cmp!r}\n\n")
+        frame = cmp.to_frame()
+        rows = [
+            [_g(v) if isinstance(v, float) else str(v) for v in rec]
+            for rec in frame.itertuples(index=False)
+        ]
+        sys.stdout.write(_text_table(list(frame.columns), rows))
+    return EXIT_OK
+
+
 # -- parser ---------------------------------------------------------------------------------------
 _FORMAT_HELP = "output format: an aligned table (default), csv, or json (alone on stdout)"
 
@@ -583,6 +732,24 @@ _EPILOGS = {
 
 The measurement CSV has columns n, throughput (jobs/s), response_time (s) and,
 optionally, throughput_err and response_time_err (error-bar half-widths).
+""",
+    "bench": """examples:
+  qnmodel bench null jobs=1,2,4 runtime='0.2 s'
+  qnmodel bench emu jobs=1,2,4,8 bs='64 KiB' dev_latency='5 ms' dev_rate='50 MB/s' \\
+      runtime='1 s' --out closed_loop.json
+  qnmodel bench file dir=/tmp bs=4KiB,1MiB jobs=1 --format csv
+
+Options are qnbench's, KEY=VALUE, with '_' or '-'; quantities take units; lists
+(jobs, bs, mem_op, cpu_op) are comma-separated. See 'qnbench --help'.
+""",
+    "calibrate": """examples:
+  qnmodel calibrate device_sweep.json closed_loop.json --out report/
+  qnmodel calibrate device_sweep.json closed_loop.json --format json
+  qnmodel calibrate --demo --out out/calibration
+
+DEVICE_TRACE is a qnbench size sweep at one client (fits t = a + B/r);
+CLOSED_TRACE a closed-loop run (its request size, devices and think time define
+the model). --demo measures emulated devices on this machine (about 40 s).
 """,
     "report": """examples:
   qnmodel report examples/demo_storage.toml --out report/
@@ -677,6 +844,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write <out>_utilization.<ext>: utilisation per station vs n",
     )
     p.set_defaults(func=_cmd_plot)
+
+    p = add("bench", "run the qnbench microbenchmark and print or save its trace")
+    p.add_argument("engine", help="qnbench engine: null, emu, file, mem, cpu, tcp, stripe")
+    p.add_argument("options", nargs="*", metavar="KEY=VALUE", help="qnbench options")
+    p.add_argument("--out", help="save the JSON trace to this file")
+    p.add_argument("--timeout", type=float, help="seconds before the run is interrupted")
+    p.add_argument("--qnbench", help="path of the qnbench executable (default: the bundled one)")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
+    p.set_defaults(func=_cmd_bench)
+
+    p = add("calibrate", "fit a model from qnbench traces and compare it with the measured curve")
+    p.add_argument("device_trace", nargs="?", help="qnbench JSON: device size sweep")
+    p.add_argument("closed_trace", nargs="?", help="qnbench JSON: closed-loop run")
+    p.add_argument("--out", help="write report.md and report.png into this directory")
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="measure emulated devices on this machine, then calibrate and compare",
+    )
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
+    p.set_defaults(func=_cmd_calibrate)
 
     p = add("report", "write a Markdown report (model, bottleneck, table, plots) to a directory")
     _add_model_args(p)
