@@ -8,7 +8,7 @@ measurement.
 >>> import qnmodel as qn
 >>> net = qn.Network.from_demands(["5 ms", "8 ms", "2 ms"], think_time="100 ms")
 >>> round(float(qn.mva(net, 10).throughput[-1]), 3)
-72.398
+78.917
 """
 
 from . import units
