@@ -57,7 +57,14 @@ BAND_STYLE = {
 _POPULATION_DECADES = 3.0
 _TIME_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6}
 _MVA_STYLE = {"color": "black", "lw": 1.8, "label": "exact MVA"}
-_MEASURED_STYLE = {"color": "tab:red", "fmt": "o", "ms": 4, "capsize": 3, "label": "measured"}
+_MEASURED_STYLE = {
+    "color": "tab:red",
+    "fmt": "o",
+    "ms": 4,
+    "capsize": 3,
+    "label": "measured",
+    "clip_on": False,  # points at the first and last population stay whole
+}
 
 
 def _pyplot():
