@@ -794,13 +794,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
-        return sub.add_parser(
+        p = sub.add_parser(
             name,
             help=help_text,
             description=help_text,
             epilog=_EPILOGS.get(name),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        # Also accepted after the command; SUPPRESS keeps the global value when absent.
+        p.add_argument(
+            "--debug",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="show tracebacks on errors",
+        )
+        p.add_argument(
+            "-q",
+            "--quiet",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="no progress on stderr",
+        )
+        return p
 
     p = add(
         "demo",
@@ -892,6 +907,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`qnmodel ... | head`): not an error; silence the final flush.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except (QNModelError, ValueError, TypeError, OSError, ImportError) as exc:
         if debug:
             raise

@@ -425,3 +425,43 @@ def test_calibrate_usage_errors(tmp_path):
     assert code == 2 and "--demo measures by itself" in err
     code, _, err = run("calibrate", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
     assert code == 1 and "no such trace file" in err
+
+
+def test_sweep_over_system_parameters_quiet_after_command():
+    code, out, err = run(
+        "sweep",
+        str(ROOT / "examples" / "networked_raid.toml"),
+        "-N",
+        "3",
+        "--vary",
+        "system.link_rate=100 Mbit/s,10 Gbit/s",
+        "--vary",
+        "system.master_cache_hit=0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
+        "--format",
+        "csv",
+        "-q",
+    )
+    assert code == 0 and err == ""  # 20 points would show progress without -q
+    frame = pd.read_csv(io.StringIO(out), float_precision="round_trip")
+    assert len(frame) == 2 * 10 * 3
+    from qnmodel.models.storage import NetworkedRAID
+
+    ref = NetworkedRAID.cui2006(op="write", link_rate="10 Gbit/s", master_cache_hit=0.5).mva(3)
+    sel = frame[
+        (frame["system.link_rate"] == "10 Gbit/s") & (frame["system.master_cache_hit"] == 0.5)
+    ]
+    np.testing.assert_allclose(sel["throughput"], ref.throughput, rtol=1e-15)
+    code, out, err = run(
+        "sweep",
+        str(ROOT / "examples" / "networked_raid.toml"),
+        "-N",
+        "2",
+        "--vary",
+        "system.master_cache_hit=0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9",
+        "--vary",
+        "system.link_rate=100 Mbit/s,10 Gbit/s",
+        "--format",
+        "csv",
+    )
+    assert code == 0 and "sweep: 20/20 (100%)" in err  # progress on stderr, data on stdout
+    assert "sweep:" not in out
