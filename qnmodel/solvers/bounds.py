@@ -68,7 +68,7 @@ def aba_from_aggregates(n, D, Dmax, Z, Ddelay=0.0):
     D = np.asarray(D, dtype=np.float64)
     Dmax = np.asarray(Dmax, dtype=np.float64)
     Zp = np.asarray(Z, dtype=np.float64) + Ddelay
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         x_sat = np.where(Dmax > 0, 1.0 / np.where(Dmax > 0, Dmax, 1.0), np.inf)
         x_hi = np.minimum(n / (D + Zp), x_sat)
         x_lo = n / (n * D + Zp)
@@ -100,7 +100,7 @@ def bjb_from_aggregates(n, D, Dmax, Davg, Z, Ddelay=0.0):
     Zp = np.asarray(Z, dtype=np.float64) + Ddelay
     pos = D > 0
     Ds = np.where(pos, D, 1.0)  # safe divisor; results for D == 0 replaced below
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # (N-1) Davg / (1 + Z'/D) written as (N-1) Davg D / (D + Z') to stay finite.
         shrink_hi = (n - 1.0) * Davg * Ds / (Ds + Zp)
         shrink_lo = (n - 1.0) * Dmax * n * Ds / (n * Ds + Zp)
