@@ -44,6 +44,7 @@ __all__ = [
     "utilization",
     "sensitivity",
     "heatmap",
+    "bottleneck_map",
     "time_scale",
     "BAND_STYLE",
 ]
@@ -515,6 +516,77 @@ def heatmap(
         if np.nanmin(grid) <= contour <= np.nanmax(grid):
             cs = ax.contour(ux, uy, grid, levels=[contour], colors="white", linewidths=1.5)
             ax.clabel(cs, fmt=lambda v: f"{v:g}")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    _apply_log(ax, "x", logx, ux)
+    _apply_log(ax, "y", logy, uy)
+    return ax
+
+
+def bottleneck_map(
+    frame: Any,
+    x: str,
+    y: str,
+    station: str = "bottleneck",
+    *,
+    ax: Any = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logx: bool | str = "auto",
+    logy: bool | str = "auto",
+) -> Any:
+    """Which station is the bottleneck at each point of a two-parameter grid.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per (x, y) pair (select one population first, e.g.
+        ``df[df.n == 32]`` of a :func:`qnmodel.sweep.sweep` result).
+    x, y : str
+        Parameter columns.
+    station : str
+        Column holding the bottleneck station's name (default ``"bottleneck"``).
+    ax : Axes, optional
+    xlabel, ylabel : str, optional
+    logx, logy : bool or "auto"
+
+    Returns
+    -------
+    Axes
+        A categorical colour map, one colour per station, with a legend naming
+        them in order of first appearance; where the colour changes the
+        bottleneck shifts.
+    """
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    xs = _frame_column(frame, x, "x").astype(np.float64)
+    ys = _frame_column(frame, y, "y").astype(np.float64)
+    names = [str(v) for v in _frame_column(frame, station, "station")]
+    ux, uy = np.unique(xs), np.unique(ys)
+    if ux.size * uy.size != xs.size:
+        raise InvalidModelError(
+            f"bottleneck_map needs one row per ({x}, {y}) pair: {xs.size} rows for "
+            f"{ux.size} x {uy.size} distinct values (select one population first)"
+        )
+    order = list(dict.fromkeys(names))
+    codes = np.full((uy.size, ux.size), -1)
+    codes[np.searchsorted(uy, ys), np.searchsorted(ux, xs)] = [order.index(n) for n in names]
+    if (codes < 0).any():
+        raise InvalidModelError(f"bottleneck_map: some ({x}, {y}) pairs are repeated or missing")
+    palette = [f"C{i % 10}" for i in range(len(order))]
+    if ax is None:
+        ax = _new_axes()
+    ax.pcolormesh(
+        ux, uy, codes, shading="nearest", cmap=ListedColormap(palette), vmin=-0.5,
+        vmax=len(order) - 0.5,
+    )  # fmt: skip
+    ax.legend(
+        handles=[Patch(color=c, label=n) for c, n in zip(palette, order, strict=True)],
+        title="bottleneck",
+        fontsize="small",
+        loc="best",
+    )
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)
     _apply_log(ax, "x", logx, ux)

@@ -201,3 +201,30 @@ def test_time_scale():
     assert plotting.time_scale([1e-5, 5e-4]) == (1e6, "us")
     assert plotting.time_scale([0.002]) == (1e3, "ms")
     assert plotting.time_scale([2.0]) == (1.0, "s")
+
+
+def test_bottleneck_map_from_a_sweep():
+    from qnmodel.models.storage import NetworkedRAID
+    from qnmodel.sweep import sweep
+
+    df = sweep(
+        NetworkedRAID.cui2006(),
+        N=[32],
+        methods=("aba",),
+        link_rate=[12.5e6, 125e6, 1.25e9],
+        master_cache_hit=[0.0, 0.5, 0.9],
+    )
+    ax = plotting.bottleneck_map(df, "link_rate", "master_cache_hit")
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == list(dict.fromkeys(df["bottleneck"]))
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
+    mesh = [c for c in ax.collections if isinstance(c, QuadMesh)][0]
+    codes = np.asarray(mesh.get_array()).reshape(3, 3)
+    # Row = cache hit, column = link rate; the code names the bottleneck of that point.
+    for _, row in df.iterrows():
+        i = [0.0, 0.5, 0.9].index(row["master_cache_hit"])
+        j = [12.5e6, 125e6, 1.25e9].index(row["link_rate"])
+        assert legend[int(codes[i, j])] == row["bottleneck"]
+    assert len(set(legend)) >= 2  # a faster link shifts the bottleneck
+    with pytest.raises(qn.InvalidModelError, match="select one population first"):
+        plotting.bottleneck_map(pd.concat([df, df]), "link_rate", "master_cache_hit")
