@@ -108,6 +108,7 @@ def _fit_rate_model(
     uncertainty,
     extra,
     notes,
+    n_boot=200,
 ):
     c0, c1 = _initial_affine(x, y)
     notes = list(notes)
@@ -137,6 +138,7 @@ def _fit_rate_model(
         weights=weights,
         ci_level=ci_level,
         uncertainty=uncertainty,
+        n_boot=n_boot,
         model=model,
         extra={**extra, "points_per_x": counts.tolist() if counts.max() > 1 else 1},
         notes=tuple(notes),
@@ -154,6 +156,7 @@ def fit_device(
     seek_floor: float | str | None = "1 ms",
     ci_level: float = 0.95,
     uncertainty: str = "auto",
+    n_boot: int = 200,
 ) -> CalibrationResult:
     """Fit a device's positioning time and transfer rate, ``t = a + B / r``.
 
@@ -179,7 +182,7 @@ def fit_device(
         this (default 1 ms): too small for a mechanical seek plus rotation, so
         the device is solid-state, cached or emulated and ``a`` must not be read
         as seek + latency. ``None`` disables the check.
-    ci_level, uncertainty
+    ci_level, uncertainty, n_boot
         See :func:`~qnmodel.calibration.fit.fit_model`.
 
     Returns
@@ -224,6 +227,7 @@ def fit_device(
             "distinct_sizes": int(x.size),
         },
         notes=notes,
+        n_boot=n_boot,
     )
     a, r = res.values["a"], res.values["r"]
     res.extra["crossover_size"] = a * r

@@ -54,3 +54,24 @@ def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
     assert (
         (m["throughput"] * (m["response_time"] + m["think_time"]) / m["n"] - 1).abs() < 0.05
     ).all()
+
+
+def test_run_demo_writes_a_report_and_a_plot(qnbench, tmp_path):
+    from qnmodel.calibration import run_demo
+
+    md = run_demo(
+        tmp_path / "demo",
+        progress=False,
+        runtime=0.3,
+        jobs=(1, 4, 16),
+        executable_path=qnbench,
+        constant_service_check=False,
+    )
+    text = md.read_text()
+    assert md.name == "report.md"
+    assert "MAPE of exact MVA vs measured X(N)" in text
+    assert "N = 1..16" in text and "## Known answer" in text
+    png = md.parent / "report.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    for name in ("device_sweep.json", "closed_loop.json"):
+        assert (md.parent / name).stat().st_size > 1000

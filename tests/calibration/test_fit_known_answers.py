@@ -67,6 +67,21 @@ def test_device_coverage_at_nominal_rate_over_seeds():
     assert lo <= hits_r <= hi, hits_r
 
 
+def test_device_bootstrap_coverage_near_nominal():
+    # the bootstrap path (used when a parameter ends on a bound), forced here on an
+    # interior problem so that its intervals can be checked against the truth
+    M = 60
+    hits = 0
+    for seed in range(M):
+        rng = np.random.default_rng(500 + seed)
+        t = (4e-3 + SIZES / 100e6) * (1 + 0.04 * rng.standard_normal(SIZES.size))
+        r = fit_device(SIZES, t, uncertainty="bootstrap", n_boot=60)
+        assert r.uncertainty_method == "bootstrap"
+        hits += _covered(r, ("a", 4e-3)) + _covered(r, ("r", 100e6))
+    lo, hi = _band(2 * M)
+    assert lo <= hits <= hi, hits
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     a=st.floats(1e-4, 2e-2),
@@ -155,10 +170,12 @@ def test_usl_kappa_on_bound_switches_to_bootstrap():
     rng = np.random.default_rng(7)
     x = usl_throughput(n, 100.0, 0.1, 0.0) * (1 + 0.01 * rng.standard_normal(n.size))
     r = fit_usl(n, x)
-    if "kappa" in r.at_bounds:
-        assert r.uncertainty_method == "bootstrap"
-        assert "bound" in r.uncertainty_message
-        assert r.values["kappa"] == 0.0 and math.isinf(r.values["peak"])
+    assert r.at_bounds == ("kappa",)
+    assert r.uncertainty_method == "bootstrap"
+    assert "kappa ended on a bound" in r.uncertainty_message
+    assert r.values["kappa"] == 0.0 and math.isinf(r.values["peak"])
+    assert r.confidence_intervals["kappa"][0] == 0.0  # kept inside the bound
+    assert r.stderr["peak"] is None  # no standard error of an infinite value
     lo, hi = r.confidence_intervals["sigma"]
     assert lo <= 0.1 <= hi
 
