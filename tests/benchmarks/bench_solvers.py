@@ -150,14 +150,16 @@ def bench_single(tab: Table, repeats: int, ls):
     x = res.throughput[-1]
     if ls is not None:
         pfqn_mva = ls[0]
-        t_ls, out = best_of(lambda: pfqn_mva(D.reshape(-1, 1), np.array([N]), np.array([Z])), 2)
+        t_ls, out = best_of(
+            lambda: pfqn_mva(D.reshape(-1, 1), np.array([N]), np.array([Z])), max(3, repeats)
+        )
         tab.check("line-solver pfqn_mva X(N)", x, np.ravel(out[0])[0], EXACT_RTOL)
         tab.add(case, "line-solver pfqn_mva, last point", t_ls, ratio(t_ls, t_all), ">= 5x")
     o, why = octave_timed(
         f"D = {octave_vec(D)};",
         f"[U R Q X] = qncsmva({N}, D, ones(size(D)), ones(size(D)), {Z!r});",
         {"X": "X(1)"},
-        max(2, repeats // 2),
+        max(3, repeats),
     )
     if o is None:
         tab.add(case, "octave qncsmva", None, note=why)
@@ -175,14 +177,14 @@ def bench_multiclass(tab: Table, repeats: int, ls):
     tab.add(case, "qnmodel mva_multiclass", t_q)
     if ls is not None:
         pfqn_mva = ls[0]
-        t_ls, out = best_of(lambda: pfqn_mva(D.T, pop, np.zeros(3)), 2)
+        t_ls, out = best_of(lambda: pfqn_mva(D.T, pop, np.zeros(3)), 3)
         tab.check("line-solver pfqn_mva X", res.throughput, np.ravel(out[0]), EXACT_RTOL)
         tab.add(case, "line-solver pfqn_mva", t_ls, ratio(t_ls, t_q), ">= 20x")
     o, why = octave_timed(
         f"D = {octave_matrix(D)};",
         "[U R Q X] = qncmmva([20 20 20], D);",
         {"X": "X(:,1)'"},
-        max(2, repeats // 2),
+        3,
     )
     if o is None:
         tab.add(case, "octave qncmmva", None, note=why)
