@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import modelfile
-from .errors import BenchError, QNModelError
+from .errors import BenchError, InvalidModelError, QNModelError
 from .units import format_quantity
 
 __all__ = ["main", "run_offline_demo", "build_parser"]
@@ -510,17 +510,13 @@ def _read_measured(path: str):
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such measurement file")
     frame = pd.read_csv(p)
-    needed = {"n"} & set(frame.columns)
-    if not needed or not ({"throughput", "response_time"} & set(frame.columns)):
-        raise QNModelErrorWithPath(
+    cols = set(frame.columns)
+    if "n" not in cols or not ({"throughput", "response_time"} & cols):
+        raise InvalidModelError(
             f"{p}: a measurement CSV needs columns n and throughput and/or response_time "
             f"(optionally throughput_err, response_time_err); it has {list(frame.columns)}"
         )
     return frame
-
-
-class QNModelErrorWithPath(QNModelError, ValueError):
-    """An input file (not a model file) has the wrong content."""
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
