@@ -7,6 +7,8 @@ Sub-commands
 ``sweep``      what-if grid over model-file values (tidy table)
 ``plot``       bounds band + exact MVA (+ measured points) and utilisation, as PNG/SVG/PDF
 ``report``     a Markdown report: model, bottleneck, table, plots
+``bench``      run the bundled qnbench microbenchmark (over :func:`qnmodel.bench.run`)
+``calibrate``  fit a model from qnbench traces and compare it with the measured curve
 
 Conventions: data (table, CSV or JSON) goes to stdout and JSON output is
 alone there; progress and diagnostics go to stderr. Exit status 0 on
@@ -372,7 +374,11 @@ def _markdown_report(sol: modelfile.ModelSolution, paths: dict | None = None) ->
 
 
 def _run_default_demo(out_dir: Path, args: argparse.Namespace) -> dict:
-    """What ``qnmodel demo`` does without ``--offline``: the one call to switch."""
+    """What ``qnmodel demo`` does without ``--offline``: the one call to switch.
+
+    Today: solve the bundled model (:func:`run_offline_demo`). For the full
+    measure -> calibrate -> predict job, return ``_run_calibration_demo(out_dir, args)``.
+    """
     return run_offline_demo(out_dir, model=args.model)
 
 
