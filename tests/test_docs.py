@@ -98,6 +98,27 @@ def test_page_snippets_run(page, tmp_path, monkeypatch):
     plt.close("all")
 
 
+def toml_models() -> list[tuple[Path, int, str]]:
+    """```toml blocks that hold a whole model file (they have a [model] table)."""
+    out = []
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for m in FENCE.finditer(text):
+            body = m.group("body")
+            if m.group("info").strip() == "toml" and "[model]" in body and "--8<--" not in body:
+                out.append((page, text.count("\n", 0, m.start()) + 1, body))
+    return out
+
+
+@pytest.mark.parametrize("block", toml_models(), ids=lambda b: f"{b[0].relative_to(DOCS)}:{b[1]}")
+def test_toml_model_snippets_are_valid(block):
+    from qnmodel import modelfile
+
+    page, line, body = block
+    spec = modelfile.loads(body, source=f"{page.name}:{line}")
+    assert spec.solve().to_frame()["throughput"].gt(0).all()
+
+
 def test_skip_markers_have_reasons():
     for page in DOCS.rglob("*.md"):
         for line_no, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
