@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qnmodel.errors import ConvergenceError, InvalidModelError
 from qnmodel.network import Network
@@ -191,3 +193,21 @@ def test_network_plus_explicit_kinds_is_refused():
         amva(net, 3, kinds=["queue", "queue"])
     with pytest.raises(InvalidModelError, match="think_time comes from the Network"):
         amva(net, 3, think_time=1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), method=st.sampled_from(["schweitzer", "linearizer"]))
+def test_littles_law_and_asymptotic_bounds_hold(seed, method):
+    rng = np.random.default_rng(seed)
+    C, K = int(rng.integers(1, 4)), int(rng.integers(1, 6))
+    D = rng.uniform(0.001, 0.1, (C, K))
+    N = rng.integers(1, 30, C)
+    Z = np.where(rng.random(C) < 0.5, rng.uniform(0.0, 1.0, C), 0.0)
+    kinds = ["queue"] + ["delay" if rng.random() < 0.25 else "queue" for _ in range(K - 1)]
+    r = amva(D, N, think_time=Z, kinds=kinds, method=method)
+    X = r.throughput
+    np.testing.assert_allclose(X * (Z + r.response_time), N, rtol=1e-12)
+    assert np.all(r.residence_time >= D * (1 - 1e-12))  # nobody is served faster than D
+    assert np.all(X <= N / (Z + D.sum(axis=1)) * (1 + 1e-12))  # light-load asymptote
+    q = np.array([k == "queue" for k in kinds])
+    assert np.all(r.station_utilization[q] <= 1 + 1e-9)
