@@ -281,7 +281,7 @@ def _save_utilization_figure(sol: modelfile.ModelSolution, path: Path, dpi: int 
 
     fig = _figure(6.0, 4.0)
     ax = fig.subplots()
-    plotting.utilization(sol.mva, ax=ax, n_star=sol.aba.n_star)
+    plotting.utilization(sol.mva, network=sol.spec.network, ax=ax, n_star=sol.aba.n_star)
     fig.savefig(path, dpi=dpi)
     return path
 

@@ -329,16 +329,22 @@ def bounds_vs_measured(
 def utilization(
     result: MVAResult,
     *,
+    network: Network | None = None,
     ax: Any = None,
     n_star: float | None = None,
     logx: bool | str = "auto",
 ) -> Any:
-    """Utilisation of every station against the population, bottleneck marked.
+    """Utilisation of every queueing station against the population, bottleneck marked.
 
     Parameters
     ----------
     result : MVAResult
         From :func:`qnmodel.mva`.
+    network : Network, optional
+        The network solved. When given, its delay stations are left out: their
+        "utilisation" X D_k is a mean number of busy servers, not a fraction
+        <= 1, and they can never be the bottleneck. Without it every station
+        is drawn and the bottleneck is the one with the highest utilisation.
     ax : Axes, optional
     n_star : float, optional
         Draw the knee N* (e.g. ``qn.bounds(net, N).n_star``) as a dotted line.
@@ -347,16 +353,31 @@ def utilization(
     Returns
     -------
     Axes
-        One line per station labelled with its name; the bottleneck's line is
-        thick and its label ends in ``"(bottleneck)"``. Delay stations show
-        their mean number of busy servers, so are left out of the U <= 1 plot.
+        One line per station labelled with its name; the bottleneck's line
+        (highest utilisation at the largest n among the drawn stations) is
+        thick and its label ends in ``"(bottleneck)"``.
     """
     if not isinstance(result, MVAResult):
         raise InvalidTypeError(f"result must be an MVAResult, got {type(result).__name__}")
+    names = list(result.station_names)
+    if network is not None:
+        if not isinstance(network, Network):
+            raise InvalidTypeError(f"network must be a Network, got {type(network).__name__}")
+        if list(network.names) != names:
+            raise InvalidModelError(
+                f"network stations {list(network.names)} differ from the result's {names}"
+            )
+        keep = [k for k in range(len(names)) if not network.is_delay[k]]
+    else:
+        keep = list(range(len(names)))
+    if not keep:
+        raise InvalidModelError("the network has only delay stations: nothing queues")
     if ax is None:
         ax = _new_axes()
-    bottleneck = result.bottleneck
-    for k, name in enumerate(result.station_names):
+    last = result.utilization[-1]
+    bottleneck = names[max(keep, key=lambda k: last[k])]
+    for k in keep:
+        name = names[k]
         is_bn = name == bottleneck
         ax.plot(
             result.n,

@@ -142,6 +142,24 @@ def test_utilization_marks_bottleneck(net):
     assert len(nstar) == 1 and nstar[0].get_xdata()[0] == pytest.approx((0.015 + 0.1) / 0.008)
 
 
+def test_utilization_leaves_out_delay_stations():
+    net = qn.Network(
+        (
+            qn.Station("client_link", "5 s", kind="delay"),
+            qn.Station("network", "0.5 s"),
+            qn.Station("disk", "1.4 s"),
+        )
+    )
+    res = qn.mva(net, 30)
+    assert res.utilization[-1, 0] > 1.0  # X D of a delay station: busy servers, not a fraction
+    ax = plotting.utilization(res, network=net)
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    assert "client_link" not in " ".join(labels)
+    assert "disk (bottleneck)" in labels and "network" in labels
+    with pytest.raises(qn.InvalidModelError, match="differ from the result's"):
+        plotting.utilization(res, network=qn.Network.from_demands(["1 s"]))
+
+
 def test_sensitivity_curves_per_hue():
     frame = pd.DataFrame(
         {
