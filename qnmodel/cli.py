@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -407,13 +408,17 @@ def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
 
 
 def _parse_scalar(text: str) -> Any:
+    """A command-line value as the model file would hold it.
+
+    Read as a TOML value first (``3``, ``0.25``, ``true``, ``[1, 10, 100]``,
+    ``{ read = 0.4, write = 1 }``, ``"4.9 ms"``); anything else is a bare
+    string (``4.9 ms``, ``100 Mbit/s``).
+    """
     t = text.strip()
-    for conv in (int, float):
-        try:
-            return conv(t)
-        except ValueError:
-            pass
-    return t
+    try:
+        return tomllib.loads(f"v = {t}")["v"]
+    except tomllib.TOMLDecodeError:
+        return t
 
 
 def _parse_assignment(item: str, option: str) -> tuple[str, Any]:

@@ -465,3 +465,25 @@ def test_sweep_over_system_parameters_quiet_after_command():
     )
     assert code == 0 and "sweep: 20/20 (100%)" in err  # progress on stderr, data on stdout
     assert "sweep:" not in out
+
+
+def test_set_values_are_read_as_toml():
+    code, out, err = run(
+        "solve",
+        str(DEMO),
+        "--set",
+        "populations=[1, 10, 100]",
+        "--set",
+        "disk.visits=0.25",
+        "--format",
+        "json",
+    )
+    assert code == 0, err
+    rows = json.loads(out)["results"]
+    assert [r["n"] for r in rows] == [1, 10, 100]
+    stations = list(demo_network().stations)
+    stations[4] = qn.Station("disk", 0.25 * 9.763e-3)
+    ref = qn.mva(qn.Network(tuple(stations), think_time=0.05), 100)
+    assert [r["throughput"] for r in rows] == ref.throughput[[0, 9, 99]].tolist()
+    code, _, err = run("solve", str(DEMO), "--set", "populations=[0, 10]")
+    assert code == 1 and "model.populations: must be an integer >= 1, got 0" in err
