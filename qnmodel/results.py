@@ -280,6 +280,11 @@ class MultiClassResult:
         _freeze(self)
 
     @property
+    def is_delay(self) -> np.ndarray:
+        """Which stations are delay (infinite-server) stations (K,) bool."""
+        return self.servers == 0
+
+    @property
     def station_queue_length(self) -> np.ndarray:
         """Q_k = sum_c Q_ck, mean jobs at each station (K,)."""
         return self.queue_length.sum(axis=0)

@@ -264,6 +264,8 @@ def test_result_fields_repr_and_frames():
     assert r.queue_length.shape == (2, 2) and r.throughput.shape == (2,)
     assert not r.throughput.flags.writeable
     assert r.bottleneck in ("cpu", "disk")
+    d = mva_multiclass([[0.01, 0.5]], [2], kinds=["queue", "delay"])
+    assert d.is_delay.tolist() == [False, True] and d.bottleneck == "s0"
     assert "MultiClassResult" in repr(r) and "c1: N=3" in repr(r)
     assert list(r.to_frame().columns) == ["class", "population", "throughput", "response_time"]
     assert len(r.to_frame("station")) == 4
