@@ -20,7 +20,7 @@ from .device import fit_cpu_per_packet, fit_cpu_per_unit, fit_device, fit_link
 from .fit import CalibrationResult, fit_model
 from .nfs import fit_nfs
 from .parameters import Parameter, Parameters
-from .pipeline import Comparison, calibrate_and_compare, run_demo
+from .pipeline import Comparison, calibrate_and_compare, calibrate_report, run_demo
 from .steady import SteadyStateResult, steady_state
 from .traces import Trace, load_trace, trace_from_document
 from .usl import fit_usl, usl_throughput
@@ -33,6 +33,7 @@ __all__ = [
     "SteadyStateResult",
     "Trace",
     "calibrate_and_compare",
+    "calibrate_report",
     "fit_cpu_per_packet",
     "fit_cpu_per_unit",
     "fit_device",

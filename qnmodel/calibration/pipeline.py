@@ -60,7 +60,7 @@ from ..solvers import bounds as solve_bounds
 from ..solvers import mva as solve_mva
 from ..units import format_quantity
 from .demand_estimation import service_demand_law
-from .device import fit_device
+from .device import fit_cpu_per_packet, fit_cpu_per_unit, fit_device, fit_link
 from .fit import CalibrationResult
 from .steady import steady_state
 from .traces import Trace, load_trace
@@ -69,6 +69,10 @@ __all__ = [
     "Comparison",
     "device_points",
     "calibrate_device",
+    "calibrate_link",
+    "calibrate_cpu_per_unit",
+    "calibrate_cpu_per_packet",
+    "calibrate_report",
     "build_device_network",
     "measured_curve",
     "compare",
@@ -115,6 +119,87 @@ def calibrate_device(trace: Any, *, latency: str = "p50", **fit_options: Any) ->
     sizes, times = device_points(trace, latency=latency)
     res = fit_device(sizes, times, **fit_options)
     res.extra["latency_statistic"] = latency
+    return res
+
+
+def _jobs1(trace: Trace, op: str | None = None) -> pd.DataFrame:
+    pts = trace.points[trace.points["jobs"] == 1]
+    if op is not None:
+        pts = pts[pts["op"] == op]
+    if pts.empty:
+        what = f"jobs = 1 and op = {op!r}" if op is not None else "jobs = 1"
+        raise TraceError(
+            f"{trace.source}: no point with {what} (points have jobs "
+            f"{sorted(set(trace.points['jobs']))}, ops {sorted(set(trace.points['op']))})"
+        )
+    return pts
+
+
+def calibrate_link(
+    trace: Any,
+    *,
+    latency: str = "p50",
+    mss: float | str | None = None,
+    frame: float | str | None = None,
+    **fit_options: Any,
+) -> CalibrationResult:
+    """Per-message overhead and rate of a link from a qnbench ``tcp`` size sweep.
+
+    Uses the ``latency`` (median by default) of the one-client points: the
+    request/response time of one message of ``bs`` payload bytes, fitted as
+    ``overhead + W / rate`` (:func:`~qnmodel.calibration.fit_link`; give
+    ``mss`` and ``frame`` to count wire bytes). On loopback (``tcp_role=self``)
+    the "link" is the host's TCP stack and memory.
+    """
+    as_choice(latency, "latency", tuple(_LATENCY_COLUMNS))
+    t = _as_trace(trace)
+    pts = _jobs1(t)
+    col = _LATENCY_COLUMNS[latency]
+    res = fit_link(pts["bs_bytes"], pts[col], mss=mss, frame=frame, **fit_options)
+    res.extra["latency_statistic"] = latency
+    return res
+
+
+def calibrate_cpu_per_unit(
+    trace: Any,
+    *,
+    op: str = "memcpy",
+    unit: float | str = "16 KiB",
+    latency: str = "p50",
+    **fit_options: Any,
+) -> CalibrationResult:
+    """CPU time per processed unit from a qnbench ``cpu`` engine size sweep.
+
+    The ``latency`` (median by default) of the one-client points of kernel
+    ``op`` is the time to process one ``bs``-byte unit; fitted as
+    ``t_fixed + t_unit * bs / unit`` (:func:`~qnmodel.calibration.fit_cpu_per_unit`).
+    """
+    as_choice(latency, "latency", tuple(_LATENCY_COLUMNS))
+    t = _as_trace(trace)
+    pts = _jobs1(t, op)
+    res = fit_cpu_per_unit(
+        pts["bs_bytes"], pts[_LATENCY_COLUMNS[latency]], unit=unit, **fit_options
+    )
+    res.extra["kernel"] = op
+    return res
+
+
+def calibrate_cpu_per_packet(
+    trace: Any, *, mss: float | str = 1460, **fit_options: Any
+) -> CalibrationResult:
+    """Protocol CPU time per packet from a qnbench ``tcp`` size sweep and CPU-time accounting.
+
+    The CPU seconds per message of each one-client point, ``(cpu.user_s +
+    cpu.sys_s) / ops``, fitted as ``t_fixed + t_packet * ceil(bs / mss)``
+    (:func:`~qnmodel.calibration.fit_cpu_per_packet`). With ``tcp_role=self``
+    both ends run in the measured process, so the cost is client plus server.
+    """
+    t = _as_trace(trace)
+    pts = _jobs1(t)
+    pts = pts[pts["ops"] > 0]
+    per_op = (pts["cpu_user_s"] + pts["cpu_sys_s"]) / pts["ops"]
+    res = fit_cpu_per_packet(pts["bs_bytes"], per_op, mss=mss, **fit_options)
+    res.extra["cpu_accounting"] = "(user + sys) / ops per point"
     return res
 
 
@@ -588,6 +673,23 @@ def _device_utilization(trace: Trace, K: int) -> tuple[np.ndarray, np.ndarray] |
     if np.any(~np.isfinite(X)) or np.any(X <= 0):
         return None
     return U, X
+
+
+def calibrate_report(
+    device_trace: Any,
+    closed_trace: Any,
+    out_dir: str | os.PathLike,
+    *,
+    plot: Callable[..., Any] | None = None,
+    latency: str = "p50",
+) -> Path:
+    """:func:`calibrate_and_compare` then :func:`write_report`: the ``qnmodel calibrate`` job.
+
+    ``device_trace`` and ``closed_trace`` are trace files (or loaded traces);
+    returns the path of ``report.md`` in ``out_dir``.
+    """
+    cmp = calibrate_and_compare(device_trace, closed_trace, latency=latency)
+    return write_report(cmp, out_dir, plot=plot)
 
 
 def run_demo(

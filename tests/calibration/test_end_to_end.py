@@ -75,3 +75,36 @@ def test_run_demo_writes_a_report_and_a_plot(qnbench, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     for name in ("device_sweep.json", "closed_loop.json"):
         assert (md.parent / name).stat().st_size > 1000
+
+
+def test_link_and_cpu_costs_from_real_tcp_and_cpu_sweeps(qnbench):
+    from qnmodel.calibration.pipeline import (
+        calibrate_cpu_per_packet,
+        calibrate_cpu_per_unit,
+        calibrate_link,
+    )
+
+    sizes = [64, 1024, 16384, 65536, 262144]
+    tcp = bench.run("tcp", jobs=[1], bs=sizes, runtime=0.2, warmup=0.05, executable_path=qnbench)
+    link = calibrate_link(tcp)
+    assert link.success and link.values["rate"] > 0 and link.values["overhead"] > 0
+    # the fit reproduces the measured medians at both ends of the range
+    # (within 40%: loopback timings wobble on a loaded host)
+    assert link.fitted[0] == pytest.approx(link.y[0], rel=0.4)
+    assert link.fitted[-1] == pytest.approx(link.y[-1], rel=0.4)
+    pkt = calibrate_cpu_per_packet(tcp)
+    assert pkt.success and pkt.values["t_packet"] >= 0 and pkt.ndata == len(sizes)
+
+    cpu = bench.run(
+        "cpu",
+        jobs=[1],
+        cpu_op=["memcpy"],
+        bs=[4096 * 2**k for k in range(6)],
+        runtime=0.2,
+        warmup=0.05,
+        executable_path=qnbench,
+    )
+    unit = calibrate_cpu_per_unit(cpu, op="memcpy", unit="16 KiB")
+    assert unit.success and unit.values["t_unit"] > 0
+    # a 16 KiB memcpy costs more than 100 ns and less than 1 ms on any machine that runs this
+    assert 1e-7 < unit.values["t_unit"] + unit.values["t_fixed"] < 1e-3
