@@ -40,6 +40,9 @@ pytest: $(STAMP)/installed
 
 test: lint contracts pytest
 
+docs: $(STAMP)/installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir out/site
+
 bench: $(STAMP)/installed
 	$(BIN)/python tests/benchmarks/run.py
 
