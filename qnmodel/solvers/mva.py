@@ -35,7 +35,7 @@ import numpy as np
 from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError, NumericalInstabilityWarning
 from ..network import Network
-from ..results import MVAResult
+from ..results import MVAResult, handover
 from . import _kernels
 
 __all__ = ["mva_exact", "mva_load_dependent", "mva", "log_convolve"]
@@ -89,11 +89,13 @@ def _package(method, net, N, keep, X, Rk, Qk=None) -> MVAResult:
     n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
     Q = X[:, None] * Rk if Qk is None else Qk
     U = X[:, None] * (D / m)[None, :]  # one multiply per element (a divide costs ~8x)
+    R = Rk.sum(axis=1)
+    handover(n, X, R, Q, U, Rk)  # solver-owned: the result adopts them without copies
     return MVAResult(
         method=method,
         n=n,
         throughput=X,
-        response_time=Rk.sum(axis=1),
+        response_time=R,
         queue_length=Q,
         utilization=U,
         residence_time=Rk,
