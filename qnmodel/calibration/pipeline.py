@@ -79,10 +79,14 @@ __all__ = [
     "write_report",
     "run_demo",
     "DEMO_DEVICE",
+    "DEMO_SIZES",
 ]
 
 #: The emulated device of the demo: positioning 4 ms (a plausible disk), 80 MB/s.
 DEMO_DEVICE = {"dev_latency": 4e-3, "dev_rate": 80e6}
+#: Request sizes of the demo's bottom-up sweep, 4 KiB .. 1 MiB: both sides of the
+#: crossover a*r = 320 kB, and at least ~18 requests per size in 0.3 s.
+DEMO_SIZES = [4096 * 2**k for k in range(9)]
 
 _LATENCY_COLUMNS = {"p50": "latency_p50_s", "mean": "latency_mean_s"}
 
@@ -705,7 +709,7 @@ def run_demo(
     """Measure, calibrate, solve and report on this machine (about 30-40 s).
 
     1. Bottom-up: qnbench's emulated device (a = 4 ms, r = 80 MB/s, constant
-       service time) at one client, request sizes 4 KiB .. 4 MiB: fit a, r.
+       service time) at one client, request sizes 4 KiB .. 1 MiB: fit a, r.
     2. End-to-end: the same device parameters, K = 4 devices chosen at random,
        exponential service (the product-form case), 64 KiB requests, constant
        think time 10 ms, closed loop over ``jobs`` clients, ``runtime`` s each.
@@ -747,7 +751,7 @@ def run_demo(
     kw: dict[str, Any] = {}
     if executable_path is not None:
         kw["executable_path"] = executable_path
-    sizes = [4096 * 4**k for k in range(6)]  # 4 KiB .. 4 MiB
+    sizes = DEMO_SIZES
     _say(progress, f"1/3 bottom-up device sweep: {len(sizes)} request sizes, one client ...")
     dev = bench.run(
         "emu",
