@@ -287,6 +287,20 @@ def _num(v: Any, where: str, src: str, *, nullable: bool = True) -> float:
     return float(v)
 
 
+def _count(v: Any, where: str, src: str, minimum: int) -> int:
+    """A whole number >= minimum (an integral float such as 4096.0 is accepted)."""
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, int | float)
+        or not math.isfinite(v)
+        or v != math.floor(v)
+        or v < minimum
+        or abs(v) > 2**53
+    ):
+        raise TraceError(f"{src}: {where} must be a whole number >= {minimum}, got {v!r:.60}")
+    return int(v)
+
+
 def _from_qnbench(doc: dict, src: str) -> Trace:
     schema = doc.get("schema")
     if schema != "qnbench":
@@ -312,12 +326,20 @@ def _from_qnbench(doc: dict, src: str) -> Trace:
         if not isinstance(r, dict):
             raise TraceError(f"{src}: {where} must be an object, got {r!r:.60}")
         for key in (*_RESULT_NUMBERS, "latency_s", "samples"):
-            if key not in r:
+            if key not in r and key != "bs_bytes":
                 raise TraceError(f"{src}: {where} misses {key!r}")
+        r = {"bs_bytes": None, **r}  # engines without a request size may omit it
+        point = r.get("point", i)
+        if isinstance(point, bool) or not isinstance(point, int) or point < 0:
+            raise TraceError(f"{src}: {where}.point must be an integer >= 0, got {point!r:.60}")
         row: dict[str, Any] = {
-            "point": int(r.get("point", i)),
-            "jobs": int(_num(r["jobs"], f"{where}.jobs", src, nullable=False)),
-            "bs_bytes": int(_num(r["bs_bytes"], f"{where}.bs_bytes", src, nullable=False)),
+            "point": point,
+            "jobs": _count(r["jobs"], f"{where}.jobs", src, 1),
+            "bs_bytes": (
+                math.nan
+                if r["bs_bytes"] is None
+                else _count(r["bs_bytes"], f"{where}.bs_bytes", src, 0)
+            ),
             "op": str(r.get("op", "")),
             "think_s": _num(r.get("think_s", 0.0), f"{where}.think_s", src),
             "complete": bool(r.get("complete", True)),
@@ -331,7 +353,9 @@ def _from_qnbench(doc: dict, src: str) -> Trace:
             col = "latency_count" if key == "count" else f"latency_{key}_s"
             row[col] = _num(lat.get(key), f"{where}.latency_s.{key}", src)
         row["think_s_mean"] = _num(r.get("think_s_mean", 0.0), f"{where}.think_s_mean", src)
-        cpu = r.get("cpu") or {}
+        cpu = r.get("cpu", {})
+        if not isinstance(cpu, dict):
+            raise TraceError(f"{src}: {where}.cpu must be an object, got {cpu!r:.60}")
         row["cpu_user_s"] = _num(cpu.get("user_s"), f"{where}.cpu.user_s", src)
         row["cpu_sys_s"] = _num(cpu.get("sys_s"), f"{where}.cpu.sys_s", src)
         es = r.get("engine_stats") or {}

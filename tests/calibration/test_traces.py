@@ -6,6 +6,8 @@ import subprocess
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from qnmodel.calibration.traces import POINT_COLUMNS, load_trace, trace_from_document
 from qnmodel.errors import TraceError
@@ -126,3 +128,58 @@ def test_fio_json_from_a_real_fio_run(tmp_path):
     # Little's law at depth 1: X ~ 1 / mean latency, within fio's own rounding/overheads
     assert row["throughput_ops_s"] * row["latency_mean_s"] == pytest.approx(1.0, rel=0.35)
     assert np.isfinite(row["cpu_sys_s"])
+
+
+TEXT = json.dumps(DOC)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cut=st.integers(1, len(TEXT) - 1))
+def test_any_truncation_raises_a_trace_error(tmp_path, cut):
+    p = tmp_path / "cut.json"
+    p.write_text(TEXT[:cut])
+    with pytest.raises(TraceError, match="cut.json"):
+        load_trace(p)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    path=st.sampled_from(
+        [
+            ("results", 0, "jobs"),
+            ("results", 0, "latency_s"),
+            ("results", 1, "samples"),
+            ("results", 0, "point"),
+            ("results", 1, "cpu"),
+            ("results", 0, "engine_stats"),
+            ("host",),
+            ("options",),
+            ("results",),
+            ("complete",),
+            ("results", 0, "bs_bytes"),
+        ]
+    ),
+    value=st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-5, 5),
+        st.floats(allow_nan=False),
+        st.text(max_size=3),
+        st.lists(st.integers(), max_size=2),
+        st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    ),
+)
+def test_any_wrong_field_gives_a_trace_error_or_a_valid_trace(path, value):
+    doc = json.loads(TEXT)
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    try:
+        t = load_trace(doc)
+    except TraceError:
+        return
+    assert len(t.points) == len(doc["results"])  # accepted only when still well-formed
+    assert t.points["jobs"].dtype.kind == "i" or t.points.empty
