@@ -271,7 +271,15 @@ def _from_json(doc: dict, src: str, format: str) -> Trace:
                 f"key); top-level keys are: {keys or 'none'}"
             )
     if kind == "fio":
-        return _from_fio(doc, src)
+        try:
+            return _from_fio(doc, src)
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            if isinstance(exc, TraceError):
+                raise
+            raise TraceError(
+                f"{src}: malformed fio JSON ({type(exc).__name__}: {exc}); expected the output "
+                "of fio --output-format=json"
+            ) from None
     if kind == "csv":
         raise TraceError(f"{src}: format='csv' needs a CSV file, got a JSON document")
     return _from_qnbench(doc, src)

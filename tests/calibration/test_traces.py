@@ -183,3 +183,10 @@ def test_any_wrong_field_gives_a_trace_error_or_a_valid_trace(path, value):
         return
     assert len(t.points) == len(doc["results"])  # accepted only when still well-formed
     assert t.points["jobs"].dtype.kind == "i" or t.points.empty
+
+
+def test_malformed_fio_json_is_a_trace_error():
+    with pytest.raises(TraceError, match="malformed fio JSON"):
+        load_trace({"fio version": "fio-3.33", "jobs": [{"read": {"lat_ns": 5, "total_ios": 1}}]})
+    with pytest.raises(TraceError, match="non-empty 'jobs'"):
+        load_trace({"fio version": "fio-3.33", "jobs": []})
