@@ -53,3 +53,17 @@ def test_utilization_regression_refuses_unidentifiable_designs():
         utilization_regression([[0.1], [0.2]], [[1.0, 2.0], [2.0, 1.0]])
     with pytest.raises(InvalidModelError, match=r"utilization\[0, 0\] must be finite and in"):
         service_demand_law([[1.5]], [1.0])
+
+
+def test_service_demand_law_coverage_at_nominal_rate_over_seeds():
+    M = 300
+    hits = 0
+    D = 0.02
+    for seed in range(M):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(5, 40, 8)
+        U = (D * X + rng.normal(0, 0.01, 8))[:, None]
+        lo, hi = service_demand_law(np.clip(U, 0, 1), X).confidence_intervals["s0"]
+        hits += lo <= D <= hi
+    sd = np.sqrt(M * 0.95 * 0.05)
+    assert M * 0.95 - 3.5 * sd <= hits <= M * 0.95 + 3.5 * sd, hits

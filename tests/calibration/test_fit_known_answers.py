@@ -249,3 +249,18 @@ def test_nfs_pure_and_mixed_runs():
         assert lo <= v <= hi, (k, r.values[k], lo, hi)
     with pytest.raises(InvalidModelError, match="no run exercises client-cache hits"):
         fit_nfs([1e8, 5e7], [0, 0], [1, 0])
+
+
+def test_nfs_coverage_at_nominal_rate_over_seeds():
+    b = {"b1": 2e9, "b2": 110e6, "b4": 60e6}
+    hc = np.array([1, 1, 0, 0, 0, 0, 0.5, 0.3, 0.0, 0.8])
+    hs = np.array([0, 0, 1, 1, 0, 0, 0.5, 0.8, 0.4, 0.5])
+    B = 1 / (hc / b["b1"] + (1 - hc) * hs / b["b2"] + (1 - hc) * (1 - hs) / b["b4"])
+    M = 150
+    hits = 0
+    for seed in range(M):
+        rng = np.random.default_rng(3000 + seed)
+        r = fit_nfs(B * (1 + 0.03 * rng.standard_normal(B.size)), hc, hs, uncertainty="covariance")
+        hits += sum(_covered(r, (k, v)) for k, v in b.items())
+    lo, hi = _band(3 * M)
+    assert lo <= hits <= hi, hits
