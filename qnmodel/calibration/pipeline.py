@@ -454,20 +454,18 @@ def _md_table(df: pd.DataFrame, formats: Mapping[str, str]) -> str:
 
 
 def default_plot(net: Network, N: int, measured: pd.DataFrame) -> Any:
-    """Bounds band, MVA curve and measured points with error bars (matplotlib, Agg).
+    """Bounds band, MVA curve and measured points with error bars (a pyplot-free Figure).
 
     The same signature as :func:`qnmodel.plotting.bounds_vs_measured`, which
     should be preferred where layer rules allow importing it.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: never touches the user's backend
 
     b = solve_bounds(net, N, method="bjb")
     a = solve_bounds(net, N, method="aba")
     m = solve_mva(net, N)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = Figure(figsize=(11, 4.2))
+    axes = fig.subplots(1, 2)
     ax = axes[0]
     ax.fill_between(a.n, a.throughput_lower, a.throughput_upper, color="0.9", label="ABA band")
     ax.fill_between(
@@ -538,9 +536,8 @@ def write_report(
     ax0 = np.asarray(axes, dtype=object).ravel()[0]
     fig = ax0.figure
     fig.savefig(png, dpi=110)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    if "matplotlib.pyplot" in sys.modules:  # a pyplot figure (e.g. from qnmodel.plotting)
+        sys.modules["matplotlib.pyplot"].close(fig)
 
     c = comparison
     b = c.bounds
