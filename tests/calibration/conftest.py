@@ -70,15 +70,16 @@ def make_document(points, *, engine="emu", version=1, complete=True):
 
 
 def qnbench_path() -> Path | None:
-    """The qnbench executable: $QNMODEL_QNBENCH, the dev build, or the package's bundled one."""
+    """The qnbench executable: the runner's lookup, else a development build in build/."""
     env = os.environ.get("QNMODEL_QNBENCH")
     if env and Path(env).is_file():
         return Path(env)
-    try:  # the bench runner knows where the built executable lives
-        from qnmodel.bench import find_qnbench  # type: ignore[attr-defined]
+    from qnmodel.bench import executable
+    from qnmodel.errors import BenchNotFoundError
 
-        return Path(find_qnbench())
-    except Exception:  # noqa: BLE001 - any failure means "not found here"
+    try:  # the runner's own lookup: $QNMODEL_QNBENCH, the bundled binary, PATH
+        return Path(executable())
+    except BenchNotFoundError:
         pass
     root = Path(__file__).resolve().parents[2]
     for cand in (root / "build" / "qnbench-dev" / "qnbench", root / "qnmodel" / "_bin" / "qnbench"):
