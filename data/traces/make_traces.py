@@ -28,8 +28,13 @@ TRACES = {
     # a product-form network (one queue, one delay) whose exact X(N), R(N) come from MVA
     "emu-closed-loop": dict(
         engine="emu", dev_latency="5 ms", dev_rate="50 MB/s", bs="64 KiB", dev_dist="exp",
-        think="20 ms", think_dist="exp", jobs=[1, 2, 3, 4, 6, 8, 12, 16], runtime=4.0,
-        warmup=0.3, realtime=True,
+        think="20 ms", think_dist="exp", jobs=[1, 2, 3, 4, 6, 8, 12, 16], runtime=10.0,
+        warmup=0.3, interval=0.5, realtime=True,
+    ),
+    # the same with constant service and think time: X(N) = min(N / (S + Z), 1 / S) exactly
+    "emu-closed-loop-const": dict(
+        engine="emu", dev_latency="5 ms", dev_rate="50 MB/s", bs="64 KiB", think="20 ms",
+        jobs=[1, 2, 3, 4, 6, 8, 12, 16], runtime=2.0, warmup=0.2, interval=0.25, realtime=True,
     ),
     # four known-answer devices behind RAID0 / RAID5 (chunk 64 KiB), and one device alone,
     # for RAID speedup and efficiency
