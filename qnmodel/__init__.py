@@ -9,38 +9,109 @@ measurement.
 >>> net = qn.Network.from_demands(["5 ms", "8 ms", "2 ms"], think_time="100 ms")
 >>> round(float(qn.mva(net, 10).throughput[-1]), 3)
 78.917
+
+Importing qnmodel has no side effects and loads only numpy (and the standard
+library). The workflow modules that need pandas, scipy.optimize, matplotlib or
+sympy -- :mod:`qnmodel.sweep`, :mod:`qnmodel.calibration`, :mod:`qnmodel.bench`,
+:mod:`qnmodel.plotting`, :mod:`qnmodel.symbolic`, :mod:`qnmodel.modelfile` --
+and the names they define (``sweep``, ``load_model``) are loaded on first use.
 """
+
+from importlib import import_module
+from typing import Any
 
 from . import units
 from .errors import (
+    BenchError,
+    BenchNotFoundError,
     ConvergenceError,
     ConvergenceWarning,
     InvalidModelError,
     InvalidTypeError,
+    LatticeTooLargeError,
+    MeasurementArtefactWarning,
     NumericalInstabilityWarning,
+    TraceError,
     UnitError,
+    UnstableModelError,
 )
+from .models import raid
+from .models.nfs import USL, NFSBandwidth, NFSSystem
+from .models.storage import NetworkedRAID
 from .network import Network, Station
-from .results import BoundsResult, MVAResult
-from .solvers import bounds, mva, mva_exact, mva_load_dependent
+from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
+from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 
 __version__ = "0.1.0"
 
+# Loaded on first attribute access (PEP 562): name -> (module, attribute or None).
+_LAZY = {
+    "sweep": ("qnmodel.sweep", "sweep"),
+    "load_model": ("qnmodel.modelfile", "load"),
+    "nfs_aggregate_bandwidth": ("qnmodel.models.nfs_network", "aggregate_bandwidth"),
+    "calibration": ("qnmodel.calibration", None),
+    "bench": ("qnmodel.bench", None),
+    "plotting": ("qnmodel.plotting", None),
+    "symbolic": ("qnmodel.symbolic", None),
+    "modelfile": ("qnmodel.modelfile", None),
+    "demands": ("qnmodel.demands", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'qnmodel' has no attribute {name!r}") from None
+    mod = import_module(module)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "AMVAResult",
+    "BenchError",
+    "BenchNotFoundError",
     "BoundsResult",
     "ConvergenceError",
     "ConvergenceWarning",
     "InvalidModelError",
     "InvalidTypeError",
+    "LatticeTooLargeError",
     "MVAResult",
+    "MeasurementArtefactWarning",
+    "MultiClassResult",
+    "NFSBandwidth",
+    "NFSSystem",
     "Network",
+    "NetworkedRAID",
     "NumericalInstabilityWarning",
     "Station",
+    "TraceError",
+    "USL",
     "UnitError",
+    "UnstableModelError",
     "__version__",
+    "amva",
     "bounds",
+    "calibration",
+    "bench",
+    "demands",
+    "load_model",
+    "modelfile",
     "mva",
     "mva_exact",
     "mva_load_dependent",
+    "mva_multiclass",
+    "nfs_aggregate_bandwidth",
+    "plotting",
+    "raid",
+    "sweep",
+    "symbolic",
     "units",
 ]

@@ -288,7 +288,12 @@ def _save_utilization_figure(sol: modelfile.ModelSolution, path: Path, dpi: int 
 
 
 # -- demo ---------------------------------------------------------------------------------------
-def run_offline_demo(out_dir: str | os.PathLike, model: str | os.PathLike | None = None) -> dict:
+def run_offline_demo(
+    out_dir: str | os.PathLike,
+    model: str | os.PathLike | None = None,
+    *,
+    model_text: str | None = None,
+) -> dict:
     """Solve a storage model and write its table and plots (no measurement).
 
     Parameters
@@ -299,6 +304,9 @@ def run_offline_demo(out_dir: str | os.PathLike, model: str | os.PathLike | None
         A TOML model file; the bundled demo storage system when omitted
         (:data:`qnmodel.modelfile.DEMO_MODEL_TOML`, also shipped as
         ``examples/demo_storage.toml``).
+    model_text : str, optional
+        The TOML text of a model, instead of a file (e.g.
+        :data:`qnmodel.modelfile.PAPER_MODEL_TOML`).
 
     Returns
     -------
@@ -308,7 +316,10 @@ def run_offline_demo(out_dir: str | os.PathLike, model: str | os.PathLike | None
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if model is None:
+    if model_text is not None:
+        spec = modelfile.loads(model_text, source="<model text>", default_name="model")
+        text = model_text
+    elif model is None:
         spec = modelfile.loads(
             modelfile.DEMO_MODEL_TOML, source="demo_storage.toml", default_name="demo-storage"
         )
@@ -375,12 +386,24 @@ def _markdown_report(sol: modelfile.ModelSolution, paths: dict | None = None) ->
 
 
 def _run_default_demo(out_dir: Path, args: argparse.Namespace) -> dict:
-    """What ``qnmodel demo`` does without ``--offline``: the one call to switch.
+    """What ``qnmodel demo`` does without ``--offline``: the main job.
 
-    Today: solve the bundled model (:func:`run_offline_demo`). For the full
-    measure -> calibrate -> predict job, return ``_run_calibration_demo(out_dir, args)``.
+    1. measure this machine with qnbench (bottom-up device sweep and a separate
+       end-to-end closed loop), calibrate, predict bounds and the MVA curve, and
+       compare with the measured curve (:func:`_run_calibration_demo`);
+    2. solve the networked-RAID test bed of Cui et al. (2006) and the bundled
+       demo storage model, writing their tables and bounds-and-MVA plots.
     """
-    return run_offline_demo(out_dir, model=args.model)
+    paths = {}
+    _info(args, "[1/3] measure -> calibrate -> predict -> compare (qnbench on this machine)")
+    paths.update(_run_calibration_demo(out_dir, args))
+    _info(args, "[2/3] solving the networked-RAID test bed of Cui et al. (2006)")
+    paper = run_offline_demo(out_dir, model_text=modelfile.PAPER_MODEL_TOML)
+    paths.update({f"paper_{k}": v for k, v in paper.items()})
+    _info(args, "[3/3] solving the bundled demo storage model")
+    demo = run_offline_demo(out_dir)
+    paths.update({f"model_{k}": v for k, v in demo.items()})
+    return paths
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -391,7 +414,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     else:
         paths = _run_default_demo(out, args)
     for key, p in paths.items():
-        print(f"wrote {key:12s} {p}")
+        print(f"wrote {key:18s} {p}")
     return EXIT_OK
 
 
@@ -661,7 +684,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             raise UsageError("--demo needs --out DIR for its report")
         paths = _run_calibration_demo(Path(args.out), args)
         for key, p in paths.items():
-            print(f"wrote {key:12s} {p}")
+            print(f"wrote {key:18s} {p}")
         return EXIT_OK
     if not (args.device_trace and args.closed_trace):
         raise UsageError(

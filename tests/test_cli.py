@@ -487,3 +487,11 @@ def test_set_values_are_read_as_toml():
     assert [r["throughput"] for r in rows] == ref.throughput[[0, 9, 99]].tolist()
     code, _, err = run("solve", str(DEMO), "--set", "populations=[0, 10]")
     assert code == 1 and "model.populations: must be an integer >= 1, got 0" in err
+
+
+def test_paper_model_text_is_the_shipped_example():
+    shipped = Path(__file__).resolve().parents[1] / "examples" / "networked_raid.toml"
+    assert shipped.read_text() == modelfile.PAPER_MODEL_TOML
+    spec = modelfile.loads(modelfile.PAPER_MODEL_TOML)
+    ref = qn.NetworkedRAID.cui2006(op="write")
+    assert spec.network.demands == pytest.approx(list(ref.demands().values()), rel=1e-12)

@@ -1,0 +1,48 @@
+"""The package surface: public names resolve, importing has no heavy side effects,
+and the module docstring examples run."""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+
+import pytest
+
+import qnmodel as qn
+from qnmodel import units
+
+
+def test_every_public_name_resolves():
+    for name in qn.__all__:
+        assert getattr(qn, name) is not None, name
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        qn.nope  # noqa: B018
+
+
+def test_import_loads_no_pandas_matplotlib_or_sympy():
+    code = (
+        "import sys, qnmodel\n"
+        "heavy = [m for m in ('pandas', 'matplotlib', 'sympy', 'scipy') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_lazy_names_are_the_real_objects():
+    from qnmodel.modelfile import load
+    from qnmodel.sweep import sweep
+
+    assert qn.sweep is sweep
+    assert qn.load_model is load
+
+
+@pytest.mark.parametrize("module", [qn, units], ids=["qnmodel", "qnmodel.units"])
+def test_module_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
