@@ -95,8 +95,10 @@ def _one_value(name: str, value: Any) -> str:
         return _format_number(value, name, None)
     if isinstance(value, str):
         return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     raise InvalidTypeError(
-        f"option {name}: expected a number, a string or a bool, got {value!r} "
+        f"option {name}: expected a number, a string, a path or a bool, got {value!r} "
         f"of type {type(value).__name__}"
     )
 

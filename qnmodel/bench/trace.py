@@ -6,12 +6,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TraceError
 from .schema import validate
+
+if TYPE_CHECKING:  # pandas is imported when a frame is asked for, not with the package
+    import pandas as pd
 
 __all__ = ["BenchTrace", "load"]
 
@@ -76,6 +77,8 @@ class BenchTrace:
         numbers, per-device lists as Python lists). ``bs_bytes`` is missing (NaN) for engines
         without a request size.
         """
+        import pandas as pd
+
         rows = []
         for res in self.results:
             row: dict[str, Any] = {"engine": self.engine}
@@ -105,6 +108,8 @@ class BenchTrace:
     def samples_frame(self) -> pd.DataFrame:
         """One row per interval sample: ``point, jobs, bs_bytes, op, t_s, ops, bytes,
         throughput_ops_s, throughput_B_s`` (for steady-state detection)."""
+        import pandas as pd
+
         rows = []
         for res in self.results:
             for s in res["samples"]:

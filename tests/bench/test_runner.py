@@ -112,6 +112,11 @@ def test_run_returns_trace_with_frames_and_saves(qnbench_exe, tmp_path):
     pd.testing.assert_frame_equal(again.to_frame(), df)
 
 
+def test_paths_are_accepted_for_dir(qnbench_exe, tmp_path):
+    argv = bench.build_command("file", {"dir": tmp_path}, qnbench_exe)
+    assert argv[-2:] == ["--dir", str(tmp_path)]
+
+
 def test_usage_error_raises_bench_error_with_stderr(qnbench_exe):
     with pytest.raises(BenchError, match="exit status 2.*not one of"):
         bench.run("emu", rw="sideways", executable_path=qnbench_exe)
