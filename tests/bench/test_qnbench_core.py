@@ -61,6 +61,7 @@ def test_null_document_validates_and_echoes_options(qnb):
     assert rc == 0, err
     schema.validate(doc)
     assert doc["complete"] is True and doc["errors"] == []
+    assert "mpi" not in doc  # only a multi-rank MPI run adds it
     assert doc["engine"] == "null"
     assert doc["options"]["jobs"] == [1, 2]
     assert doc["options"]["bs_bytes"] == [4096, 1048576]

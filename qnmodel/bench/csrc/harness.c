@@ -398,6 +398,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     r->elapsed_s = elapsed;
     r->finish_s = finish_max * 1e-9;
     r->ops_total = ops;
+    r->bytes_total = bytes;
+    r->point_complete = complete;
     if (eng->point_report)
         eng->point_report(r, j);
     qj_obj_end(j);

@@ -93,7 +93,17 @@ static int check_common(const struct qnb_config *c, const struct qnb_engine *eng
     return 0;
 }
 
+static int run_main(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    qnb_mpi_init(&argc, &argv);
+    int rc = run_main(argc, argv);
+    qnb_mpi_finalize();
+    return rc;
+}
+
+static int run_main(int argc, char **argv)
 {
     static struct qnb_config cfg;
     int rc = qnb_parse_args(&cfg, argc, argv);
@@ -149,6 +159,14 @@ int main(int argc, char **argv)
     else
         snprintf(oplist, sizeof oplist, "%s", cfg.rw);
     int nbs = (eng->flags & QNB_ENG_USES_BS) ? cfg.bs.n : 1;
+    /* with several MPI ranks: the aggregate of all ranks per point, collected on rank 0 */
+    int ranks = qnb_mpi_size();
+    char *abuf = NULL;
+    size_t alen = 0;
+    FILE *af = open_memstream(&abuf, &alen);
+    struct qnb_json ja;
+    qj_init(&ja, af);
+    qj_arr_begin(&ja);
     int index = 0, complete = 1;
     if (standalone > 0)
         complete = 0;
@@ -162,21 +180,47 @@ int main(int argc, char **argv)
                 r->pt.jobs = (int)cfg.jobs.v[ij];
                 r->pt.bs = (eng->flags & QNB_ENG_USES_BS) ? cfg.bs.v[ib] : 0;
                 snprintf(r->pt.op, sizeof r->pt.op, "%s", op);
+                r->ops_total = r->bytes_total = 0;
+                r->elapsed_s = 0;
+                r->point_complete = 0;
+                qnb_mpi_barrier(); /* synchronised start of the point on every rank */
                 if (qnb_run_point(r, &jr))
                     complete = 0;
                 if (qnb_stop_signal)
                     complete = 0;
+                struct qnb_mpi_point agg = {r->ops_total, r->bytes_total, r->elapsed_s,
+                                            r->point_complete};
+                qnb_mpi_aggregate(&agg);
+                qj_obj_begin(&ja);
+                qj_kint(&ja, "point", r->pt.index);
+                qj_kint(&ja, "ranks", ranks);
+                qj_kbool(&ja, "complete", agg.complete);
+                qj_kint(&ja, "ops", (long long)agg.ops);
+                qj_kint(&ja, "bytes", (long long)agg.bytes);
+                qj_knum(&ja, "elapsed_s", agg.elapsed_s);
+                qj_knum(&ja, "throughput_ops_s", agg.elapsed_s > 0 ? agg.ops / agg.elapsed_s : 0.0);
+                qj_knum(&ja, "throughput_B_s", agg.elapsed_s > 0 ? agg.bytes / agg.elapsed_s : 0.0);
+                qj_obj_end(&ja);
+                /* every rank stops the sweep when any rank failed (collectives stay matched) */
+                complete = !qnb_mpi_any(!complete);
             }
         }
     }
     qj_arr_end(&jr);
     fclose(rf);
+    qj_arr_end(&ja);
+    fclose(af);
     if (eng->run_teardown)
         eng->run_teardown(r);
     qnb_rundir_cleanup(r);
     if (qnb_stop_signal && r->nerrors == 0 && standalone < 0)
         qnb_run_error(r, "interrupted by signal %d", (int)qnb_stop_signal);
 
+    if (qnb_mpi_rank() != 0) { /* only rank 0 prints the document */
+        free(rbuf);
+        free(abuf);
+        return (complete && r->nerrors == 0) ? 0 : 1;
+    }
     struct qnb_json j;
     qj_init(&j, stdout);
     qj_obj_begin(&j);
@@ -192,6 +236,14 @@ int main(int argc, char **argv)
     qnb_options_json(&cfg, &j);
     qj_key(&j, "results");
     qj_raw(&j, rbuf);
+    if (ranks > 1) {
+        qj_key(&j, "mpi");
+        qj_obj_begin(&j);
+        qj_kint(&j, "ranks", ranks);
+        qj_key(&j, "aggregate");
+        qj_raw(&j, abuf);
+        qj_obj_end(&j);
+    }
     qj_key(&j, "errors");
     qj_arr_begin(&j);
     for (int i = 0; i < r->nerrors; i++)
@@ -200,6 +252,7 @@ int main(int argc, char **argv)
     qj_obj_end(&j);
     fputc('\n', stdout);
     free(rbuf);
+    free(abuf);
     if (fflush(stdout) != 0)
         return 1;
     return (complete && r->nerrors == 0) ? 0 : 1;

@@ -230,6 +230,8 @@ struct qnb_run {
     double elapsed_s;  /* measured interval of the point just run (for point_report) */
     double finish_s;   /* longest worker_finish (fsync + close) */
     uint64_t ops_total;
+    uint64_t bytes_total;
+    int point_complete;
     int nerrors;
     char errors[16][512];
 };
@@ -263,6 +265,20 @@ const char *qnb_errno_name(int e);
 
 /* ---- engines/cpu.c: XOR of n units into parity (also used by stripe) ---- */
 void qnb_xor_parity(unsigned char *parity, unsigned char *const *units, int n, size_t len);
+
+/* ---- mpi.c: optional multi-node mode (single process without MPI) ---- */
+struct qnb_mpi_point {
+    uint64_t ops, bytes;
+    double elapsed_s;
+    int complete;
+};
+void qnb_mpi_init(int *argc, char ***argv);
+int qnb_mpi_rank(void);
+int qnb_mpi_size(void);
+void qnb_mpi_barrier(void);
+void qnb_mpi_aggregate(struct qnb_mpi_point *p); /* sums ops/bytes, max elapsed, on rank 0 */
+int qnb_mpi_any(int flag);                      /* logical OR over all ranks */
+void qnb_mpi_finalize(void);
 
 /* ---- host.c ---- */
 void qnb_host_json(struct qnb_json *j);

@@ -1,0 +1,92 @@
+/* Optional multi-node mode (built with -DQNBENCH_MPI=ON): every rank runs the same sweep, each
+ * point starts after an MPI_Barrier (a synchronised start, as IOR and Mpbbonnie do), and rank 0
+ * reports the aggregate of all ranks per point beside its own measurement. Without MPI the
+ * functions below describe a single process (rank 0 of 1) and do nothing else.
+ */
+#include <string.h>
+
+#include "qnbench.h"
+
+#ifdef QNBENCH_HAVE_MPI
+#include <mpi.h>
+
+static int mpi_on;
+
+void qnb_mpi_init(int *argc, char ***argv)
+{
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    mpi_on = 1;
+}
+
+int qnb_mpi_rank(void)
+{
+    int r = 0;
+    if (mpi_on)
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+int qnb_mpi_size(void)
+{
+    int n = 1;
+    if (mpi_on)
+        MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+}
+
+void qnb_mpi_barrier(void)
+{
+    if (mpi_on)
+        MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void qnb_mpi_aggregate(struct qnb_mpi_point *p)
+{
+    if (!mpi_on)
+        return;
+    double sums[2] = {(double)p->ops, (double)p->bytes}, tot[2];
+    double mx = p->elapsed_s, gmx;
+    int ok = p->complete, gok;
+    MPI_Reduce(sums, tot, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&ok, &gok, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
+    if (qnb_mpi_rank() == 0) {
+        p->ops = (uint64_t)tot[0];
+        p->bytes = (uint64_t)tot[1];
+        p->elapsed_s = gmx;
+        p->complete = gok;
+    }
+}
+
+int qnb_mpi_any(int flag)
+{
+    if (!mpi_on)
+        return flag;
+    int out;
+    MPI_Allreduce(&flag, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return out;
+}
+
+void qnb_mpi_finalize(void)
+{
+    if (mpi_on)
+        MPI_Finalize();
+    mpi_on = 0;
+}
+
+#else
+
+void qnb_mpi_init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+}
+int qnb_mpi_rank(void) { return 0; }
+int qnb_mpi_size(void) { return 1; }
+void qnb_mpi_barrier(void) {}
+void qnb_mpi_aggregate(struct qnb_mpi_point *p) { (void)p; }
+int qnb_mpi_any(int flag) { return flag; }
+void qnb_mpi_finalize(void) {}
+
+#endif
