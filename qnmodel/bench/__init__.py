@@ -11,7 +11,7 @@ The JSON document qnbench prints is described in ``docs/reference/qnbench-schema
 
 from __future__ import annotations
 
-from ._runner import ENV_VAR, build_command, executable, run
+from ._runner import ENV_VAR, build_command, executable, run, selftest
 from .schema import SCHEMA_NAME, SCHEMA_VERSION, validate
 from .trace import BenchTrace, load
 
@@ -24,5 +24,6 @@ __all__ = [
     "executable",
     "load",
     "run",
+    "selftest",
     "validate",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,9 +18,10 @@ from .._validate import as_quantity
 from ..errors import BenchError, BenchNotFoundError, InvalidModelError, InvalidTypeError
 from .trace import BenchTrace
 
-__all__ = ["executable", "build_command", "run", "ENV_VAR"]
+__all__ = ["executable", "build_command", "run", "selftest", "ENV_VAR"]
 
 ENV_VAR = "QNMODEL_QNBENCH"
+_PROGRESS = re.compile(r"qnbench: point (\d+)/(\d+): (.*)")
 
 # Dimension of every option that takes a quantity; the runner converts unit strings to SI here,
 # so "4 KiB" and 4096 mean the same and a wrong dimension fails before qnbench starts.
@@ -212,13 +214,26 @@ def run(
     err_lines: list[str] = []
     out_chunks: list[str] = []
 
+    bar = progress and sys.stderr.isatty()
+
     def pump_err() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
             err_lines.append(line)
-            if progress:
+            if not progress:
+                continue
+            m = _PROGRESS.match(line)
+            if bar and m:
+                done, total = int(m.group(1)), int(m.group(2))
+                filled = round(30 * done / total)
+                sys.stderr.write(
+                    f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {m.group(3)[:60]}"
+                )
+                if done == total:
+                    sys.stderr.write("\n")
+            else:
                 sys.stderr.write(line)
-                sys.stderr.flush()
+            sys.stderr.flush()
 
     def pump_out() -> None:
         assert proc.stdout is not None
@@ -267,4 +282,29 @@ def run(
         raise exc
     if trace is None:
         raise BenchError(f"qnbench printed no JSON document: {command}\n{stderr.strip()}")
+    return trace
+
+
+def selftest(executable_path: str | os.PathLike | None = None) -> BenchTrace:
+    """Run the ``null`` and ``emu`` engines briefly and check the document and a known answer.
+
+    Returns the ``emu`` trace. Raises :class:`~qnmodel.errors.BenchNotFoundError` without a
+    binary and :class:`~qnmodel.errors.BenchError` when the output is invalid or the emulated
+    device (2 ms per request) is served faster than it must be.
+    """
+    run("null", runtime=0.05, warmup=0.0, executable_path=executable_path, progress=False)
+    trace = run(
+        "emu",
+        dev_latency=2e-3,
+        dev_rate=0,
+        runtime=0.1,
+        warmup=0.0,
+        executable_path=executable_path,
+        progress=False,
+    )
+    res = trace.results[0]
+    if res["ops"] < 1 or res["latency_s"]["min"] < 2e-3 * (1 - 1e-6):
+        raise BenchError(
+            f"qnbench self-test: a 2 ms emulated request took {res['latency_s']['min']!r} s"
+        )
     return trace

@@ -70,7 +70,8 @@ class BenchTrace:
     def to_frame(self) -> pd.DataFrame:
         """One row per measured point.
 
-        Columns: ``engine, point, jobs, bs_bytes, op, think_s, complete, ops, bytes, elapsed_s,
+        Columns: ``engine, point, repeat, jobs, bs_bytes, op, think_s, complete, ops, bytes,
+        elapsed_s,
         warmup_s, throughput_ops_s, throughput_B_s, latency_count, latency_mean_s,
         latency_min_s, latency_p50_s, latency_p90_s, latency_p99_s, latency_max_s,
         think_s_mean, cpu_user_s, cpu_sys_s``, then the engine's ``engine_stats`` (scalars as
@@ -87,6 +88,7 @@ class BenchTrace:
                     continue
                 row[key] = value
             row.setdefault("bs_bytes", None)
+            row.setdefault("repeat", 0)  # documents written before --repeat existed
             lat = res["latency_s"]
             row["latency_count"] = lat["count"]
             for q in ("mean", "min", "p50", "p90", "p99", "max"):
@@ -106,7 +108,7 @@ class BenchTrace:
         return frame
 
     def samples_frame(self) -> pd.DataFrame:
-        """One row per interval sample: ``point, jobs, bs_bytes, op, t_s, ops, bytes,
+        """One row per interval sample: ``point, repeat, jobs, bs_bytes, op, t_s, ops, bytes,
         throughput_ops_s, throughput_B_s`` (for steady-state detection)."""
         import pandas as pd
 
@@ -116,13 +118,14 @@ class BenchTrace:
                 rows.append(
                     {
                         "point": res["point"],
+                        "repeat": res.get("repeat", 0),
                         "jobs": res["jobs"],
                         "bs_bytes": res.get("bs_bytes"),
                         "op": res["op"],
                         **s,
                     }
                 )
-        columns = ["point", "jobs", "bs_bytes", "op", "t_s", "ops", "bytes"]
+        columns = ["point", "repeat", "jobs", "bs_bytes", "op", "t_s", "ops", "bytes"]
         columns += ["throughput_ops_s", "throughput_B_s"]
         return pd.DataFrame(rows, columns=columns)
 

@@ -173,3 +173,24 @@ def test_load_reports_truncated_file(tmp_path):
     path.write_text(json.dumps(_doc())[:-5])
     with pytest.raises(TraceError, match="not valid JSON"):
         bench.load(path)
+
+
+def test_selftest_passes(qnbench_exe):
+    trace = bench.selftest(qnbench_exe)
+    assert trace.engine == "emu" and trace.results[0]["latency_s"]["p50"] >= 2e-3
+
+
+def test_progress_lines_are_relayed_to_stderr(qnbench_exe, capsys):
+    bench.run("null", jobs=[1, 2], runtime=0.01, warmup=0, progress=True,
+              executable_path=qnbench_exe)  # fmt: skip
+    err = capsys.readouterr().err
+    assert "point 1/2" in err and "point 2/2" in err
+
+
+def test_repeat_and_io_size(qnbench_exe):
+    trace = bench.run("emu", bs="64 KiB", io_size="1 MiB", runtime=10, warmup=0, repeat=3,
+                      dev_latency="1 ms", executable_path=qnbench_exe)  # fmt: skip
+    df = trace.to_frame()
+    assert list(df["repeat"]) == [0, 1, 2]
+    assert (df["bytes"] >= 1 << 20).all() and (df["bytes"] < (1 << 20) + 65536 * 2).all()
+    assert df["complete"].all()

@@ -117,6 +117,9 @@ static void *worker_main(void *arg)
             (void)done;
             if (c->ops > 0 && atomic_fetch_add(&r->completed, 1) + 1 >= (uint64_t)c->ops)
                 request_stop(r);
+            if (c->io_size > 0 &&
+                atomic_fetch_add(&r->completed_bytes, b) + b >= (uint64_t)c->io_size)
+                request_stop(r);
         }
         if (think_ns > 0 && !qnb_stopping(r)) {
             int64_t z = think_ns;
@@ -205,6 +208,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     atomic_store(&r->phase, QNB_PHASE_WARMUP);
     atomic_store(&r->issued, 0);
     atomic_store(&r->completed, 0);
+    atomic_store(&r->completed_bytes, 0);
     atomic_store(&r->t_stop_ns, 0);
     atomic_store(&r->ready, 0);
     r->t_start_ns = 0;
@@ -259,6 +263,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     struct sample *samp = malloc(capsamp * sizeof *samp);
     double cu0 = 0, cs0 = 0, cu1 = 0, cs1 = 0;
     int timed_out = 0;
+    int limit_only = (c->ops > 0 || c->io_size > 0) && c->runtime <= 0;
     if (c->warmup > 0)
         wait_until(r, t_w0 + (int64_t)(c->warmup * 1e9));
     double warm_s = (qnb_now_ns() - t_w0) * 1e-9;
@@ -272,7 +277,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     uint64_t prev_ops = 0, prev_bytes = 0;
     for (;;) {
         int64_t until = next < t_end ? next : t_end;
-        if (c->ops > 0 && c->runtime <= 0)
+        if (limit_only)
             until = next;
         if (wait_until(r, until))
             break;
@@ -290,7 +295,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
             prev_bytes = b;
             next += step;
         }
-        if (now >= t_end && !(c->ops > 0 && c->runtime <= 0)) {
+        if (now >= t_end && !limit_only) {
             timed_out = 1;
             request_stop(r);
             break;
@@ -346,12 +351,14 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         ok = 0;
         qnb_run_error(r, "interrupted by a signal during point %d", r->pt.index);
     }
-    int reached = timed_out || (c->ops > 0 && ops >= (uint64_t)c->ops);
+    int reached = timed_out || (c->ops > 0 && ops >= (uint64_t)c->ops) ||
+                  (c->io_size > 0 && bytes >= (uint64_t)c->io_size);
     int complete = ok && reached && started == jobs;
 
     /* the result object */
     qj_obj_begin(j);
     qj_kint(j, "point", r->pt.index);
+    qj_kint(j, "repeat", r->pt.repeat);
     qj_kint(j, "jobs", jobs);
     if (eng->flags & QNB_ENG_USES_BS)
         qj_kint(j, "bs_bytes", r->pt.bs);
@@ -409,8 +416,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         char bsbuf[48] = "";
         if (eng->flags & QNB_ENG_USES_BS)
             snprintf(bsbuf, sizeof bsbuf, " bs=%lld", r->pt.bs);
-        qnb_diag("point %d: jobs=%d%s op=%s: %.6g ops/s, %.6g B/s, mean latency %.6g s",
-                 r->pt.index, jobs, bsbuf, r->pt.op, elapsed > 0 ? ops / elapsed : 0.0,
+        qnb_diag("point %d/%d: jobs=%d%s op=%s: %.6g ops/s, %.6g B/s, mean latency %.6g s",
+                 r->pt.index + 1, r->pt.npoints, jobs, bsbuf, r->pt.op, elapsed > 0 ? ops / elapsed : 0.0,
                  elapsed > 0 ? bytes / elapsed : 0.0,
                  h->count ? h->sum_ns / h->count * 1e-9 : 0.0);
     }

@@ -55,8 +55,12 @@ static void on_signal(int sig)
 
 static int check_common(const struct qnb_config *c, const struct qnb_engine *eng)
 {
-    if (c->runtime <= 0 && c->ops <= 0) {
-        qnb_diag("--runtime must be > 0 (or give --ops N > 0)");
+    if (c->runtime <= 0 && c->ops <= 0 && c->io_size <= 0) {
+        qnb_diag("--runtime must be > 0 (or give --ops N > 0 or --io-size SIZE > 0)");
+        return 2;
+    }
+    if (c->repeat < 1 || c->repeat > 1000) {
+        qnb_diag("--repeat %lld must be between 1 and 1000", c->repeat);
         return 2;
     }
     if (c->ops < 0) {
@@ -167,6 +171,10 @@ static int run_main(int argc, char **argv)
     struct qnb_json ja;
     qj_init(&ja, af);
     qj_arr_begin(&ja);
+    int nops = 1;
+    for (const char *p = oplist; *p; p++)
+        nops += *p == ',';
+    int npoints = cfg.jobs.n * nbs * nops * (int)cfg.repeat;
     int index = 0, complete = 1;
     if (standalone > 0)
         complete = 0;
@@ -175,8 +183,11 @@ static int run_main(int argc, char **argv)
             char tmp[256];
             snprintf(tmp, sizeof tmp, "%s", oplist);
             for (char *sv = NULL, *op = strtok_r(tmp, ",", &sv); op && complete;
-                 op = strtok_r(NULL, ",", &sv)) {
+                 op = strtok_r(NULL, ",", &sv))
+            for (int rep = 0; rep < cfg.repeat && complete; rep++) {
                 r->pt.index = index++;
+                r->pt.repeat = rep;
+                r->pt.npoints = npoints;
                 r->pt.jobs = (int)cfg.jobs.v[ij];
                 r->pt.bs = (eng->flags & QNB_ENG_USES_BS) ? cfg.bs.v[ib] : 0;
                 snprintf(r->pt.op, sizeof r->pt.op, "%s", op);

@@ -30,6 +30,8 @@ struct qnb_config {
     double runtime;
     double warmup;
     long long ops;
+    long long io_size;
+    long long repeat;
     double interval;
     double think;
     char think_dist[8];
@@ -208,6 +210,8 @@ struct qnb_worker {
 
 struct qnb_point {
     int index;
+    int npoints; /* points in the whole sweep (for progress) */
+    int repeat;  /* repetition index of this configuration */
     int jobs;
     long long bs;
     char op[32];
@@ -220,6 +224,7 @@ struct qnb_run {
     _Atomic int phase;
     _Atomic uint64_t issued;    /* measured ops issued (for --ops) */
     _Atomic uint64_t completed; /* measured ops completed (for --ops) */
+    _Atomic uint64_t completed_bytes; /* measured bytes completed (for --io-size) */
     _Atomic int ready;          /* workers whose worker_init is done */
     int64_t t_start_ns;
     _Atomic int64_t t_stop_ns;
