@@ -219,3 +219,16 @@ def test_enospc_is_reported_and_earlier_points_kept(qnb, tmp_path):
         assert os.listdir(mnt) == []
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_drop_caches_needs_root_and_says_so(qnb, tmp_path):
+    rc, doc, _, err = qnb("--engine", "file", "--dir", tmp_path, "--size", "256KiB",
+                          "--rw", "randread", "--drop-caches", "--runtime", "30ms")  # fmt: skip
+    if os.geteuid() != 0:
+        assert rc == 2 and "needs root" in err
+        return
+    if rc == 1:  # root, but /proc/sys is read-only (a container): a clear runtime error
+        assert "drop_caches" in doc["errors"][0]
+        return
+    assert rc == 0, err
+    assert doc["options"]["drop_caches"] is True and doc["results"][0]["ops"] > 0
