@@ -12,9 +12,10 @@ measurement.
 
 Importing qnmodel has no side effects and loads only numpy (and the standard
 library). The workflow modules that need pandas, scipy.optimize, matplotlib or
-sympy -- :mod:`qnmodel.sweep`, :mod:`qnmodel.calibration`, :mod:`qnmodel.bench`,
+sympy -- :mod:`qnmodel.calibration`, :mod:`qnmodel.bench`,
 :mod:`qnmodel.plotting`, :mod:`qnmodel.symbolic`, :mod:`qnmodel.modelfile` --
-and the names they define (``sweep``, ``load_model``) are loaded on first use.
+and the names they define (``load_model``) are loaded on first use;
+:func:`qnmodel.sweep` imports pandas only when it builds its DataFrame.
 """
 
 from importlib import import_module
@@ -41,12 +42,12 @@ from .models.storage import NetworkedRAID
 from .network import Network, Station
 from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
+from .sweep import sweep  # eager: the function must shadow the module of the same name
 
 __version__ = "0.1.0"
 
 # Loaded on first attribute access (PEP 562): name -> (module, attribute or None).
 _LAZY = {
-    "sweep": ("qnmodel.sweep", "sweep"),
     "load_model": ("qnmodel.modelfile", "load"),
     "nfs_aggregate_bandwidth": ("qnmodel.models.nfs_network", "aggregate_bandwidth"),
     "calibration": ("qnmodel.calibration", None),

@@ -40,10 +40,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
 
 from ._validate import as_population, as_quantity
 from .errors import InvalidModelError, InvalidTypeError
@@ -328,7 +330,7 @@ def sweep(
     executor: Any = None,
     chunk_size: int = 20_000,
     **grids: Any,
-) -> pd.DataFrame:
+) -> pandas.DataFrame:
     """Bounds and exact MVA over every combination of parameter values: a tidy DataFrame.
 
     Parameters
@@ -451,7 +453,9 @@ def _per_row(values: np.ndarray, L: int) -> np.ndarray:
     return np.broadcast_to(values[:, None], (values.shape[0], L)).reshape(-1)
 
 
-def _frame(axes, si, points, n_arr, res, names, methods) -> pd.DataFrame:
+def _frame(axes, si, points, n_arr, res, names, methods) -> pandas.DataFrame:
+    import pandas as pd  # imported on use: `import qnmodel` stays light
+
     P, L = points.shape[0], n_arr.size
     cols: dict[str, Any] = {}
     for j, name in enumerate(axes):
