@@ -51,7 +51,7 @@ int64_t qnb_emu_reserve(struct qnb_emu_set *s, int d, int64_t arrival, int64_t s
     int64_t start = arrival > dv->free_at_ns ? arrival : dv->free_at_ns;
     int64_t finish = start + service_ns;
     dv->free_at_ns = finish;
-    if (dv->niv == dv->cap && dv->cap < ((size_t)1 << 26)) {
+    if (dv->niv == dv->cap && dv->cap < ((size_t)1 << 22)) {
         size_t cap = dv->cap ? 2 * dv->cap : 1024;
         int64_t *iv = realloc(dv->iv, cap * 2 * sizeof *iv);
         if (iv) {
@@ -63,6 +63,8 @@ int64_t qnb_emu_reserve(struct qnb_emu_set *s, int d, int64_t arrival, int64_t s
         dv->iv[2 * dv->niv] = start;
         dv->iv[2 * dv->niv + 1] = finish;
         dv->niv++;
+    } else {
+        dv->dropped++;
     }
     pthread_mutex_unlock(&dv->m);
     return finish;
@@ -108,6 +110,16 @@ void qnb_emu_report(const struct qnb_emu_set *s, int64_t t0, int64_t t1, struct 
         qj_num(j, busy && elapsed > 0 ? busy[i] / elapsed : 0.0);
     qj_arr_end(j);
     qj_knum(j, "service_s_mean", svc_n ? svc_sum / (double)svc_n * 1e-9 : 0.0);
+    uint64_t dropped = 0;
+    for (int i = 0; i < s->k; i++)
+        dropped += s->dev[i].dropped;
+    if (dropped) {
+        qj_kint(j, "intervals_dropped", (long long)dropped);
+        qnb_diag("emu: %llu device intervals were not logged (more than 4M requests per device "
+                 "in one point): device_busy_s, device_ops and utilization are underestimated; "
+                 "use a shorter --runtime",
+                 (unsigned long long)dropped);
+    }
     free(busy);
     free(ops);
 }

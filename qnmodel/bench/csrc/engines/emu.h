@@ -9,6 +9,7 @@ struct qnb_emu_dev {
     /* every (start, finish) of the point, to intersect with the measured window exactly */
     int64_t *iv;
     size_t niv, cap;
+    uint64_t dropped; /* intervals not logged (log full): utilisation then underestimated */
     char pad[64];
 };
 
