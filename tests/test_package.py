@@ -46,3 +46,16 @@ def test_module_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_readme_python_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert blocks, "README has no python example"
+    for code in blocks:
+        exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "bottleneck disk" in out and "knee N* = " in out
