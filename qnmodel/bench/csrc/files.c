@@ -124,8 +124,9 @@ int qnb_file_open(struct qnb_run *r, const char *name, int flags)
     return openat(dirfd_, name, flags | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* Create `name` and fill it with `size` bytes of a non-zero pattern, then fsync it. */
-int qnb_file_layout(struct qnb_run *r, const char *name, long long size, char *err, size_t errlen)
+/* Create `name` and fill it with `size` bytes (a non-zero pattern, or zeros), then fsync it. */
+int qnb_file_layout(struct qnb_run *r, const char *name, long long size, int zero, char *err,
+                    size_t errlen)
 {
     int fd = qnb_file_create(r, name, 0, NULL, 0);
     if (fd < 0) {
@@ -140,7 +141,7 @@ int qnb_file_layout(struct qnb_run *r, const char *name, long long size, char *e
         return -1;
     }
     for (size_t i = 0; i < chunk; i++)
-        buf[i] = (unsigned char)(i * 131u + 7u);
+        buf[i] = zero ? 0 : (unsigned char)(i * 131u + 7u);
     long long done = 0;
     while (done < size) {
         size_t n = (size - done) < (long long)chunk ? (size_t)(size - done) : chunk;

@@ -85,6 +85,8 @@ static const struct opt table[] = {
     {"member", T_STR, F(member), "emu", "emu,file", "stripe",
      "member kind: emulated device (--dev-*) or file in --dir"},
     {"chunk", T_SIZE, F(chunk), "64KiB", NULL, "stripe", "chunk (stripe unit) size"},
+    {"verify", T_BOOL, F(verify), "0", NULL, "stripe",
+     "RAID5 over files: after each point check that every stripe's parity is consistent"},
 };
 
 #define NOPT (sizeof(table) / sizeof(table[0]))

@@ -63,6 +63,7 @@ struct qnb_config {
     long long members;
     char member[8];
     long long chunk;
+    long long verify;
     /* misc */
     long long progress;
     long long realtime;
@@ -265,7 +266,8 @@ int qnb_file_create(struct qnb_run *r, const char *name, int extra_flags, char *
                     size_t pathlen);
 int qnb_file_open(struct qnb_run *r, const char *name, int flags);
 void qnb_rundir_cleanup(struct qnb_run *r);
-int qnb_file_layout(struct qnb_run *r, const char *name, long long size, char *err, size_t errlen);
+int qnb_file_layout(struct qnb_run *r, const char *name, long long size, int zero, char *err,
+                    size_t errlen);
 const char *qnb_errno_name(int e);
 
 /* ---- engines/cpu.c: XOR of n units into parity (also used by stripe) ---- */

@@ -112,7 +112,7 @@ static int file_setup(struct qnb_run *r)
         snprintf(name, sizeof name, "job%d.dat", fr->laid_out);
         if (qnb_stop_signal)
             return -1;
-        if (qnb_file_layout(r, name, r->cfg->size, err, sizeof err)) {
+        if (qnb_file_layout(r, name, r->cfg->size, 0, err, sizeof err)) {
             qnb_run_error(r, "file: %s", err);
             return -1;
         }

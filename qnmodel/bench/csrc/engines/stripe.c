@@ -24,9 +24,14 @@
 
 #define MAXM 16
 
+#define NLOCKS 256
+
 struct stripe_point {
     struct qnb_emu_set set;
     int emu;
+    /* file members: a stripe is updated by one client at a time (as a RAID5 driver does), so
+     * concurrent partial writes cannot leave data and parity inconsistent */
+    pthread_mutex_t lock[NLOCKS];
 };
 
 struct stripe_run {
@@ -94,6 +99,8 @@ static int stripe_setup(struct qnb_run *r)
     }
     r->epriv = p;
     p->emu = strcmp(c->member, "emu") == 0;
+    for (int i = 0; i < NLOCKS; i++)
+        pthread_mutex_init(&p->lock[i], NULL);
     if (p->emu)
         return qnb_emu_init(&p->set, (int)c->members);
     struct stripe_run *sr = r->erun;
@@ -106,7 +113,7 @@ static int stripe_setup(struct qnb_run *r)
     while (sr->laid_out < c->members) {
         char name[32], err[768];
         snprintf(name, sizeof name, "member%d.dat", sr->laid_out);
-        if (qnb_file_layout(r, name, c->size, err, sizeof err)) {
+        if (qnb_file_layout(r, name, c->size, 1, err, sizeof err)) {
             qnb_run_error(r, "stripe: %s", err);
             return -1;
         }
@@ -219,6 +226,9 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
         long long send = sstart + stripe_bytes < end ? sstart + stripe_bytes : end;
         int pm = raid5 ? (k - 1) - (int)(sidx % k) : -1;
         int full = raid5 && pos == sstart && send == sstart + stripe_bytes;
+        pthread_mutex_t *lk = (!p->emu && write && raid5) ? &p->lock[sidx % NLOCKS] : NULL;
+        if (lk)
+            pthread_mutex_lock(lk);
         x.done = 0;
         if (!write || !raid5 || full) {
             /* one phase: data pieces (+ parity computed from the new data) */
@@ -228,7 +238,7 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
                 long long len = chunk - in < send - q ? chunk - in : send - q;
                 int m = raid5 ? (int)((pm + 1 + d) % k) : (int)d;
                 if (member_io(&x, m, write, s->buf + (q - off), sidx * chunk + in, (size_t)len))
-                    return -1;
+                    goto fail;
                 q += len;
             }
             if (write && full) {
@@ -236,7 +246,7 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
                     s->ptrs[d] = s->buf + (sstart - off) + d * chunk;
                 qnb_xor_parity(s->parity, s->ptrs, (int)dchunks, (size_t)chunk);
                 if (member_io(&x, pm, 1, s->parity, sidx * chunk, (size_t)chunk))
-                    return -1;
+                    goto fail;
                 if (w->counting)
                     w->stat[ST_FULL] += 1;
             }
@@ -259,11 +269,11 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
                 long long len = chunk - in < send - q ? chunk - in : send - q;
                 int m = (int)((pm + 1 + d) % k);
                 if (member_io(&x, m, 0, s->old + (q - off), sidx * chunk + in, (size_t)len))
-                    return -1;
+                    goto fail;
                 q += len;
             }
             if (member_io(&x, pm, 0, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)))
-                return -1;
+                goto fail;
             /* new parity = old parity ^ old data ^ new data, over each piece's range */
             for (long long q = pos; q < send;) {
                 long long in = (q - sstart) % chunk;
@@ -285,14 +295,16 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
                 long long len = chunk - in < send - q ? chunk - in : send - q;
                 int m = (int)((pm + 1 + d) % k);
                 if (member_io(&x, m, 1, s->buf + (q - off), sidx * chunk + in, (size_t)len))
-                    return -1;
+                    goto fail;
                 q += len;
             }
             if (member_io(&x, pm, 1, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)))
-                return -1;
+                goto fail;
             if (w->counting)
                 w->stat[ST_RMW] += 1;
         }
+        if (lk)
+            pthread_mutex_unlock(lk);
         if (x.done > final)
             final = x.done;
         pos = send;
@@ -302,6 +314,11 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
     }
     *bytes = (uint64_t)bs;
     return 0;
+fail:
+    /* reached only from inside the stripe loop, with the lock of stripe pos / stripe_bytes */
+    if (!p->emu && write && raid5)
+        pthread_mutex_unlock(&p->lock[(pos / stripe_bytes) % NLOCKS]);
+    return -1;
 }
 
 static void stripe_cleanup(struct qnb_worker *w)
@@ -318,6 +335,48 @@ static void stripe_cleanup(struct qnb_worker *w)
     free(s->ptrs);
     free(s);
     w->priv = NULL;
+}
+
+/* RAID5 over files: every stripe's K chunks (data and parity) must XOR to zero. Returns the
+ * number of inconsistent stripes, or -1 when the members cannot be read. */
+static long long verify_parity(struct qnb_run *r, long long *checked)
+{
+    const struct qnb_config *c = r->cfg;
+    int k = (int)c->members;
+    size_t chunk = (size_t)c->chunk;
+    long long nstripes = c->size / c->chunk, bad = 0;
+    int fd[MAXM];
+    unsigned char *acc = malloc(chunk), *buf = malloc(chunk);
+    int ok = acc && buf;
+    for (int m = 0; m < k; m++) {
+        char name[32];
+        snprintf(name, sizeof name, "member%d.dat", m);
+        fd[m] = ok ? qnb_file_open(r, name, O_RDONLY) : -1;
+        if (fd[m] < 0)
+            ok = 0;
+    }
+    for (long long s = 0; ok && s < nstripes; s++) {
+        memset(acc, 0, chunk);
+        for (int m = 0; m < k && ok; m++) {
+            if (pread(fd[m], buf, chunk, s * c->chunk) != (ssize_t)chunk) {
+                ok = 0;
+                break;
+            }
+            for (size_t i = 0; i < chunk; i++)
+                acc[i] ^= buf[i];
+        }
+        int zero = 1;
+        for (size_t i = 0; ok && i < chunk && zero; i++)
+            zero = acc[i] == 0;
+        bad += ok && !zero;
+    }
+    for (int m = 0; m < k; m++)
+        if (fd[m] >= 0)
+            close(fd[m]);
+    free(acc);
+    free(buf);
+    *checked = nstripes;
+    return ok ? bad : -1;
 }
 
 static void stripe_report(struct qnb_run *r, struct qnb_json *j)
@@ -350,6 +409,18 @@ static void stripe_report(struct qnb_run *r, struct qnb_json *j)
     qj_kint(j, "full_stripe_writes", (long long)full);
     if (p && p->emu)
         qnb_emu_report(&p->set, r->t_start_ns, atomic_load(&r->t_stop_ns), j);
+    if (p && !p->emu && r->cfg->raid == 5 && r->cfg->verify) {
+        long long checked = 0, bad = verify_parity(r, &checked);
+        if (bad < 0) {
+            qnb_run_error(r, "stripe: --verify could not read the member files");
+        } else {
+            qj_kint(j, "stripes_verified", checked);
+            qj_kint(j, "parity_errors", bad);
+            if (bad)
+                qnb_run_error(r, "stripe: %lld of %lld stripes have inconsistent parity", bad,
+                              checked);
+        }
+    }
 }
 
 static void stripe_teardown(struct qnb_run *r)
@@ -358,6 +429,8 @@ static void stripe_teardown(struct qnb_run *r)
     if (p) {
         if (p->emu)
             qnb_emu_destroy(&p->set);
+        for (int i = 0; i < NLOCKS; i++)
+            pthread_mutex_destroy(&p->lock[i]);
         free(p);
     }
     r->epriv = NULL;

@@ -213,7 +213,7 @@ static int server_start(struct qnb_run *r, struct tcp_server *srv)
     srv->file_fd = -1;
     srv->lfd = -1;
     if (strcmp(c->serve, "file") == 0) {
-        if (qnb_file_layout(r, "serve.dat", c->size, err, sizeof err)) {
+        if (qnb_file_layout(r, "serve.dat", c->size, 0, err, sizeof err)) {
             qnb_run_error(r, "tcp: %s", err);
             return -1;
         }
