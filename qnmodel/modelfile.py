@@ -35,6 +35,7 @@ can be found, the line.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import re
 import tomllib
@@ -886,7 +887,23 @@ def _networked_raid_stations(ctx: _Ctx, params: dict) -> list[Station]:
     else:
         if readings is not None:
             raise ctx.error(("system", "readings"), "readings need reference = 'cui2006'")
-        system = NetworkedRAID(**{NetworkedRAID.field_name(k): v for k, v in params.items()})
+        given = {NetworkedRAID.field_name(k): v for k, v in params.items()}
+        missing = [
+            f.name
+            for f in dataclasses.fields(NetworkedRAID)
+            if f.init
+            and f.name not in given
+            and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ]
+        if missing:
+            raise ctx.error(
+                ("system",),
+                f"a networked_raid system without reference = 'cui2006' needs "
+                f"{', '.join(missing)} (see the model-file schema), or start from the "
+                f"paper's test bed with reference = 'cui2006' and change only what differs",
+            )
+        system = NetworkedRAID(**given)
     return list(system.network(0.0, expand_servers=expand).stations)
 
 

@@ -312,6 +312,32 @@ def test_networked_raid_without_reference_and_with_values():
     )
 
 
+def test_networked_raid_without_reference_names_every_missing_parameter(tmp_path):
+    path = tmp_path / "nr.toml"
+    path.write_text(
+        toml(
+            """
+            [model]
+            population = 4
+            [system]
+            type = "networked_raid"
+            link_rate = "1 Gbit/s"
+            stripe_width = 4
+            """
+        )
+    )
+    with pytest.raises(ModelFileError) as info:
+        load(path)
+    err = info.value
+    assert (err.key, err.line) == ("system", 3)
+    assert str(err).startswith(f"{path}:3: system: a networked_raid system without reference")
+    # Exactly the fields without a default that the file does not give, in field order.
+    assert (
+        "needs job_size, stripe_unit, master_time_per_unit, master_time_per_packet, "
+        "server_time_per_unit, server_time_per_packet, disk_seek, disk_latency, disk_rate "
+    ) in str(err)
+
+
 def test_raid_system_plus_extra_stations():
     from qnmodel.models.raid import disk_demands
 
