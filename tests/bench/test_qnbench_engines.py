@@ -241,6 +241,22 @@ def test_raid5_over_files_keeps_parity_consistent(qnb, tmp_path, bs):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("raid", ["0", "5"])
+def test_stripe_over_tcp_block_servers(qnb, raid):
+    # four loopback servers of this process, one connection per member and client
+    res = run_ok(qnb, "--engine", "stripe", "--member", "tcp", "--raid", raid, "--members", "4",
+                 "--chunk", "16KiB", "--size", "1MiB", "--bs", "4KiB,48KiB", "--rw", "randwrite",
+                 "--jobs", "2", "--runtime", "100ms", "--warmup", "20ms")  # fmt: skip
+    for r in res:
+        st = r["engine_stats"]
+        assert r["ops"] > 0 and len(st["member_ops"]) == 4
+        if raid == "5" and r["bs_bytes"] == 4096:
+            assert sum(st["member_ops"]) == 4 * st["rmw_ops"]
+        if raid == "5" and r["bs_bytes"] == 48 * 1024:  # exactly one stripe of 3 data chunks
+            assert st["rmw_ops"] == 0
+            assert sum(st["member_ops"]) == 4 * st["full_stripe_writes"]
+
+
 def test_stripe_over_files(qnb, tmp_path):
     for raid in ("0", "5"):
         for rw in ("randread", "randwrite", "write"):
@@ -281,6 +297,8 @@ def test_stripe_over_files(qnb, tmp_path):
         (["--members", "17"], "between 2 and 16"),
         (["--chunk", "100KiB"], "divide"),
         (["--member", "file"], "needs --dir"),
+        (["--member", "tcp", "--tcp-role", "client"], "needs --port"),
+        (["--member", "tcp", "--tcp-role", "server"], "uses --tcp-role self"),
     ],
 )
 def test_stripe_usage_errors(qnb, args, message):

@@ -56,6 +56,8 @@ CASES = [
     ["--engine", "tcp", "--serve", "file", "--size", "256KiB"],
     ["--engine", "stripe", "--raid", "5", "--rw", "randwrite", "--bs", "4KiB,200KiB",
      "--size", "1MiB", "--chunk", "16KiB", "--dev-latency", "100us", "--jobs", "2"],
+    ["--engine", "stripe", "--raid", "5", "--member", "tcp", "--rw", "randwrite",
+     "--bs", "4KiB,40KiB", "--members", "3", "--size", "256KiB", "--chunk", "8KiB", "--jobs", "2"],
     ["--engine", "stripe", "--raid", "5", "--member", "file", "--rw", "write", "--bs", "24KiB",
      "--members", "3", "--size", "256KiB", "--chunk", "8KiB", "--verify"],
 ]  # fmt: skip

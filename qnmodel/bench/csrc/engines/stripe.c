@@ -9,8 +9,11 @@
  * data XOR new data, then write data and parity (two dependent phases).
  *
  * With emulated members the member requests of one phase are issued in parallel (each queued on
- * its device's virtual schedule, see emu.c) and the client waits for the last one; with file
- * members they are performed one after the other by the client.
+ * its device's virtual schedule, see emu.c) and the client waits for the last one; with TCP
+ * members (block servers reached over the network, as in a networked RAID built on an IP block
+ * protocol) the requests of a phase are sent to all members first and the replies collected
+ * afterwards, so the members work in parallel too; with file members the client performs them
+ * one after the other.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "emu.h"
+#include "tcp.h"
 
 #define MAXM 16
 
@@ -36,10 +40,13 @@ struct stripe_point {
 
 struct stripe_run {
     int laid_out;
+    int nsrv; /* --member tcp --tcp-role self: K loopback servers of this process */
+    struct tcp_server srv[MAXM];
 };
 
 struct stripe_worker {
     int fd[MAXM];
+    int sock[MAXM];
     unsigned char *buf;    /* request data (bs) */
     unsigned char *old;    /* old data of a partial write (bs) */
     unsigned char *parity; /* chunk */
@@ -82,6 +89,19 @@ static int stripe_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "stripe: --member file needs --dir (member files are created there)");
         return 2;
     }
+    if (strcmp(c->member, "tcp") == 0 && strcmp(c->tcp_role, "server") == 0) {
+        snprintf(err, len, "stripe: --member tcp uses --tcp-role self (loopback servers) or "
+                           "client (servers on --host, ports --port .. --port+members-1)");
+        return 2;
+    }
+    if (strcmp(c->member, "tcp") == 0 && strcmp(c->tcp_role, "client") == 0 && c->port <= 0) {
+        snprintf(err, len, "stripe: --member tcp --tcp-role client needs --port (first member)");
+        return 2;
+    }
+    if (strcmp(c->member, "tcp") == 0 && strcmp(c->serve, "mem") != 0) {
+        snprintf(err, len, "stripe: --member tcp serves from memory (--serve mem)");
+        return 2;
+    }
     if (strcmp(c->member, "emu") == 0 && c->dev_latency <= 0 && c->dev_rate <= 0) {
         snprintf(err, len, "stripe: emulated members need --dev-latency > 0 or --dev-rate > 0");
         return 2;
@@ -110,6 +130,16 @@ static int stripe_setup(struct qnb_run *r)
             return -1;
         r->erun = sr;
     }
+    if (strcmp(c->member, "tcp") == 0) {
+        if (strcmp(c->tcp_role, "self") != 0)
+            return 0;
+        while (sr->nsrv < c->members) {
+            if (qnb_tcp_server_start(r, &sr->srv[sr->nsrv], 0))
+                return -1;
+            sr->nsrv++;
+        }
+        return 0;
+    }
     while (sr->laid_out < c->members) {
         char name[32], err[768];
         snprintf(name, sizeof name, "member%d.dat", sr->laid_out);
@@ -134,7 +164,7 @@ static int stripe_worker_init(struct qnb_worker *w)
     }
     w->priv = s;
     for (int m = 0; m < MAXM; m++)
-        s->fd[m] = -1;
+        s->fd[m] = s->sock[m] = -1;
     s->buf = malloc((size_t)r->pt.bs);
     s->old = malloc((size_t)r->pt.bs);
     s->parity = malloc((size_t)c->chunk);
@@ -146,7 +176,18 @@ static int stripe_worker_init(struct qnb_worker *w)
     for (long long i = 0; i < r->pt.bs; i++)
         s->buf[i] = (unsigned char)(i * 17 + w->id);
     memset(s->old, 0, (size_t)r->pt.bs);
-    if (!p->emu) {
+    if (strcmp(c->member, "tcp") == 0) {
+        struct stripe_run *sr = r->erun;
+        for (int m = 0; m < c->members; m++) {
+            char err[512];
+            int port = sr && sr->nsrv ? sr->srv[m].port : (int)c->port + m;
+            s->sock[m] = qnb_tcp_connect(c->host, port, err, sizeof err);
+            if (s->sock[m] < 0) {
+                qnb_worker_error(w, "stripe: member %d: %s", m, err);
+                return -1;
+            }
+        }
+    } else if (!p->emu) {
         for (int m = 0; m < c->members; m++) {
             char name[32];
             snprintf(name, sizeof name, "member%d.dat", m);
@@ -166,7 +207,36 @@ struct ctx {
     struct stripe_worker *s;
     int64_t arrival; /* emulated members: when this phase's requests arrive */
     int64_t done;    /* latest finish of this phase */
+    int tcp;
+    /* TCP members: the request sent to each member whose reply is still to be read */
+    int pend[MAXM], pend_write[MAXM];
+    unsigned char *pend_buf[MAXM];
+    size_t pend_len[MAXM];
 };
+
+static int tcp_collect(struct ctx *x, int m)
+{
+    if (!x->pend[m])
+        return 0;
+    x->pend[m] = 0;
+    if (qnb_tcp_recv_reply(x->s->sock[m], x->pend_write[m], x->pend_buf[m], x->pend_len[m])) {
+        int e = errno;
+        qnb_worker_error(x->w, "stripe: reply of member %d: %s (%s)", m, strerror(e),
+                         qnb_errno_name(e));
+        return -1;
+    }
+    return 0;
+}
+
+/* end of a phase: wait for every member's reply */
+static int phase_end(struct ctx *x, int k)
+{
+    int rc = 0;
+    if (x->tcp)
+        for (int m = 0; m < k; m++)
+            rc |= tcp_collect(x, m);
+    return rc;
+}
 
 /* one member request; for emulated members it is queued at c->arrival */
 static int member_io(struct ctx *x, int m, int write, unsigned char *data, long long moff,
@@ -176,6 +246,22 @@ static int member_io(struct ctx *x, int m, int write, unsigned char *data, long 
     if (w->counting) {
         w->stat[ST_OPS(m)] += 1;
         w->stat[ST_BYTES(m)] += (double)len;
+    }
+    if (x->tcp) {
+        /* one outstanding request per member connection */
+        if (tcp_collect(x, m))
+            return -1;
+        if (qnb_tcp_send_request(x->s->sock[m], write, data, len)) {
+            int e = errno;
+            qnb_worker_error(w, "stripe: request to member %d: %s (%s)", m, strerror(e),
+                             qnb_errno_name(e));
+            return -1;
+        }
+        x->pend[m] = 1;
+        x->pend_write[m] = write;
+        x->pend_buf[m] = data;
+        x->pend_len[m] = len;
+        return 0;
     }
     if (x->p->emu) {
         int64_t svc = qnb_emu_service_ns(w->run->cfg, len, &w->rng);
@@ -217,7 +303,8 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
         off = s->off;
         s->off += bs;
     }
-    struct ctx x = {w, p, s, qnb_now_ns(), 0};
+    struct ctx x = {.w = w, .p = p, .s = s, .arrival = qnb_now_ns(), .done = 0};
+    x.tcp = s->sock[0] >= 0;
     int64_t final = 0;
     long long pos = off, end = off + bs;
     while (pos < end) {
@@ -226,7 +313,8 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
         long long send = sstart + stripe_bytes < end ? sstart + stripe_bytes : end;
         int pm = raid5 ? (k - 1) - (int)(sidx % k) : -1;
         int full = raid5 && pos == sstart && send == sstart + stripe_bytes;
-        pthread_mutex_t *lk = (!p->emu && write && raid5) ? &p->lock[sidx % NLOCKS] : NULL;
+        pthread_mutex_t *lk =
+            (!p->emu && !x.tcp && write && raid5) ? &p->lock[sidx % NLOCKS] : NULL;
         if (lk)
             pthread_mutex_lock(lk);
         x.done = 0;
@@ -274,6 +362,8 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
             }
             if (member_io(&x, pm, 0, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)))
                 goto fail;
+            if (phase_end(&x, k)) /* the old data and parity are needed for the new parity */
+                goto fail;
             /* new parity = old parity ^ old data ^ new data, over each piece's range */
             for (long long q = pos; q < send;) {
                 long long in = (q - sstart) % chunk;
@@ -303,6 +393,8 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
             if (w->counting)
                 w->stat[ST_RMW] += 1;
         }
+        if (phase_end(&x, k))
+            goto fail;
         if (lk)
             pthread_mutex_unlock(lk);
         if (x.done > final)
@@ -316,7 +408,7 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
     return 0;
 fail:
     /* reached only from inside the stripe loop, with the lock of stripe pos / stripe_bytes */
-    if (!p->emu && write && raid5)
+    if (!p->emu && !x.tcp && write && raid5)
         pthread_mutex_unlock(&p->lock[(pos / stripe_bytes) % NLOCKS]);
     return -1;
 }
@@ -326,9 +418,12 @@ static void stripe_cleanup(struct qnb_worker *w)
     struct stripe_worker *s = w->priv;
     if (!s)
         return;
-    for (int m = 0; m < MAXM; m++)
+    for (int m = 0; m < MAXM; m++) {
         if (s->fd[m] >= 0)
             close(s->fd[m]);
+        if (s->sock[m] >= 0)
+            close(s->sock[m]);
+    }
     free(s->buf);
     free(s->old);
     free(s->parity);
@@ -438,13 +533,17 @@ static void stripe_teardown(struct qnb_run *r)
 
 static void stripe_run_teardown(struct qnb_run *r)
 {
+    struct stripe_run *sr = r->erun;
+    for (int i = 0; sr && i < sr->nsrv; i++)
+        qnb_tcp_server_stop(&sr->srv[i]);
     free(r->erun);
     r->erun = NULL;
 }
 
 static const struct qnb_engine qnb_engine_stripe = {
     .name = "stripe",
-    .help = "user-space RAID0/RAID5 (parity, read-modify-write) over emulated devices or files",
+    .help = "user-space RAID0/RAID5 (parity, read-modify-write) over emulated devices, files or "
+            "TCP block servers",
     .flags = QNB_ENG_USES_BS,
     .check = stripe_check,
     .point_setup = stripe_setup,

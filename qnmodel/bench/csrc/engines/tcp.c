@@ -20,21 +20,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../qnbench.h"
+#include "tcp.h"
 
 #define HDR 16
 #define MAGIC 0x514e4231u /* "QNB1" */
 #define SRV_BUF (1 << 20)
-
-struct tcp_server {
-    int lfd;
-    int port;
-    int file_fd; /* --serve file */
-    long long file_size;
-    pthread_t accept_tid;
-    _Atomic int stop;
-    _Atomic int nconn;
-};
 
 struct tcp_client {
     int fd;
@@ -204,7 +194,7 @@ static int resolve(const char *host, int port, struct sockaddr_storage *ss, sock
     return 0;
 }
 
-static int server_start(struct qnb_run *r, struct tcp_server *srv)
+int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port)
 {
     const struct qnb_config *c = r->cfg;
     char err[512];
@@ -224,7 +214,7 @@ static int server_start(struct qnb_run *r, struct tcp_server *srv)
             return -1;
         }
     }
-    if (resolve(c->host, (int)c->port, &ss, &sl, err, sizeof err)) {
+    if (resolve(c->host, port, &ss, &sl, err, sizeof err)) {
         qnb_run_error(r, "%s", err);
         return -1;
     }
@@ -235,7 +225,7 @@ static int server_start(struct qnb_run *r, struct tcp_server *srv)
     if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *)&ss, sl) != 0 ||
         listen(srv->lfd, 1024) != 0) {
         int e = errno;
-        qnb_run_error(r, "tcp: cannot listen on %s port %lld: %s (%s)", c->host, c->port,
+        qnb_run_error(r, "tcp: cannot listen on %s port %d: %s (%s)", c->host, port,
                       strerror(e), qnb_errno_name(e));
         return -1;
     }
@@ -251,7 +241,7 @@ static int server_start(struct qnb_run *r, struct tcp_server *srv)
     return 0;
 }
 
-static void server_stop(struct tcp_server *srv)
+void qnb_tcp_server_stop(struct tcp_server *srv)
 {
     atomic_store(&srv->stop, 1);
     if (srv->lfd >= 0) {
@@ -266,6 +256,44 @@ static void server_stop(struct tcp_server *srv)
     if (srv->file_fd >= 0)
         close(srv->file_fd);
     srv->file_fd = -1;
+}
+
+int qnb_tcp_connect(const char *host, int port, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    if (resolve(host, port, &ss, &sl, err, errlen))
+        return -1;
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        snprintf(err, errlen, "tcp: connect to %s port %d: %s (%s)", host, port, strerror(e),
+                 qnb_errno_name(e));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+int qnb_tcp_send_request(int fd, int write, const unsigned char *payload, uint64_t size)
+{
+    unsigned char hdr[HDR];
+    put32(hdr, MAGIC);
+    put32(hdr + 4, write ? 2u : 1u);
+    put32(hdr + 8, (uint32_t)(size >> 32));
+    put32(hdr + 12, (uint32_t)size);
+    if (write)
+        return (send_all(fd, hdr, HDR, 1) || send_all(fd, payload, size, 0)) ? -1 : 0;
+    return send_all(fd, hdr, HDR, 0) ? -1 : 0;
+}
+
+int qnb_tcp_recv_reply(int fd, int write, unsigned char *buf, uint64_t size)
+{
+    unsigned char hdr[HDR];
+    return (write ? recv_all(fd, hdr, HDR) : recv_all(fd, buf, size)) != 0 ? -1 : 0;
 }
 
 static int tcp_check(const struct qnb_config *c, char *err, size_t len)
@@ -291,7 +319,7 @@ static int tcp_standalone(struct qnb_run *r)
     if (strcmp(r->cfg->tcp_role, "server") != 0)
         return -1;
     struct tcp_server *srv = calloc(1, sizeof *srv);
-    if (!srv || server_start(r, srv)) {
+    if (!srv || qnb_tcp_server_start(r, srv, (int)r->cfg->port)) {
         free(srv);
         return 1;
     }
@@ -299,7 +327,7 @@ static int tcp_standalone(struct qnb_run *r)
              srv->port);
     while (!qnb_stop_signal)
         pause();
-    server_stop(srv);
+    qnb_tcp_server_stop(srv);
     free(srv);
     return 0;
 }
@@ -313,8 +341,8 @@ static int tcp_setup(struct qnb_run *r)
         qnb_run_error(r, "tcp: out of memory");
         return -1;
     }
-    if (server_start(r, srv)) {
-        server_stop(srv);
+    if (qnb_tcp_server_start(r, srv, (int)r->cfg->port)) {
+        qnb_tcp_server_stop(srv);
         free(srv);
         return -1;
     }
@@ -342,21 +370,11 @@ static int tcp_worker_init(struct qnb_worker *w)
     }
     memset(cl->buf, 0xa5, (size_t)r->pt.bs + HDR);
     int port = r->erun ? ((struct tcp_server *)r->erun)->port : (int)c->port;
-    struct sockaddr_storage ss;
-    socklen_t sl;
-    if (resolve(c->host, port, &ss, &sl, err, sizeof err)) {
+    cl->fd = qnb_tcp_connect(c->host, port, err, sizeof err);
+    if (cl->fd < 0) {
         qnb_worker_error(w, "%s", err);
         return -1;
     }
-    cl->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (cl->fd < 0 || connect(cl->fd, (struct sockaddr *)&ss, sl) != 0) {
-        int e = errno;
-        qnb_worker_error(w, "tcp: connect to %s port %d: %s (%s)", c->host, port, strerror(e),
-                         qnb_errno_name(e));
-        return -1;
-    }
-    int one = 1;
-    setsockopt(cl->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return 0;
 }
 
@@ -364,19 +382,8 @@ static int tcp_op(struct qnb_worker *w, uint64_t *bytes)
 {
     struct tcp_client *cl = w->priv;
     uint64_t size = (uint64_t)w->run->pt.bs;
-    unsigned char hdr[HDR];
-    put32(hdr, MAGIC);
-    put32(hdr + 4, cl->write ? 2u : 1u);
-    put32(hdr + 8, (uint32_t)(size >> 32));
-    put32(hdr + 12, (uint32_t)size);
-    int rc;
-    if (cl->write) {
-        rc = send_all(cl->fd, hdr, HDR, 1) || send_all(cl->fd, cl->buf, size, 0) ||
-             recv_all(cl->fd, hdr, HDR) != 0;
-    } else {
-        rc = send_all(cl->fd, hdr, HDR, 0) || recv_all(cl->fd, cl->buf, size) != 0;
-    }
-    if (rc) {
+    if (qnb_tcp_send_request(cl->fd, cl->write, cl->buf, size) ||
+        qnb_tcp_recv_reply(cl->fd, cl->write, cl->buf, size)) {
         int e = errno;
         qnb_worker_error(w, "tcp: request of %llu bytes failed: %s (%s)",
                          (unsigned long long)size, strerror(e), qnb_errno_name(e));
@@ -407,7 +414,7 @@ static void tcp_report(struct qnb_run *r, struct qnb_json *j)
 static void tcp_run_teardown(struct qnb_run *r)
 {
     if (r->erun) {
-        server_stop(r->erun);
+        qnb_tcp_server_stop(r->erun);
         free(r->erun);
         r->erun = NULL;
     }

@@ -1,0 +1,24 @@
+/* TCP request/response helpers shared by the tcp and stripe engines. */
+#ifndef QNB_TCP_H
+#define QNB_TCP_H
+#include "../qnbench.h"
+
+struct tcp_server {
+    int lfd;
+    int port;
+    int file_fd; /* --serve file */
+    long long file_size;
+    pthread_t accept_tid;
+    _Atomic int stop;
+    _Atomic int nconn;
+};
+
+/* listen on --host:port (0: ephemeral), serve from memory or --serve file, in threads */
+int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port);
+void qnb_tcp_server_stop(struct tcp_server *srv);
+/* connected socket with TCP_NODELAY, or -1 with a message in err */
+int qnb_tcp_connect(const char *host, int port, char *err, size_t errlen);
+/* one request: read `size` bytes, or write `payload` of `size` bytes (then a 16-byte ack) */
+int qnb_tcp_send_request(int fd, int write, const unsigned char *payload, uint64_t size);
+int qnb_tcp_recv_reply(int fd, int write, unsigned char *buf, uint64_t size);
+#endif
