@@ -8,8 +8,9 @@ the ABA and BJB bounds from the broadcasting kernels
 :func:`~qnmodel.solvers.bounds.aba_from_aggregates` and
 :func:`~qnmodel.solvers.bounds.bjb_from_aggregates`, and exact MVA runs the
 Reiser-Lavenberg recursion once for all points at a time, looping over n
-only. Large grids can be split into chunks and handed to any executor with a
-``map`` method (``concurrent.futures``, a Dask client's ``get_executor()``).
+only. Large grids can be split into chunks and handed to an executor: a
+``concurrent.futures`` pool, or a Dask ``distributed.Client`` as it is
+(its ``map`` returns futures, which are gathered; see :func:`executor_map`).
 
 Columns of the returned frame
 -----------------------------
@@ -53,7 +54,7 @@ from .network import Network
 from .solvers.bounds import aba_from_aggregates, bjb_from_aggregates
 from .solvers.mva import mva as _mva_one
 
-__all__ = ["sweep", "solve_grid", "METHODS", "RESULT_COLUMNS"]
+__all__ = ["sweep", "solve_grid", "executor_map", "METHODS", "RESULT_COLUMNS"]
 
 #: methods :func:`sweep` can compute
 METHODS = ("aba", "bjb", "mva")
@@ -212,6 +213,52 @@ def _solve_chunk(args):
     return solve_grid(D, n, Z, delay, m, methods)
 
 
+def _is_dask_client(executor: Any) -> bool:
+    """A Dask ``distributed.Client`` or alike: ``map`` gives futures, ``gather`` fetches them."""
+    return callable(getattr(executor, "gather", None)) and callable(
+        getattr(executor, "scatter", None)
+    )
+
+
+def executor_map(executor: Any, fn: Callable, *iterables: Iterable) -> list:
+    """``[fn(*args) for args in zip(*iterables)]`` computed through ``executor``, in order.
+
+    Two kinds of executor are accepted, told apart by duck typing (Dask is
+    never imported here):
+
+    * anything whose ``map`` returns the results, as
+      :class:`concurrent.futures.Executor` does (thread and process pools,
+      ``dask.distributed.Client.get_executor()``);
+    * a Dask ``distributed.Client`` (it has ``map``, ``gather`` and
+      ``scatter``): ``client.map`` returns one future per call, submitted
+      with ``pure=False`` (no hashing of the arguments, every call runs), and
+      ``client.gather`` collects the results in order. A failed task raises
+      its exception here.
+
+    Parameters
+    ----------
+    executor : object with ``map``
+        The executor, or ``None`` to compute in this process with the
+        built-in :func:`map`.
+    fn : callable
+        A module-level function (executors that use other processes or
+        machines pickle it).
+    *iterables
+        Argument sequences, consumed into lists first (Dask needs lengths).
+
+    Returns
+    -------
+    list
+        The results in the order of the arguments.
+    """
+    args = [list(it) for it in iterables]
+    if executor is None:
+        return list(map(fn, *args))
+    if _is_dask_client(executor):
+        return list(executor.gather(executor.map(fn, *args, pure=False)))
+    return list(executor.map(fn, *args))
+
+
 # --------------------------------------------------------------------------------------------
 # Grids and systems
 # --------------------------------------------------------------------------------------------
@@ -293,8 +340,7 @@ def _grid_for_network(net: Network, axes: dict[str, list], points: np.ndarray):
 def _grid_for_factory(factory: Callable, axes: dict[str, list], points: np.ndarray, executor):
     keys = list(axes)
     kw_list = [{k: axes[k][int(i)] for k, i in zip(keys, row, strict=True)} for row in points]
-    mapper = executor.map if executor is not None else map
-    nets = list(mapper(_call_factory, itertools.repeat(factory, len(kw_list)), kw_list))
+    nets = executor_map(executor, _call_factory, itertools.repeat(factory, len(kw_list)), kw_list)
     first = nets[0]
     names, delay, m = _structure(first)
     for i, net in enumerate(nets):
@@ -350,10 +396,13 @@ def sweep(
     methods : subset of {"aba", "bjb", "mva"}
         What to compute; default all three.
     executor : object with ``map``, optional
-        E.g. a ``concurrent.futures`` executor or ``dask.distributed.Client(...).get_executor()``.
-        The grid is cut into chunks of ``chunk_size`` points solved through
-        ``executor.map`` (a factory is then also called through it); without
-        it, the whole grid is solved in one vectorised call in this process.
+        A ``concurrent.futures`` executor, or a Dask ``distributed.Client``
+        passed as it is (``executor=client``: its futures are gathered, see
+        :func:`executor_map`). The grid is cut into chunks of ``chunk_size``
+        points, each solved by one task (a factory is then also called
+        through the executor, one task per point); without an executor the
+        whole grid is solved in one vectorised call in this process. Results
+        are identical either way.
     chunk_size : int
         Grid points per chunk when an executor is given (>= 1).
     **grids
@@ -436,11 +485,7 @@ def sweep(
     tasks = [
         (D[s : s + step], n_arr, Z[s : s + step], delay, m, methods) for s in range(0, P, step)
     ]
-    parts = (
-        list(executor.map(_solve_chunk, tasks))
-        if executor is not None
-        else [_solve_chunk(t) for t in tasks]
-    )
+    parts = executor_map(executor, _solve_chunk, tasks)
     if len(parts) == 1:
         res = parts[0]
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 import qnmodel as qn
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
 from qnmodel.models.storage import NetworkedRAID
-from qnmodel.sweep import RESULT_COLUMNS, solve_grid, sweep
+from qnmodel.sweep import RESULT_COLUMNS, executor_map, solve_grid, sweep
 
 RTOL = 1e-12
 BOUND_FIELDS = [
@@ -131,6 +132,60 @@ def test_chunks_through_a_process_pool_equal_one_call():
     with ProcessPoolExecutor(2, mp_context=ctx) as ex:
         many = sweep(sys, N=10, executor=ex, chunk_size=4, **grid)
     pd.testing.assert_frame_equal(one, many)
+
+
+def _dask_distributed():
+    """dask.distributed, or skip (locally) / fail (CI=true): Dask is the optional extra ``dask``."""
+    try:
+        import dask.distributed as dd
+    except ImportError as exc:
+        reason = f"dask[distributed] is not installed (optional extra 'dask'): {exc}"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(f"under CI the Dask sweep test must run: {reason}")
+        pytest.skip(reason)
+    return dd
+
+
+def _hit_rate_network(rate, hit):
+    return NetworkedRAID.cui2006(link_rate=rate, P_m=hit).network()
+
+
+def test_dask_client_as_executor_gives_the_in_process_frame():
+    dd = _dask_distributed()
+    sys = NetworkedRAID.cui2006()
+    grid = dict(link_rate=np.geomspace(1e6, 1e9, 9), P_m=[0.0, 0.3, 0.6], STP_m=[3, 5])
+    one = sweep(sys, N=24, **grid)
+    fgrid = {"rate": [1.25e6, 1.25e7, 1.25e8], "hit": [0.0, 0.5]}
+    # Two in-process workers talking to the scheduler over real TCP on loopback, so the
+    # tasks and results are serialised as on a real cluster.
+    with dd.LocalCluster(
+        processes=False, n_workers=2, threads_per_worker=1, protocol="tcp", host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster, dd.Client(cluster) as client:  # fmt: skip
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        with dd.get_task_stream(client) as stream:
+            many = sweep(sys, N=24, executor=client, chunk_size=7, **grid)  # 54 points, 8 tasks
+            fac = sweep(_hit_rate_network, N=24, executor=client, chunk_size=2, **fgrid)
+        squares = executor_map(client, pow, range(6), [2] * 6)
+        assert len(client.scheduler_info()["workers"]) == 2
+    pd.testing.assert_frame_equal(one, many)  # same values, columns, dtypes and order
+    want = sweep(sys, N=24, link_rate=fgrid["rate"], P_m=fgrid["hit"])
+    assert list(fac[["rate", "hit"]].drop_duplicates().itertuples(index=False)) == list(
+        want[["link_rate", "P_m"]].drop_duplicates().itertuples(index=False)
+    )
+    cols = RESULT_COLUMNS["aba"] + RESULT_COLUMNS["bjb"] + RESULT_COLUMNS["mva"] + ["bottleneck"]
+    pd.testing.assert_frame_equal(fac[cols], want[cols])
+    assert squares == [0, 1, 4, 9, 16, 25]
+    # the work ran as Dask tasks: 8 + 3 grid chunks, 6 factory calls
+    names = [t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in stream.data]
+    assert sum(str(k).startswith("_solve_chunk") for k in names) == 8 + 3
+    assert sum(str(k).startswith("_call_factory") for k in names) == 6
+
+
+def test_executor_map_keeps_order_for_pools_and_none():
+    assert executor_map(None, divmod, [7, 9], [2, 4]) == [(3, 1), (2, 1)]
+    with ThreadPoolExecutor(2) as ex:
+        assert executor_map(ex, divmod, iter([7, 9, 11]), [2, 4, 5]) == [(3, 1), (2, 1), (2, 1)]
 
 
 def test_multiserver_network_falls_back_exactly_and_bjb_is_nan():
