@@ -36,11 +36,12 @@ __all__ = [
     "load",
     "force_numpy",
     "mva_single",
+    "mva_curve",
     "mva_multiclass",
     "amva_core",
 ]
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _state: dict = {"tried": False, "lib": None, "path": None, "why": "not loaded yet", "off": 0}
 
@@ -63,6 +64,10 @@ def _bind(lib: ctypes.CDLL) -> None:
     lib.qnk_abi_version.argtypes = []
     lib.qnk_mva_single.restype = ctypes.c_int
     lib.qnk_mva_single.argtypes = [_I64, _f8, _f8, ctypes.c_double, _I64, ctypes.c_int, _f8, _f8]
+    lib.qnk_mva_curve.restype = ctypes.c_int
+    lib.qnk_mva_curve.argtypes = [
+        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _f8, _f8, _f8, _f8, _f8, _f8,
+    ]  # fmt: skip
     lib.qnk_mva_multiclass.restype = ctypes.c_int
     lib.qnk_mva_multiclass.argtypes = [_I64, _I64, _i8, _f8, _f8, _f8, _f8, _f8]
     lib.qnk_amva_core.restype = ctypes.c_int
@@ -158,6 +163,21 @@ def mva_single(D, Dq, Z: float, N: int, keep_all: bool):
     Rk = np.empty((P, K))
     _check(lib.qnk_mva_single(K, D, Dq, float(Z), int(N), int(keep_all), X, Rk), "mva")
     return X, Rk
+
+
+def mva_curve(D, Dq, Du, Z: float, N: int):
+    """Single-class exact MVA, whole curve in one pass: n, X, R (N,) and R_k, Q_k, U_k (N, K).
+
+    Every array is freshly allocated here and written once by the kernel (no
+    temporaries, no post-passes), ready to be handed to a result uncopied.
+    """
+    lib = _lib()
+    D, Dq, Du = _f(D), _f(Dq), _f(Du)
+    K = D.size
+    n, X, R = np.empty(N), np.empty(N), np.empty(N)
+    Rk, Q, U = np.empty((N, K)), np.empty((N, K)), np.empty((N, K))
+    _check(lib.qnk_mva_curve(K, D, Dq, Du, float(Z), int(N), n, X, R, Rk, Q, U), "mva")
+    return n, X, R, Rk, Q, U
 
 
 def mva_multiclass(D, Dq, Z, N):

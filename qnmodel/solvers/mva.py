@@ -29,6 +29,7 @@ References
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -83,13 +84,56 @@ def _mva_recursion(D: np.ndarray, delay: np.ndarray, Z: float, N: int, keep: str
     return X, Rk
 
 
-def _package(method, net, N, keep, X, Rk, Qk=None) -> MVAResult:
-    D = net.demands
-    m = net.servers.astype(np.float64)
-    n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
-    Q = X[:, None] * Rk if Qk is None else Qk
-    U = X[:, None] * (D / m)[None, :]  # one multiply per element (a divide costs ~8x)
-    R = Rk.sum(axis=1)
+# glibc serves blocks above a dynamic threshold (initially 128 KiB, at most 32 MiB on
+# 64-bit) with mmap, and returns freed memory above twice that threshold to the OS.
+# Freeing one mmap-served block raises the threshold to its size (mallopt(3),
+# "M_MMAP_THRESHOLD"). The whole curve is three N x K arrays; without this, every call
+# maps them afresh and pays a page fault per 4 KiB, which costs three times the
+# recursion. One block of their total size, allocated and freed once per process (and
+# again only when a larger curve comes), makes glibc keep that much memory for reuse.
+_ALLOC_WARM = {"bytes": 0}
+_GLIBC_MMAP_THRESHOLD_MAX = 32 << 20
+
+
+def _warm_allocator(nbytes: int) -> None:
+    if _ALLOC_WARM["bytes"] < nbytes <= _GLIBC_MMAP_THRESHOLD_MAX and sys.platform == "linux":
+        np.empty(nbytes // 8 + 4096)  # allocated and freed at once
+        _ALLOC_WARM["bytes"] = nbytes
+
+
+def _mva_curve(D: np.ndarray, delay: np.ndarray, Du: np.ndarray, Z: float, N: int):
+    """The whole curve n = 1..N of the Reiser-Lavenberg recursion, fully packaged.
+
+    Returns n, X, R (N,) and R_k, Q_k, U_k (N, K), each a fresh array written once:
+    R_k(n) = D_k (1 + Q_k(n-1)) (D_k at delay stations), R(n) = sum_k R_k(n),
+    X(n) = n / (Z + R(n)), Q_k(n) = R_k(n) X(n), U_k(n) = X(n) Du_k with Du = D / m.
+    The compiled kernel and the numpy loop do the same arithmetic in the same order
+    (only the summation order of R(n) differs, within a few ulps).
+    """
+    Dq = np.where(delay, 0.0, D)
+    _warm_allocator(3 * 8 * N * D.size)
+    if _kernels.available():
+        return _kernels.mva_curve(D, Dq, Du, Z, N)
+    K = D.size
+    n_arr = np.arange(1, N + 1, dtype=np.float64)
+    X, R = np.empty(N), np.empty(N)
+    Rk, Q, U = np.empty((N, K)), np.empty((N, K)), np.empty((N, K))
+    q = np.zeros(K)
+    for i in range(N):
+        r = Rk[i]
+        np.multiply(Dq, q, out=r)
+        r += D
+        s = r.sum()
+        x = (i + 1) / (Z + s)
+        q = Q[i]
+        np.multiply(r, x, out=q)
+        np.multiply(Du, x, out=U[i])
+        X[i] = x
+        R[i] = s
+    return n_arr, X, R, Rk, Q, U
+
+
+def _result(method, net, n, X, R, Q, U, Rk) -> MVAResult:
     handover(n, X, R, Q, U, Rk)  # solver-owned: the result adopts them without copies
     return MVAResult(
         method=method,
@@ -101,9 +145,19 @@ def _package(method, net, N, keep, X, Rk, Qk=None) -> MVAResult:
         residence_time=Rk,
         station_names=net.names,
         think_time=net.think_time,
-        demands=np.array(D),
+        demands=np.array(net.demands),
         is_delay=np.array(net.is_delay),
     )
+
+
+def _package(method, net, N, keep, X, Rk, Qk=None) -> MVAResult:
+    D = net.demands
+    m = net.servers.astype(np.float64)
+    n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
+    Q = X[:, None] * Rk if Qk is None else Qk
+    U = X[:, None] * (D / m)[None, :]  # one multiply per element (a divide costs ~8x)
+    R = Rk.sum(axis=1)
+    return _result(method, net, n, X, R, Q, U, Rk)
 
 
 def mva_exact(net: Network, N: int, keep: str = "all") -> MVAResult:
@@ -145,6 +199,10 @@ def mva_exact(net: Network, N: int, keep: str = "all") -> MVAResult:
             "mva_exact handles single-server and delay stations; this network has "
             "multi-server stations: use mva_load_dependent() or mva()"
         )
+    if keep == "all":
+        Du = net.demands / net.servers.astype(np.float64)
+        n, X, R, Rk, Q, U = _mva_curve(net.demands, net.is_delay, Du, net.think_time, N)
+        return _result("mva.exact", net, n, X, R, Q, U, Rk)
     X, Rk = _mva_recursion(net.demands, net.is_delay, net.think_time, N, keep)
     return _package("mva.exact", net, N, keep, X, Rk)
 

@@ -95,6 +95,39 @@ def test_mva_dispatches_to_the_kernel_and_matches_numpy():
         np.testing.assert_allclose(getattr(fast, name), getattr(slow, name), rtol=RTOL)
 
 
+def test_curve_kernel_fills_every_field_like_numpy():
+    """The one-pass kernel writes n, X, R, R_k, Q_k, U_k itself: each matches the numpy loop,
+    and the identities between them hold exactly as computed (no post-pass)."""
+    rng = np.random.default_rng(11)
+    for _ in range(12):
+        K = int(rng.integers(1, 40))
+        kinds = ["delay" if u < 0.2 else "queue" for u in rng.random(K)]
+        net = Network.from_demands(
+            list(rng.uniform(0.0, 0.05, K) + 1e-4), think_time=float(rng.uniform(0, 2)), kinds=kinds
+        )
+        N = int(rng.integers(1, 700))
+        fast = mva(net, N)
+        with _kernels.force_numpy():
+            slow = mva(net, N)
+        np.testing.assert_array_equal(fast.n, np.arange(1, N + 1))
+        for name in (
+            "throughput",
+            "response_time",
+            "queue_length",
+            "utilization",
+            "residence_time",
+        ):
+            np.testing.assert_allclose(getattr(fast, name), getattr(slow, name), rtol=RTOL)
+        for r in (fast, slow):
+            assert not r.queue_length.flags.writeable and r.queue_length.base is None
+            np.testing.assert_array_equal(r.queue_length, r.residence_time * r.throughput[:, None])
+            np.testing.assert_array_equal(r.utilization, r.throughput[:, None] * r.demands[None, :])
+            np.testing.assert_allclose(
+                r.throughput * (r.response_time + r.think_time), r.n, rtol=1e-14
+            )
+            np.testing.assert_allclose(r.response_time, r.residence_time.sum(axis=1), rtol=1e-13)
+
+
 def test_multiclass_lattice_identical():
     for D, Dq, Z, N in _rng_models(2, 40):
         Xc, Rc = _kernels.mva_multiclass(D, Dq, Z, N)

@@ -49,6 +49,32 @@ int qnk_mva_single(int64_t K, const double *D, const double *Dq, double Z, int64
     return 0;
 }
 
+int qnk_mva_curve(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
+                  int64_t N, double *n_out, double *X, double *R, double *Rk, double *Q,
+                  double *U) {
+    /* One pass: every output element is written exactly once, straight into the
+     * caller's arrays, and the previous row of Q is the recursion's state. */
+    for (int64_t n = 1; n <= N; n++) {
+        double *r = Rk + (n - 1) * K, *q = Q + (n - 1) * K, *u = U + (n - 1) * K;
+        if (n == 1) {
+            for (int64_t k = 0; k < K; k++) r[k] = D[k];
+        } else {
+            const double *qp = q - K;
+            for (int64_t k = 0; k < K; k++) r[k] = Dq[k] * qp[k] + D[k];
+        }
+        double s = sum4(r, K);
+        double x = (double)n / (Z + s);
+        for (int64_t k = 0; k < K; k++) {
+            q[k] = r[k] * x;
+            u[k] = x * Du[k];
+        }
+        n_out[n - 1] = (double)n;
+        X[n - 1] = x;
+        R[n - 1] = s;
+    }
+    return 0;
+}
+
 int qnk_mva_multiclass(int64_t C, int64_t K, const int64_t *N, const double *D,
                        const double *Dq, const double *Z, double *X, double *R) {
     /* Outer class o = most populous; the others form a mixed-radix slice. */

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#define QNK_ABI_VERSION 1
+#define QNK_ABI_VERSION 2
 
 #if defined(_WIN32)
 #define QNK_API __declspec(dllexport)
@@ -27,6 +27,14 @@ QNK_API int qnk_abi_version(void);
  *   keep_all: 1 -> X[N], Rk[N*K] for every n; 0 -> X[1], Rk[K] for n = N. */
 QNK_API int qnk_mva_single(int64_t K, const double *D, const double *Dq, double Z, int64_t N,
                            int keep_all, double *X, double *Rk);
+
+/* Single-class exact MVA, the whole curve n = 1..N in one pass, written straight into
+ * the caller's arrays (no temporaries): n_out[N] = n, X[N], R[N] = sum_k R_k, and
+ * Rk, Q, U [N*K] with Q_k = X R_k and U_k = X Du_k (Du = D / m, the per-server demand).
+ * D, Dq as in qnk_mva_single. */
+QNK_API int qnk_mva_curve(int64_t K, const double *D, const double *Dq, const double *Du,
+                          double Z, int64_t N, double *n_out, double *X, double *R,
+                          double *Rk, double *Q, double *U);
 
 /* Multi-class exact MVA over the population lattice, result at N.
  *   N[C] >= 1 each; D, Dq [C*K]; Z[C]. Output X[C], R[C*K].
