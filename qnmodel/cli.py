@@ -2,7 +2,8 @@
 
 Sub-commands
 ------------
-``demo``       solve the bundled storage example and write a table and plots
+``demo``       the main job: measure -> calibrate -> compare with qnbench on this machine,
+               then solve the networked-RAID test bed of Cui et al. (2006) and the demo model
 ``solve``      bounds and exact MVA of a TOML model file
 ``sweep``      what-if grid over model-file values (tidy table)
 ``plot``       bounds band + exact MVA (+ measured points) and utilisation, as PNG/SVG/PDF
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import modelfile
-from .errors import BenchError, InvalidModelError, QNModelError
+from .errors import BenchError, InvalidModelError, InvalidTypeError, QNModelError
 from .units import format_quantity
 
 __all__ = ["main", "run_offline_demo", "build_parser"]
@@ -269,10 +270,17 @@ def _save_bounds_figure(
     spec: modelfile.ModelSpec, path: Path, measured: Any = None, dpi: int = 120
 ) -> Path:
     from . import plotting
+    from .solvers import bounds
 
+    b = bounds(spec.network, spec.max_population, method="aba")
     fig = _figure(10.0, 4.0)
     axes = fig.subplots(1, 2)
-    plotting.bounds_vs_measured(spec.network, spec.max_population, measured, axes=axes)
+    # The title names the model: a saved image is read without the command that made it.
+    title = (
+        f"{spec.name}: bottleneck {b.bottleneck}, N* = {b.n_star:.3g}, "
+        f"X_max = {b.saturation_throughput:.4g} jobs/s"
+    )
+    plotting.bounds_vs_measured(spec.network, spec.max_population, measured, axes=axes, title=title)
     fig.savefig(path, dpi=dpi)
     return path
 
@@ -280,9 +288,10 @@ def _save_bounds_figure(
 def _save_utilization_figure(sol: modelfile.ModelSolution, path: Path, dpi: int = 120) -> Path:
     from . import plotting
 
-    fig = _figure(6.0, 4.0)
+    fig = _figure(7.5, 4.0)  # room for the legend beside the axes
     ax = fig.subplots()
     plotting.utilization(sol.mva, network=sol.spec.network, ax=ax, n_star=sol.aba.n_star)
+    ax.set_title(f"{sol.spec.name}: {ax.get_title()}")
     fig.savefig(path, dpi=dpi)
     return path
 
@@ -419,15 +428,28 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- solve ----------------------------------------------------------------------------------------
+def _override(spec: modelfile.ModelSpec, values: dict[str, Any], given: str):
+    """``with_values``, with a bad value reported as the command-line mistake it is."""
+    try:
+        return modelfile.with_values(spec, values)
+    except modelfile.ModelFileError as exc:
+        raise UsageError(f"{given}: {exc.key}: {exc.reason}") from exc
+    except (InvalidModelError, TypeError) as exc:
+        raise UsageError(f"{given}: {exc}") from exc
+
+
 def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
     spec = modelfile.load(args.model)
     values: dict[str, Any] = {}
+    given = []
     if getattr(args, "population", None) is not None:
         values["population"] = args.population
+        given.append(f"-N {args.population}")
     for item in getattr(args, "set", None) or []:
         key, value = _parse_assignment(item, "--set")
         values[key] = value
-    return modelfile.with_values(spec, values) if values else spec
+        given.append(f"--set {item}")
+    return _override(spec, values, ", ".join(given)) if values else spec
 
 
 def _parse_scalar(text: str) -> Any:
@@ -509,6 +531,9 @@ def sweep_model(
 def _cmd_sweep(args: argparse.Namespace) -> int:
     spec = _load_with_overrides(args)
     grid = dict(_parse_vary(v) for v in args.vary)
+    for key, values in grid.items():  # every value valid before the first solve
+        for v in values:
+            _override(spec, {key: v}, f"--vary {key}={v}")
     total = math.prod(len(v) for v in grid.values())
     bar = _Progress(total, "sweep", quiet=args.quiet or total < 20)
     frame = sweep_model(spec, grid, progress=bar.update)
@@ -638,6 +663,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         if str(exc).startswith("qnbench rejected the options"):
             raise UsageError(str(exc)) from None
         raise
+    except (InvalidModelError, InvalidTypeError) as exc:  # an option value (unit, domain)
+        raise UsageError(str(exc)) from exc
     if args.out:
         path = trace.save(args.out)
         _info(args, f"wrote {path}")
@@ -743,7 +770,11 @@ _EPILOGS = {
     "demo": """examples:
   qnmodel demo --out out/demo
   qnmodel demo --offline --out /tmp/demo
-  qnmodel demo --offline --model examples/demo_storage.toml --out /tmp/demo
+  qnmodel demo --model examples/networked_raid.toml --out /tmp/demo
+
+Writes into --out: report.md and report.png (model against measurement), the
+qnbench traces it measured (device_sweep.json, closed_loop.json), and for each
+solved model <name>.toml/.csv/.json/.md, <name>_bounds.png, <name>_utilization.png.
 """,
     "solve": """examples:
   qnmodel solve examples/demo_storage.toml
@@ -823,11 +854,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+    def add(name: str, help_text: str, description: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(
             name,
             help=help_text,
-            description=help_text,
+            description=description or help_text,
             epilog=_EPILOGS.get(name),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
@@ -849,16 +880,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add(
         "demo",
-        "solve the bundled storage example; write a table (CSV, Markdown, JSON) and "
-        "plots of the ABA/BJB bounds band with the exact MVA curve",
+        "the main job: measure this machine, calibrate and compare; then solve the "
+        "networked-RAID test bed of Cui et al. (2006) and the demo storage model",
+        "The main job (about a minute):\n"
+        "  1. measure this machine with qnbench (a device size sweep, then a closed loop\n"
+        "     of 1..32 clients), calibrate, and compare the predicted bounds and exact\n"
+        "     MVA curve with the measured one (report.md, report.png);\n"
+        "  2. solve the networked-RAID test bed of Cui et al. (2006);\n"
+        "  3. solve the demo storage model (tables and bounds plots of both).",
     )
     p.add_argument("--out", default="out/demo", help="output directory (default: out/demo)")
     p.add_argument(
         "--offline",
         action="store_true",
-        help="only solve the model: no measurement on this machine",
+        help="only solve the demo storage model: no measurement, no paper test bed",
     )
-    p.add_argument("--model", default=None, help="a TOML model file instead of the bundled one")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="solve this TOML model file only (implies --offline)",
+    )
     p.set_defaults(func=_cmd_demo)
 
     p = add("solve", "bounds (ABA, BJB) and exact MVA of a model file")

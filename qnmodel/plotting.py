@@ -58,6 +58,13 @@ BAND_STYLE = {
 _POPULATION_DECADES = 3.0
 _TIME_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6}
 _MVA_STYLE = {"color": "black", "lw": 1.8, "label": "exact MVA"}
+#: A legend to the right of the Axes (a constrained-layout figure makes room for it).
+_OUTSIDE_LEGEND = {
+    "loc": "upper left",
+    "bbox_to_anchor": (1.02, 1.0),
+    "borderaxespad": 0.0,
+    "fontsize": "small",
+}
 _MEASURED_STYLE = {
     "color": "tab:red",
     "fmt": "o",
@@ -395,7 +402,9 @@ def utilization(
     ax.set_xlim(float(result.n.min()), float(result.n.max()))
     ax.set_title(f"utilisation per station; bottleneck: {bottleneck}")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
+    # Beside the axes: the curves fill the whole plot area (a saturating bottleneck
+    # at the top, idle stations at the bottom), so no corner inside is free.
+    ax.legend(**_OUTSIDE_LEGEND)
     return ax
 
 
@@ -490,6 +499,7 @@ def heatmap(
     logx: bool | str = "auto",
     logy: bool | str = "auto",
     cmap: str = "viridis",
+    annotate: bool | str = False,
 ) -> Any:
     """A what-if grid as a colour map of ``value`` over ``x`` and ``y``.
 
@@ -509,6 +519,10 @@ def heatmap(
         labelled with its level.
     logx, logy : bool or "auto"
     cmap : str
+    annotate : bool or str
+        Write each cell's value (after ``scale``) in the cell: ``True`` for
+        three significant digits, or a format string such as ``"{:.0f}"``. The
+        text is white on dark cells and black on light ones.
 
     Returns
     -------
@@ -537,11 +551,43 @@ def heatmap(
         if np.nanmin(grid) <= contour <= np.nanmax(grid):
             cs = ax.contour(ux, uy, grid, levels=[contour], colors="white", linewidths=1.5)
             ax.clabel(cs, fmt=lambda v: f"{v:g}")
+    if annotate is not False:
+        _annotate_cells(ax, mesh, ux, uy, grid, annotate)
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)
     _apply_log(ax, "x", logx, ux)
     _apply_log(ax, "y", logy, uy)
     return ax
+
+
+def _annotate_cells(ax, mesh, ux, uy, grid, annotate) -> None:
+    if annotate is True:
+        fmt = "{:.3g}"
+    elif isinstance(annotate, str):
+        fmt = annotate
+        try:
+            fmt.format(1.0)
+        except (IndexError, KeyError, ValueError) as exc:
+            raise InvalidModelError(
+                f"annotate must be True or a format string such as '{{:.0f}}', got "
+                f"{annotate!r} ({exc})"
+            ) from None
+    else:
+        raise InvalidTypeError(f"annotate must be a bool or a format string, got {annotate!r}")
+    colours = mesh.cmap(mesh.norm(grid))
+    for i, yv in enumerate(uy):
+        for j, xv in enumerate(ux):
+            r, g, b, _ = colours[i, j]
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+            ax.text(
+                xv,
+                yv,
+                fmt.format(grid[i, j]),
+                ha="center",
+                va="center",
+                fontsize="small",
+                color="white" if dark else "black",
+            )
 
 
 def bottleneck_map(
@@ -605,8 +651,7 @@ def bottleneck_map(
     ax.legend(
         handles=[Patch(color=c, label=n) for c, n in zip(palette, order, strict=True)],
         title="bottleneck",
-        fontsize="small",
-        loc="best",
+        **_OUTSIDE_LEGEND,
     )
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)

@@ -357,6 +357,17 @@ def test_bench_null_json_alone_on_stdout(tmp_path):
     assert saved["results"] == doc["results"]
 
 
+def test_bench_bad_unit_in_option_is_usage_error():
+    _qnbench_or_skip()
+    code, out, err = run("-q", "bench", "emu", "jobs=1", "dev_latency=5 mss")
+    assert (code, out) == (2, "")
+    assert err.strip().splitlines() == [
+        "qnmodel: usage error: dev_latency: unknown unit 'mss' in '5 mss'; known units are "
+        "times (s, ms, us, ns), sizes (B, kB, MB, KiB, MiB, bit, Mbit), rates (B/s, MB/s, "
+        "MiB/s, Mbit/s, Gbps) and frequencies (Hz, IOPS, /s)"
+    ]
+
+
 def test_bench_bad_option_is_usage_error():
     _qnbench_or_skip()
     code, out, err = run("-q", "bench", "null", "no_such_option=3")
@@ -486,7 +497,7 @@ def test_set_values_are_read_as_toml():
     ref = qn.mva(qn.Network(tuple(stations), think_time=0.05), 100)
     assert [r["throughput"] for r in rows] == ref.throughput[[0, 9, 99]].tolist()
     code, _, err = run("solve", str(DEMO), "--set", "populations=[0, 10]")
-    assert code == 1 and "model.populations: must be an integer >= 1, got 0" in err
+    assert code == 2 and "model.populations: must be an integer >= 1, got 0" in err
 
 
 def test_paper_model_text_is_the_shipped_example():
@@ -495,3 +506,35 @@ def test_paper_model_text_is_the_shipped_example():
     spec = modelfile.loads(modelfile.PAPER_MODEL_TOML)
     ref = qn.NetworkedRAID.cui2006(op="write")
     assert spec.network.demands == pytest.approx(list(ref.demands().values()), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (
+            ["solve", str(DEMO), "--set", "disk.visits=abc"],
+            "--set disk.visits=abc: station[4].visits: must be a number >= 0, got 'abc'",
+        ),
+        (["solve", str(DEMO), "-N", "0"], "-N 0: model.population: must be an integer >= 1, got 0"),
+        (
+            ["sweep", str(DEMO), "--vary", "think_time=1 s,5 parsecs"],
+            "--vary think_time=5 parsecs: model.think_time: unknown unit 'parsecs' in '5 parsecs'",
+        ),
+        (["plot", str(DEMO), "--set", "nosuch=3", "--out", "x.png"], "--set nosuch=3: cannot set"),
+    ],
+)
+def test_bad_value_on_the_command_line_is_a_usage_error(argv, line):
+    # The file is fine; the value typed on the command line is not: exit 2, and the
+    # message quotes the option as typed instead of pointing at a line of the file.
+    code, out, err = run(*argv)
+    assert (code, out) == (2, "")
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"qnmodel: usage error: {line}")
+
+
+def test_demo_help_describes_the_main_job():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices["demo"]
+    text = sub.format_help()
+    for fragment in ("qnbench", "calibrate", "Cui et al. (2006)", "demo storage model"):
+        assert fragment in text

@@ -201,6 +201,36 @@ def test_heatmap_grid_and_contour():
         plotting.heatmap(frame.iloc[:-1], "x", "y", "v")
 
 
+def test_heatmap_annotates_each_cell_readably():
+    xs, ys = np.meshgrid([1.0, 2.0, 3.0], [10.0, 20.0])
+    frame = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel(), "v": (xs * ys).ravel() * 1e-3})
+    ax = plotting.heatmap(frame, "x", "y", "v", scale=1e3, annotate="{:.0f}")
+    cells = {(t.get_position(), t.get_text()): t.get_color() for t in ax.texts}
+    assert set(cells) == {
+        ((1.0, 10.0), "10"), ((2.0, 10.0), "20"), ((3.0, 10.0), "30"),
+        ((1.0, 20.0), "20"), ((2.0, 20.0), "40"), ((3.0, 20.0), "60"),
+    }  # fmt: skip
+    # viridis runs from dark purple (low) to light yellow (high): white text on the
+    # smallest value, black on the largest.
+    assert cells[((1.0, 10.0), "10")] == "white"
+    assert cells[((3.0, 20.0), "60")] == "black"
+    ax = plotting.heatmap(frame, "x", "y", "v", annotate=True)
+    assert sorted(t.get_text() for t in ax.texts)[:2] == ["0.01", "0.02"]
+    with pytest.raises(qn.InvalidModelError, match="annotate must be True or a format string"):
+        plotting.heatmap(frame, "x", "y", "v", annotate="{:.0q}")
+    with pytest.raises(qn.InvalidTypeError, match="annotate must be a bool or a format string"):
+        plotting.heatmap(frame, "x", "y", "v", annotate=3)
+
+
+def test_legends_beside_crowded_axes(net):
+    # Utilisation curves fill the plot from top to bottom: the legend sits to the right.
+    ax = plotting.utilization(qn.mva(net, 30), n_star=5.0)
+    legend = ax.get_legend()
+    ax.figure.canvas.draw()
+    box = legend.get_window_extent()
+    assert box.x0 >= ax.get_window_extent().x1
+
+
 def test_bad_inputs():
     net = qn.Network.from_demands(["1 ms"])
     with pytest.raises(qn.InvalidModelError, match="quantity must be"):
