@@ -77,6 +77,8 @@ def test_capacity_planning_notebook(monkeypatch):
     assert "largest allowed demand: 5.25 ms" in text  # (R_SLA + Z) / N = 1.05 s / 200
     assert "add a third disk: 281 clients" in text
     assert "today: 190 clients" in text
+    # The heatmap's prose says only two disks with a cold cache miss the SLA.
+    assert "configurations that miss the SLA: [(2, 0.9), (2, 1.0)]" in text
     for line in text.splitlines():  # upgrading a non-bottleneck device does not help
         if line.strip().startswith(("10 GbE network card", "4-core CPU")) and "$" not in line:
             assert line.split()[-1] in ("disk0", "clients"), line
