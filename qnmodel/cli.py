@@ -810,7 +810,7 @@ Options are qnbench's, KEY=VALUE, with '_' or '-'; quantities take units; lists
 
 DEVICE_TRACE is a qnbench size sweep at one client (fits t = a + B/r);
 CLOSED_TRACE a closed-loop run (its request size, devices and think time define
-the model). --demo measures emulated devices on this machine (about 40 s).
+the model). --demo measures emulated devices on this machine (about 30 s).
 """,
     "report": """examples:
   qnmodel report examples/demo_storage.toml --out report/
@@ -882,7 +882,7 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         "the main job: measure this machine, calibrate and compare; then solve the "
         "networked-RAID test bed of Cui et al. (2006) and the demo storage model",
-        "The main job (about a minute):\n"
+        "The main job (about 30 s):\n"
         "  1. measure this machine with qnbench (a device size sweep, then a closed loop\n"
         "     of 1..32 clients), calibrate, and compare the predicted bounds and exact\n"
         "     MVA curve with the measured one (report.md, report.png);\n"
