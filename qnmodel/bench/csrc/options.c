@@ -48,7 +48,7 @@ static const struct opt table[] = {
     {"dir", T_STR, F(dir), "", NULL, "general",
      "parent directory; qnbench creates and removes its own new directory inside"},
     {"spin", T_TIME, F(spin), "20us", NULL, "general",
-     "busy-wait this long at the end of every timed sleep (precision)"},
+     "busy-wait this long at the end of every timed sleep (default 100us with --realtime)"},
     {"progress", T_BOOL, F(progress), "0", NULL, "general", "progress lines on stderr"},
     {"realtime", T_BOOL, F(realtime), "0", NULL, "general",
      "run clients with SCHED_FIFO priority 1 (root or CAP_SYS_NICE) for precise wake-ups"},
@@ -90,6 +90,7 @@ static const struct opt table[] = {
 };
 
 #define NOPT (sizeof(table) / sizeof(table[0]))
+_Static_assert(NOPT <= sizeof(((struct qnb_config *)0)->given), "enlarge qnb_config.given");
 
 static const char *suffix(enum opt_type t)
 {
@@ -302,7 +303,16 @@ int qnb_parse_args(struct qnb_config *c, int argc, char **argv)
         }
         if (set_value(c, o, val))
             return 2;
+        c->given[o - table] = 1;
     }
+    return 0;
+}
+
+int qnb_option_given(const struct qnb_config *c, const char *name)
+{
+    for (size_t k = 0; k < NOPT; k++)
+        if (strcmp(table[k].name, name) == 0)
+            return c->given[k];
     return 0;
 }
 

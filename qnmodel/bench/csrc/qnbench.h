@@ -67,6 +67,7 @@ struct qnb_config {
     /* misc */
     long long progress;
     long long realtime;
+    unsigned char given[128]; /* given[i]: option i of the table was on the command line */
 };
 
 /* ---- units.c ---- */
@@ -82,6 +83,7 @@ void qnb_config_defaults(struct qnb_config *c);
 int qnb_parse_args(struct qnb_config *c, int argc, char **argv);
 void qnb_options_json(const struct qnb_config *c, struct qnb_json *j);
 int qnb_list_contains(const char *commalist, const char *item);
+int qnb_option_given(const struct qnb_config *c, const char *name);
 
 /* ---- json.c: streaming writer with escaping and locale-independent numbers ---- */
 struct qnb_json {

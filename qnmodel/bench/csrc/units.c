@@ -15,7 +15,8 @@
 
 struct unit {
     const char *name;
-    double factor;
+    double factor; /* value = number * factor, or number / -factor when factor < 0 (exact
+                      division by a power of ten: "5us" is 5e-06, not 4.9999999999999996e-06) */
 };
 
 static const struct unit size_units[] = {
@@ -25,8 +26,8 @@ static const struct unit size_units[] = {
 };
 
 static const struct unit time_units[] = {
-    {"", 1.0},  {"s", 1.0},   {"ms", 1e-3}, {"us", 1e-6},
-    {"ns", 1e-9}, {"min", 60.0}, {NULL, 0.0},
+    {"", 1.0},  {"s", 1.0},   {"ms", -1e3}, {"us", -1e6},
+    {"ns", -1e9}, {"min", 60.0}, {NULL, 0.0},
 };
 
 static const struct unit rate_units[] = {
@@ -54,7 +55,7 @@ static int parse_with(const char *s, const struct unit *units, const char *what,
                 snprintf(err, errlen, "%s '%s' is negative; it must be >= 0", what, s);
                 return -1;
             }
-            *out = v * u->factor;
+            *out = u->factor < 0 ? v / -u->factor : v * u->factor;
             return 0;
         }
     }
