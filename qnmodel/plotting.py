@@ -116,13 +116,33 @@ def _spans_decades(values: Any, decades: float = 2.0) -> bool:
     return bool(np.log10(v.max() / v.min()) >= decades)
 
 
-def _apply_log(ax, axis: str, log: bool | str, values: Any, decades: float = 2.0) -> None:
+def _resolve_log(axis: str, log: bool | str, values: Any, decades: float = 2.0) -> bool:
     if log == "auto":
-        log = _spans_decades(values, decades)
-    elif not isinstance(log, bool):
+        return _spans_decades(values, decades)
+    if not isinstance(log, bool):
         raise InvalidModelError(f"log{axis} must be True, False or 'auto', got {log!r}")
+    return log
+
+
+def _apply_log(ax, axis: str, log: bool | str, values: Any, decades: float = 2.0) -> bool:
+    log = _resolve_log(axis, log, values, decades)
     if log:
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    return log
+
+
+def _cell_edges(centres: np.ndarray, log: bool) -> np.ndarray:
+    """Edges of grid cells around sorted centres: midway between neighbours, on the axis'
+    own scale (geometric means on a log axis), so every cell is drawn the width it owns.
+    """
+    c = np.log10(centres) if log else np.asarray(centres, dtype=np.float64)
+    if c.size == 1:
+        half = 0.5 if (log or c[0] == 0.0) else 0.5 * abs(c[0])
+        e = np.array([c[0] - half, c[0] + half])
+    else:
+        mid = 0.5 * (c[:-1] + c[1:])
+        e = np.concatenate([[c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]])
+    return 10.0**e if log else e
 
 
 def _check_quantity(quantity: str) -> None:
@@ -542,9 +562,10 @@ def heatmap(
     grid[np.searchsorted(uy, ys), np.searchsorted(ux, xs)] = vs
     if np.isnan(grid).any():
         raise InvalidModelError(f"heatmap: some ({x}, {y}) pairs are repeated or missing")
+    lx, ly = _grid_log_axes(ux, uy, logx, logy)
     if ax is None:
         ax = _new_axes()
-    mesh = ax.pcolormesh(ux, uy, grid, shading="nearest", cmap=cmap)
+    mesh = ax.pcolormesh(_cell_edges(ux, lx), _cell_edges(uy, ly), grid, shading="flat", cmap=cmap)
     cbar = ax.figure.colorbar(mesh, ax=ax)
     cbar.set_label(label or value)
     if contour is not None and ux.size > 1 and uy.size > 1:
@@ -555,9 +576,19 @@ def heatmap(
         _annotate_cells(ax, mesh, ux, uy, grid, annotate)
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)
-    _apply_log(ax, "x", logx, ux)
-    _apply_log(ax, "y", logy, uy)
+    _apply_log(ax, "x", lx, ux)
+    _apply_log(ax, "y", ly, uy)
     return ax
+
+
+def _grid_log_axes(ux, uy, logx, logy) -> tuple[bool, bool]:
+    lx, ly = _resolve_log("x", logx, ux), _resolve_log("y", logy, uy)
+    for axis, log, u in (("x", lx, ux), ("y", ly, uy)):
+        if log and np.any(u <= 0):
+            raise InvalidModelError(
+                f"log{axis}=True needs positive {axis} values, got {u[u <= 0].tolist()}"
+            )
+    return lx, ly
 
 
 def _annotate_cells(ax, mesh, ux, uy, grid, annotate) -> None:
@@ -642,11 +673,12 @@ def bottleneck_map(
     if (codes < 0).any():
         raise InvalidModelError(f"bottleneck_map: some ({x}, {y}) pairs are repeated or missing")
     palette = [f"C{i % 10}" for i in range(len(order))]
+    lx, ly = _grid_log_axes(ux, uy, logx, logy)
     if ax is None:
         ax = _new_axes()
     ax.pcolormesh(
-        ux, uy, codes, shading="nearest", cmap=ListedColormap(palette), vmin=-0.5,
-        vmax=len(order) - 0.5,
+        _cell_edges(ux, lx), _cell_edges(uy, ly), codes, shading="flat",
+        cmap=ListedColormap(palette), vmin=-0.5, vmax=len(order) - 0.5,
     )  # fmt: skip
     ax.legend(
         handles=[Patch(color=c, label=n) for c, n in zip(palette, order, strict=True)],
@@ -655,6 +687,6 @@ def bottleneck_map(
     )
     ax.set_xlabel(xlabel or x)
     ax.set_ylabel(ylabel or y)
-    _apply_log(ax, "x", logx, ux)
-    _apply_log(ax, "y", logy, uy)
+    _apply_log(ax, "x", lx, ux)
+    _apply_log(ax, "y", ly, uy)
     return ax

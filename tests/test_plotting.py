@@ -222,6 +222,27 @@ def test_heatmap_annotates_each_cell_readably():
         plotting.heatmap(frame, "x", "y", "v", annotate=3)
 
 
+def test_grid_cells_on_a_log_axis_have_equal_widths():
+    # Rates a decade apart on a log axis: each cell spans one decade centred on its value
+    # (edges at geometric midpoints). Linear midpoints made the first cell a sliver.
+    xs, ys = np.meshgrid([1e7, 1e8, 1e9], [0.0, 0.5, 0.9])
+    frame = pd.DataFrame(
+        {"x": xs.ravel(), "y": ys.ravel(), "v": xs.ravel() * 0 + ys.ravel(), "b": "disk"}
+    )
+    frame.loc[frame.x == 1e7, "b"] = "nic"
+    for ax in (
+        plotting.heatmap(frame, "x", "y", "v"),
+        plotting.bottleneck_map(frame, "x", "y", station="b"),
+    ):
+        assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
+        mesh = next(c for c in ax.collections if isinstance(c, QuadMesh))
+        edges = mesh.get_coordinates()
+        np.testing.assert_allclose(edges[0, :, 0], 10.0 ** np.array([6.5, 7.5, 8.5, 9.5]))
+        np.testing.assert_allclose(edges[:, 0, 1], [-0.25, 0.25, 0.7, 1.1])
+    with pytest.raises(qn.InvalidModelError, match="logy=True needs positive y values"):
+        plotting.heatmap(frame, "x", "y", "v", logy=True)
+
+
 def test_legends_beside_crowded_axes(net):
     # Utilisation curves fill the plot from top to bottom: the legend sits to the right.
     ax = plotting.utilization(qn.mva(net, 30), n_star=5.0)
