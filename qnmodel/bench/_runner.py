@@ -29,6 +29,7 @@ _DIMENSIONS = {
     "bs": "size",
     "size": "size",
     "chunk": "size",
+    "io_size": "size",
     "runtime": "time",
     "warmup": "time",
     "interval": "time",

@@ -194,3 +194,18 @@ def test_repeat_and_io_size(qnbench_exe):
     assert list(df["repeat"]) == [0, 1, 2]
     assert (df["bytes"] >= 1 << 20).all() and (df["bytes"] < (1 << 20) + 65536 * 2).all()
     assert df["complete"].all()
+
+
+def test_runner_knows_the_dimension_of_every_dimensioned_option(qnb):
+    # the option echo carries a unit suffix for each dimensioned option of qnbench's table
+    from qnmodel.bench._runner import _DIMENSIONS
+
+    rc, doc, _, err = qnb("--engine", "null", "--runtime", "1ms", "--warmup", "0")
+    assert rc == 0, err
+    suffixes = {"_bytes": "size", "_B_s": "rate", "_s": "time"}
+    for key in doc["options"]:
+        for suffix, dim in suffixes.items():
+            if key.endswith(suffix):
+                name = key[: -len(suffix)]
+                assert _DIMENSIONS.get(name) == dim, (key, name)
+                break
