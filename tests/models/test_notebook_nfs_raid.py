@@ -48,7 +48,9 @@ def test_notebook_executes_and_reports_the_models_numbers(monkeypatch):
     assert "miss          125.0         450.0" in text
     # RAID: RAID5 random write on 4 disks is one disk; the 5.77 sequential read is flagged
     assert "1 MeasurementArtefactWarning(s)" in text
-    assert "RAID0 sequential read, max    5.77  5.00  1.154      True" in text
+    assert "RAID0 sequential read, max    5.770  5.00  1.154      True" in text
+    # RAID5 random write at the paper's efficiency bound E < 0.13 on the derived N = 5 disks
+    assert "RAID5 random write, E = 0.13  0.163  1.25  0.130     False" in text
     assert "peak at 18.0" in text
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert len(images) == 3
