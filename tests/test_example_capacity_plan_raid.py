@@ -55,3 +55,18 @@ def test_capacity_plan_answer(tmp_path):
 def test_capacity_plan_unmeetable_sla(tmp_path):
     out = run("--sla", "30 s", cwd=tmp_path)
     assert "the SLA cannot be met even by a single job" in out
+    # no upgrade helps (the fastest lone job, on 1 Gbit/s, still takes 32.5 s): said, not hidden
+    assert "best single upgrade         : none raises the concurrency" in out
+    assert "network 100 Mbit/s -> 1 Gbit/s (32.5 s)" in out
+
+
+def test_capacity_plan_search_limit_is_reported_not_taken_for_the_answer(tmp_path):
+    # With a one-hour SLA more than 64 writers fit (R(64) ~ 1600 s): the answer is "at least".
+    out = run("--sla", "1 h", "--nmax", "64", cwd=tmp_path)
+    assert "largest concurrency (MVA)   : >= 64 jobs" in out
+    assert "the search stopped at --nmax 64" in out
+    full = run("--sla", "1 h", "--nmax", "512", cwd=tmp_path)
+    n = largest_n_by_hand(load_hand().TESTBED, 3600.0)
+    assert 64 < n < 200
+    assert f"largest concurrency (MVA)   : {n} jobs" in full
+    assert "search stopped" not in full
