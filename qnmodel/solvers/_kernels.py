@@ -37,6 +37,7 @@ __all__ = [
     "force_numpy",
     "mva_single",
     "mva_curve",
+    "mva_ld1",
     "mva_multiclass",
     "amva_core",
 ]
@@ -67,6 +68,11 @@ def _bind(lib: ctypes.CDLL) -> None:
     lib.qnk_mva_curve.restype = ctypes.c_int
     lib.qnk_mva_curve.argtypes = [
         _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _f8, _f8, _f8, _f8, _f8, _f8,
+    ]  # fmt: skip
+    lib.qnk_mva_ld1.restype = ctypes.c_int
+    lib.qnk_mva_ld1.argtypes = [
+        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _I64, _I64, ctypes.c_int,
+        _f8, _f8, _f8, _f8, _f8,
     ]  # fmt: skip
     lib.qnk_mva_multiclass.restype = ctypes.c_int
     lib.qnk_mva_multiclass.argtypes = [_I64, _I64, _i8, _f8, _f8, _f8, _f8, _f8]
@@ -178,6 +184,24 @@ def mva_curve(D, Dq, Du, Z: float, N: int):
     Rk, Q, U = np.empty((N, K)), np.empty((N, K)), np.empty((N, K))
     _check(lib.qnk_mva_curve(K, D, Dq, Du, float(Z), int(N), n, X, R, Rk, Q, U), "mva")
     return n, X, R, Rk, Q, U
+
+
+def mva_ld1(D, Dq, Du, Z: float, N: int, s: int, m: int, keep_all: bool):
+    """Exact MVA with one multi-server station ``s`` of ``m`` servers (complement form).
+
+    Returns X, R (P,) and R_k, Q_k, U_k (P, K); P = N or 1.
+    """
+    lib = _lib()
+    D, Dq, Du = _f(D), _f(Dq), _f(Du)
+    K = D.size
+    P = N if keep_all else 1
+    X, R = np.empty(P), np.empty(P)
+    Rk, Q, U = np.empty((P, K)), np.empty((P, K)), np.empty((P, K))
+    rc = lib.qnk_mva_ld1(
+        K, D, Dq, Du, float(Z), int(N), int(s), int(m), int(keep_all), X, R, Rk, Q, U
+    )
+    _check(rc, "mva_load_dependent")
+    return X, R, Rk, Q, U
 
 
 def mva_multiclass(D, Dq, Z, N):

@@ -6,7 +6,8 @@ Two algorithms, one function each:
   with think time: the Reiser-Lavenberg recursion, O(N K).
 * :func:`mva_load_dependent` -- adds multi-server stations (m identical
   servers, rate min(j, m)/D with j jobs present). Exact, and numerically
-  sound at any utilisation: see its Notes.
+  sound at any utilisation: see its Notes. O(N (K + m)) with one
+  multi-server station (the complement recursion), O(L N^2) with L of them.
 
 :func:`mva` picks the right one for a :class:`~qnmodel.network.Network`.
 
@@ -24,6 +25,9 @@ References
 .. [BGMT] G. Bolch, S. Greiner, H. de Meer, K. S. Trivedi, *Queueing
    Networks and Markov Chains*, 2nd ed., Wiley 2006, sec. 8.2 (MVA for
    multi-server nodes and its numerical instability).
+.. [Cas08] G. Casale, "A note on stable flow-equivalent aggregation in closed
+   networks", Queueing Systems 60:193-202, 2008, doi:10.1007/s11134-008-9093-6
+   (conditional MVA, a stable load-dependent recursion).
 """
 
 from __future__ import annotations
@@ -257,7 +261,14 @@ def _log_f(D: float, servers: int, delay: bool, N: int) -> np.ndarray:
     return j * math.log(D) - np.cumsum(log_a)
 
 
-def mva_load_dependent(net: Network, N: int, keep: str = "all") -> MVAResult:
+_ALGORITHMS = ("auto", "complement", "convolution")
+COMPLEMENT_MAX_SERVERS = 512
+"""Largest server count the complement recursion takes (see :func:`mva_load_dependent`)."""
+
+
+def mva_load_dependent(
+    net: Network, N: int, keep: str = "all", algorithm: str = "auto"
+) -> MVAResult:
     """Exact MVA of a closed network with multi-server (load-dependent) stations.
 
     Parameters
@@ -270,12 +281,25 @@ def mva_load_dependent(net: Network, N: int, keep: str = "all") -> MVAResult:
         Largest population (>= 1); every n = 1..N is computed.
     keep : {"all", "last"}
         As in :func:`mva_exact`.
+    algorithm : {"auto", "complement", "convolution"}
+        ``"complement"``: the O(N (K + m)) recursion of Notes A, for networks
+        with exactly one multi-server station of m <= :data:`COMPLEMENT_MAX_SERVERS`
+        servers. ``"convolution"``: the log-space convolution of Notes B, any
+        network, O(L N^2). ``"auto"`` (default) takes the complement recursion
+        whenever it applies. Both are exact and subtraction-free and return the
+        same fields (tested to 1e-10 relative against each other).
 
     Returns
     -------
     MVAResult
-        X(n), R(n), Q_k(n), R_k(n) = Q_k(n) / X(n) and the per-server
-        utilisation U_k(n) = X(n) D_k / m_k.
+        X(n), R(n), Q_k(n), R_k(n) and the per-server utilisation
+        U_k(n) = X(n) D_k / m_k; ``method`` is ``"mva.ld"`` for both algorithms.
+
+    Raises
+    ------
+    InvalidModelError
+        ``algorithm="complement"`` on a network it does not apply to; N < 1; all
+        demands and Z zero.
 
     Notes
     -----
@@ -283,15 +307,58 @@ def mva_load_dependent(net: Network, N: int, keep: str = "all") -> MVAResult:
     computes the idle probability as p_k(0|n) = 1 - sum_{j>=1} p_k(j|n). Near
     saturation that difference cancels catastrophically and the recursion
     produces negative probabilities (documented as unsolved in Octave's
-    ``qncsmvald``). Here no probability is ever obtained by subtraction:
+    ``qncsmvald``). Neither algorithm here obtains anything by subtraction.
+
+    **A. One multi-server station: the complement recursion.** Let station k
+    have m servers and f_k(j) = D_k^j / prod_{i<=j} min(i, m); let G(n) be the
+    normalising constant of the network and G_{-k}(n) that of its complement
+    (the network without k: single-server queues, delays and Z only). Product
+    form gives the marginal p_k(j|n) = f_k(j) G_{-k}(n-j) / G(n) ([Buz73];
+    [BGMT] sec. 8.1), and X(n) = G(n-1)/G(n), X_{-k}(n) = G_{-k}(n-1)/G_{-k}(n).
+    Hence, for n >= 1,
+
+    * j = 0: p_k(0|n) = G_{-k}(n)/G(n)
+      = [G_{-k}(n-1)/X_{-k}(n)] [X(n)/G(n-1)] = p_k(0|n-1) X(n) / X_{-k}(n);
+    * j >= 1: f_k(j) = f_k(j-1) D_k / min(j, m), so
+      p_k(j|n) = (D_k X(n) / min(j, m)) p_k(j-1|n-1);
+
+    the second is the textbook marginal recursion ([LZGS] sec. 8.3), the first
+    the complement-ratio form that makes p_k(0|n) a product of positive
+    ratios (compare the conditional MVA of [Cas08]). The arrival theorem
+    ([RL80]; [BGMT] sec. 8.2) gives
+    R_k(n) = D_k sum_{j=1..n} (j / min(j, m)) p_k(j-1|n-1); splitting
+    j / min(j, m) = j/m + (1 - j/m) [j < m] and using
+    sum_j j p_k(j-1|n-1) = 1 + Q_k(n-1):
+
+        R_k(n) = (D_k/m) (1 + Q_k(n-1) + sum_{j=0..m-2} (m-1-j) p_k(j|n-1)).
+
+    So only p_k(j|n) for j <= m-2 are carried. X_{-k}(n) comes from the
+    ordinary MVA recursion of the complement run alongside, and the rest is
+    [RL80]: R_i(n) = D_i (1 + Q_i(n-1)), X(n) = n / (Z + sum_i R_i(n)),
+    Q_i(n) = X(n) R_i(n). Every step is a sum, product or quotient of positive
+    numbers: there is no cancellation, and X(n) <= X_{-k}(n) keeps p_k(0|n)
+    non-increasing. The idle probability is a product of n ratios, so its
+    relative rounding error grows at most linearly in n (a few ulps per step).
+    It may underflow near saturation (1e-600 is typical); that is harmless
+    because p_k(j|n) <= (m^j / j!) p_k(0|n-j), so for m <= 512 (m^m/m! < 1e223)
+    a p_k(0) below the double range implies every carried p_k(j) < 1e-80,
+    negligible against 1 + Q_k. Cost O(N (K + min(m, N))) time, O(K + m)
+    memory besides the result.
+
+    With L >= 2 multi-server stations the complement of k still holds L - 1 of
+    them and needs its own complements: the recursion grows as 2^L networks
+    (each subset of the multi-server stations once). We keep it polynomial by
+    using B instead.
+
+    **B. Any number of multi-server stations: log-space convolution.**
 
     1. The load-independent part (single-server queues, delay stations and
        the think time) is solved by the ordinary MVA recursion, whose
        throughputs give its normalising constant exactly,
        log G_LI(n) = -sum_{i<=n} log X_LI(i).
-    2. Each multi-server station's factor f_k(j) = D_k^j / prod min(i, m_k)
-       is convolved in **log space** ([Buz73]):
-       log G(n) = log sum_j f_k(j) G_{-k}(n - j), a sum of positive terms.
+    2. Each multi-server station's factor f_k(j) is convolved in **log
+       space** ([Buz73]): log G(n) = log sum_j f_k(j) G_{-k}(n - j), a sum of
+       positive terms.
     3. X(n) = G(n-1)/G(n); single-server stations follow the MVA form
        Q_k(n) = D_k X(n) (1 + Q_k(n-1)); a multi-server station's queue length
        is sum_j j p_k(j|n) with p_k(j|n) = f_k(j) G_{-k}(n-j) / G(n), where
@@ -302,6 +369,78 @@ def mva_load_dependent(net: Network, N: int, keep: str = "all") -> MVAResult:
     load-independent part plus O(L N^2) for L multi-server stations.
     """
     N = _check(net, N, keep)
+    as_choice(algorithm, "algorithm", _ALGORITHMS)
+    D = net.demands
+    m = net.servers
+    ld = np.flatnonzero((D > 0) & ~net.is_delay & (m > 1))
+    fits = ld.size == 1 and int(m[ld[0]]) <= COMPLEMENT_MAX_SERVERS
+    if algorithm == "complement" and not fits:
+        raise InvalidModelError(
+            f"algorithm='complement' needs exactly one multi-server station with at most "
+            f"{COMPLEMENT_MAX_SERVERS} servers; this network has {ld.size} "
+            f"(servers {[int(m[k]) for k in ld]}): use algorithm='convolution' or 'auto'"
+        )
+    if fits and algorithm != "convolution":
+        s = int(ld[0])
+        Du = D / m.astype(np.float64)
+        X, R, Rk, Q, U = _ld1_recursion(D, net.is_delay, Du, net.think_time, N, s, int(m[s]), keep)
+        n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
+        return _result("mva.ld", net, n, X, R, Q, U, Rk)
+    return _ld_convolution(net, N, keep)
+
+
+def _ld1_recursion(D, delay, Du, Z: float, N: int, s: int, m: int, keep: str):
+    """Notes A of :func:`mva_load_dependent`: X, R (P,), R_k, Q_k, U_k (P, K).
+
+    The compiled kernel ``qnk_mva_ld1`` does the same arithmetic in the same
+    order (only the summation order of the sums over stations differs).
+    """
+    Dq = np.where(delay, 0.0, D)
+    if _kernels.available():
+        return _kernels.mva_ld1(D, Dq, Du, Z, N, s, m, keep == "all")
+    K = D.size
+    rows = N if keep == "all" else 1
+    X, R = np.empty(rows), np.empty(rows)
+    Rk, Q, U = np.empty((rows, K)), np.empty((rows, K)), np.empty((rows, K))
+    L = min(m - 1, N)
+    p = np.zeros(L)  # p_s(j | n-1), j = 0..L-1
+    p[0] = 1.0
+    wts = (m - 1 - np.arange(L)).astype(np.float64)
+    jdiv = np.arange(1, L, dtype=np.float64)
+    Ds, Dm = float(D[s]), float(D[s]) / m
+    q, qc = np.zeros(K), np.zeros(K)
+    r, rc = np.empty(K), np.empty(K)
+    for n in range(1, N + 1):
+        np.multiply(Dq, q, out=r)
+        r += D
+        r[s] = Dm * ((1.0 + q[s]) + float(np.dot(wts, p)))
+        S = float(r.sum())
+        x = n / (Z + S)
+        np.multiply(r, x, out=q)
+        np.multiply(Dq, qc, out=rc)
+        rc += D
+        rc[s] = 0.0
+        Sc = float(rc.sum())
+        ratio = 0.0  # X(n) / X_c(n); 0 when the complement is empty
+        if Z + Sc > 0.0:
+            xc = n / (Z + Sc)
+            np.multiply(rc, xc, out=qc)
+            ratio = x / xc
+        if L > 1:
+            p[1:] = ((Ds * x) / jdiv) * p[:-1]
+        p[0] = p[0] * ratio
+        if keep == "all" or n == N:
+            i = n - 1 if keep == "all" else 0
+            Rk[i] = r
+            Q[i] = q
+            np.multiply(Du, x, out=U[i])
+            X[i] = x
+            R[i] = S
+    return X, R, Rk, Q, U
+
+
+def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
+    """Notes B of :func:`mva_load_dependent` (log-space convolution, any L)."""
     D = net.demands
     K = D.size
     m = net.servers

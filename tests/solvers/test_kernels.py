@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from qnmodel.network import Network
-from qnmodel.solvers import _kernels, amva, mva, mva_multiclass
+from qnmodel.solvers import _kernels, amva, mva, mva_load_dependent, mva_multiclass
 from qnmodel.solvers.amva import _core_numpy
 from qnmodel.solvers.mva_multiclass import _lattice_numpy
 
@@ -126,6 +126,29 @@ def test_curve_kernel_fills_every_field_like_numpy():
                 r.throughput * (r.response_time + r.think_time), r.n, rtol=1e-14
             )
             np.testing.assert_allclose(r.response_time, r.residence_time.sum(axis=1), rtol=1e-13)
+
+
+def test_load_dependent_complement_kernel_identical():
+    """qnk_mva_ld1 against the numpy loop of the complement recursion, both keeps."""
+    rng = np.random.default_rng(12)
+    for _ in range(15):
+        K = int(rng.integers(1, 8))
+        m = [1] * K
+        s = int(rng.integers(0, K))
+        m[s] = int(rng.integers(2, 70))
+        kinds = ["queue" if i == s or u > 0.25 else "delay" for i, u in enumerate(rng.random(K))]
+        D = rng.uniform(0.0, 0.5, K)
+        D[s] += 0.5
+        Z = float(rng.choice([0.0, rng.uniform(0.1, 3.0)]))
+        net = Network.from_demands(list(D), think_time=Z, kinds=kinds, servers=m)
+        N = int(rng.integers(1, 600))
+        for keep in ("all", "last"):
+            fast = mva_load_dependent(net, N, keep=keep, algorithm="complement")
+            with _kernels.force_numpy():
+                slow = mva_load_dependent(net, N, keep=keep, algorithm="complement")
+            for name in ("throughput", "response_time", "queue_length", "utilization"):
+                np.testing.assert_allclose(getattr(fast, name), getattr(slow, name), rtol=RTOL)
+            np.testing.assert_allclose(fast.residence_time, slow.residence_time, rtol=RTOL)
 
 
 def test_multiclass_lattice_identical():

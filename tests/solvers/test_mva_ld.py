@@ -132,6 +132,11 @@ def test_stable_above_0999_utilisation_against_60_digit_oracle(name, record_prop
     X_mp, Q_mp, P_mp = mp_mean_values(D, m, [False] * len(D), Z, N)
     np.testing.assert_allclose(res.throughput[-1], X_mp, rtol=1e-9)
     np.testing.assert_allclose(res.queue_length[-1], Q_mp, rtol=1e-9)
+    # With one multi-server station "auto" took the complement recursion: the log-space
+    # convolution must agree with the oracle too.
+    conv = mva_load_dependent(net, N, algorithm="convolution")
+    np.testing.assert_allclose(conv.throughput[-1], X_mp, rtol=1e-9)
+    np.testing.assert_allclose(conv.queue_length[-1], Q_mp, rtol=1e-9)
     # Queue lengths and thinkers account for every job, at every n.
     np.testing.assert_allclose(
         res.queue_length.sum(axis=1) + res.throughput * Z, np.arange(1, N + 1), rtol=1e-12
@@ -177,14 +182,15 @@ def test_probabilities_of_the_64_server_station_are_non_negative():
     assert log_p[0] < -1000  # the idle probability really is that small
 
 
-def test_bolch_example_8_4_in_exact_rationals_whole_curve():
+@pytest.mark.parametrize("algorithm", ["complement", "convolution"])
+def test_bolch_example_8_4_in_exact_rationals_whole_curve(algorithm):
     """Two-server station + two queues + delay (Bolch et al. Example 8.4 inputs), n = 1..12."""
     D = [Fraction(1, 2), Fraction(3, 10), Fraction(2, 5), Fraction(1)]
     kinds = ["queue", "queue", "queue", "delay"]
     servers = [2, 1, 1, 1]
     ex = exact_mva(D, 12, 0, kinds, servers)
     net = qn.Network.from_demands([float(d) for d in D], kinds=kinds, servers=servers)
-    res = mva_load_dependent(net, 12)
+    res = mva_load_dependent(net, 12, algorithm=algorithm)
     np.testing.assert_allclose(res.throughput, [float(x) for x in ex["X"]], rtol=1e-13)
     np.testing.assert_allclose(res.queue_length, np.array(ex["Q"], dtype=float), rtol=1e-13)
     np.testing.assert_allclose(res.residence_time, np.array(ex["R"], dtype=float), rtol=1e-13)

@@ -75,6 +75,70 @@ int qnk_mva_curve(int64_t K, const double *D, const double *Dq, const double *Du
     return 0;
 }
 
+int qnk_mva_ld1(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
+                int64_t N, int64_t s, int64_t m, int keep_all, double *X, double *R, double *Rk,
+                double *Q, double *U) {
+    /* p[j] = p_s(j | n-1), j = 0..L-1: the low-order marginals of station s. */
+    int64_t L = (m - 1 < N) ? m - 1 : N;
+    double *q = calloc((size_t)K, sizeof(double));
+    double *qc = calloc((size_t)K, sizeof(double));
+    double *r = malloc((size_t)K * sizeof(double));
+    double *rc = malloc((size_t)K * sizeof(double));
+    double *p = calloc((size_t)L, sizeof(double));
+    if (q == NULL || qc == NULL || r == NULL || rc == NULL || p == NULL) {
+        free(q);
+        free(qc);
+        free(r);
+        free(rc);
+        free(p);
+        return -1;
+    }
+    p[0] = 1.0; /* p_s(0 | 0) = 1 */
+    const double Ds = D[s], Dm = D[s] / (double)m;
+    for (int64_t n = 1; n <= N; n++) {
+        /* full network: R_i = D_i (1 + Q_i) at queues, D_i at delays, and at station s
+         * R_s = (D_s / m) (1 + Q_s + sum_{j<m-1} (m - 1 - j) p_s(j | n-1)) */
+        for (int64_t k = 0; k < K; k++) r[k] = Dq[k] * q[k] + D[k];
+        double w = 0.0;
+        for (int64_t j = 0; j < L; j++) w += (double)(m - 1 - j) * p[j];
+        r[s] = Dm * ((1.0 + q[s]) + w);
+        double S = sum4(r, K);
+        double x = (double)n / (Z + S);
+        for (int64_t k = 0; k < K; k++) q[k] = r[k] * x;
+        /* complement network (station s removed): ordinary MVA, X_c(n) */
+        for (int64_t k = 0; k < K; k++) rc[k] = Dq[k] * qc[k] + D[k];
+        rc[s] = 0.0;
+        double Sc = sum4(rc, K);
+        double ratio = 0.0; /* X(n) / X_c(n); 0 when the complement is empty */
+        if (Z + Sc > 0.0) {
+            double xc = (double)n / (Z + Sc);
+            for (int64_t k = 0; k < K; k++) qc[k] = rc[k] * xc;
+            ratio = x / xc;
+        }
+        /* p_s(j|n) = (D_s X(n) / j) p_s(j-1|n-1); p_s(0|n) = p_s(0|n-1) X(n) / X_c(n) */
+        double c = Ds * x;
+        for (int64_t j = L - 1; j >= 1; j--) p[j] = (c / (double)j) * p[j - 1];
+        p[0] = p[0] * ratio;
+        if (keep_all || n == N) {
+            int64_t i = keep_all ? n - 1 : 0;
+            double *rk = Rk + i * K, *qq = Q + i * K, *u = U + i * K;
+            for (int64_t k = 0; k < K; k++) {
+                rk[k] = r[k];
+                qq[k] = q[k];
+                u[k] = x * Du[k];
+            }
+            X[i] = x;
+            R[i] = S;
+        }
+    }
+    free(q);
+    free(qc);
+    free(r);
+    free(rc);
+    free(p);
+    return 0;
+}
+
 int qnk_mva_multiclass(int64_t C, int64_t K, const int64_t *N, const double *D,
                        const double *Dq, const double *Z, double *X, double *R) {
     /* Outer class o = most populous; the others form a mixed-radix slice. */

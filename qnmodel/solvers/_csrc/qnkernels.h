@@ -36,6 +36,17 @@ QNK_API int qnk_mva_curve(int64_t K, const double *D, const double *Dq, const do
                           double Z, int64_t N, double *n_out, double *X, double *R,
                           double *Rk, double *Q, double *U);
 
+/* Exact single-class MVA with ONE multi-server station s (m >= 2 servers) and any
+ * number of single-server queues and delays, O(N (K + min(m, N))): the idle
+ * probability of s from the complement network, p_s(0|n) = p_s(0|n-1) X(n) / X_c(n),
+ * and p_s(j|n) = (D_s X(n) / j) p_s(j-1|n-1) for j < m-1; no subtraction anywhere
+ * (see mva_load_dependent in qnmodel/solvers/mva.py for the derivation).
+ * D, Dq, Du as in qnk_mva_curve (Dq[s] is ignored). keep_all: 1 -> rows n = 1..N of
+ * X[N], R[N], Rk/Q/U[N*K]; 0 -> one row for n = N. */
+QNK_API int qnk_mva_ld1(int64_t K, const double *D, const double *Dq, const double *Du,
+                        double Z, int64_t N, int64_t s, int64_t m, int keep_all, double *X,
+                        double *R, double *Rk, double *Q, double *U);
+
 /* Multi-class exact MVA over the population lattice, result at N.
  *   N[C] >= 1 each; D, Dq [C*K]; Z[C]. Output X[C], R[C*K].
  *   Memory: two slices of the lattice along the most populous class. */

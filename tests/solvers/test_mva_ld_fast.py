@@ -1,0 +1,149 @@
+"""The O(N (K + m)) complement recursion of ``mva_load_dependent`` (one multi-server station).
+
+It is checked against the log-space convolution (an independent exact algorithm) on random
+networks, against a 60-digit computation of the normalising constants at utilisation above
+0.999 with up to 64 servers, against closed forms (a lone m-server station; the open-queue
+limit of the non-bottleneck stations at large N), and at N = 10^5.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qnmodel as qn
+from qnmodel.solvers.mva import COMPLEMENT_MAX_SERVERS, mva_load_dependent
+from tests.solvers.test_mva_ld import mp_mean_values
+
+FIELDS = ("throughput", "response_time", "queue_length", "residence_time", "utilization")
+
+
+def _assert_same(a, b, rtol, what=""):
+    np.testing.assert_array_equal(a.n, b.n)
+    assert a.method == b.method == "mva.ld"
+    assert a.station_names == b.station_names
+    for f in FIELDS:
+        x, y = getattr(a, f), getattr(b, f)
+        assert x.shape == y.shape, f
+        # zero-demand stations have exactly 0 in both; compare the rest relatively
+        np.testing.assert_allclose(x, y, rtol=rtol, atol=0, err_msg=f"{what} {f}")
+
+
+@st.composite
+def one_multiserver_network(draw):
+    m = draw(st.integers(2, 64))
+    k = draw(st.integers(0, 5))
+    demands = [draw(st.floats(0.05, 5.0))]
+    kinds, servers = ["queue"], [m]
+    for _ in range(k):
+        kind = draw(st.sampled_from(["queue", "queue", "delay"]))
+        demands.append(draw(st.sampled_from([0.0, draw(st.floats(1e-3, 2.0))])))
+        kinds.append(kind)
+        servers.append(1)
+    order = draw(st.permutations(range(k + 1)))
+    Z = draw(st.sampled_from([0.0, draw(st.floats(0.01, 10.0))]))
+    if Z == 0.0 and k == 0:
+        Z = 0.5
+    net = qn.Network.from_demands(
+        [demands[i] for i in order],
+        think_time=Z,
+        kinds=[kinds[i] for i in order],
+        servers=[servers[i] for i in order],
+    )
+    return net, draw(st.integers(1, 150))
+
+
+@settings(max_examples=60, deadline=None)
+@given(one_multiserver_network())
+def test_complement_equals_log_space_convolution(case):
+    net, N = case
+    a = mva_load_dependent(net, N, algorithm="complement")
+    b = mva_load_dependent(net, N, algorithm="convolution")
+    _assert_same(a, b, 1e-10)
+    # Every job is somewhere, at every n; U of a queueing station is per server (<= 1).
+    np.testing.assert_allclose(
+        a.queue_length.sum(axis=1) + a.throughput * net.think_time, a.n, rtol=1e-12
+    )
+    assert np.all(a.utilization[:, ~net.is_delay] <= 1.0 + 1e-12)
+    last = mva_load_dependent(net, N, keep="last", algorithm="complement")
+    for f in FIELDS:
+        np.testing.assert_allclose(getattr(last, f), getattr(a, f)[-1:], rtol=1e-15, err_msg=f)
+
+
+SATURATED = {
+    # 64-server bottleneck (per-server demand 0.1 s) behind two single-server queues
+    "m64_queues_think": dict(demands=[6.4, 0.05, 0.03], servers=[64, 1, 1], Z=2.0, N=300),
+    # a lone 64-server station with a short think time (finite-source M/M/64)
+    "m64_alone": dict(demands=[64.0], servers=[64], Z=0.5, N=240),
+    # 48 servers, no think time, a delay and a queue
+    "m48_no_think": dict(demands=[4.8, 0.3, 0.02], servers=[48, 1, 1], Z=0.0, N=260),
+    # 2 servers (the smallest multi-server case) deep in saturation
+    "m2_deep": dict(demands=[1.0, 0.1, 0.2], servers=[2, 1, 1], Z=1.0, N=400),
+}
+
+
+@pytest.mark.parametrize("name", list(SATURATED))
+def test_complement_matches_60_digit_oracle_above_0999_utilisation(name):
+    spec = SATURATED[name]
+    D, m, Z, N = spec["demands"], spec["servers"], spec["Z"], spec["N"]
+    kinds = ["delay" if name == "m48_no_think" and i == 1 else "queue" for i in range(len(D))]
+    net = qn.Network.from_demands(D, think_time=Z, servers=m, kinds=kinds)
+    res = mva_load_dependent(net, N, algorithm="complement")
+    assert res.utilization[-1, 0] > 0.999
+    X_mp, Q_mp, _ = mp_mean_values(D, m, [k == "delay" for k in kinds], Z, N)
+    np.testing.assert_allclose(res.throughput[-1], X_mp, rtol=1e-12)
+    np.testing.assert_allclose(res.queue_length[-1], Q_mp, rtol=1e-11)
+    assert np.all(res.queue_length >= 0) and np.all(np.isfinite(res.residence_time))
+    assert np.all(np.diff(res.throughput) >= -1e-13 * res.throughput[1:])
+
+
+def test_lone_m_server_station_closed_form():
+    """No think time, one m-server station: X(n) = min(n, m)/D, Q = n, R = n/X (exact)."""
+    D, m, N = 2.5, 7, 40
+    res = mva_load_dependent(qn.Network.from_demands([D], servers=[m]), N, algorithm="complement")
+    n = np.arange(1, N + 1)
+    np.testing.assert_allclose(res.throughput, np.minimum(n, m) / D, rtol=1e-14)
+    np.testing.assert_allclose(res.queue_length[:, 0], n, rtol=1e-14)
+    np.testing.assert_allclose(res.residence_time[:, 0], n * D / np.minimum(n, m), rtol=1e-14)
+
+
+def test_hundred_thousand_jobs_in_seconds_and_the_open_queue_limit():
+    """N = 10^5 with a 32-server bottleneck: finite, every job accounted for at every n, X at
+    m/D, and the single-server queues at their open M/M/1 values U/(1 - U)."""
+    D = [3.2, 0.05, 0.01, 0.04]
+    net = qn.Network.from_demands(D, servers=[32, 1, 1, 1], think_time=1.0)
+    N = 100_000
+    t0 = time.perf_counter()
+    res = mva_load_dependent(net, N)
+    seconds = time.perf_counter() - t0
+    print(f"\nN = 10^5, one 32-server station: {seconds:.3f} s ({qn.solvers._kernels.status()})")
+    assert res.n.size == N and np.all(np.isfinite(res.queue_length))
+    np.testing.assert_allclose(
+        res.queue_length.sum(axis=1) + res.throughput * 1.0, res.n, rtol=1e-12
+    )
+    assert res.throughput[-1] == pytest.approx(10.0, rel=1e-13)
+    U = 10.0 * np.array(D[1:])
+    np.testing.assert_allclose(res.queue_length[-1, 1:], U / (1 - U), rtol=1e-12)
+    np.testing.assert_allclose(res.queue_length[-1, 0], N - 10.0 - (U / (1 - U)).sum(), rtol=1e-13)
+
+
+def test_auto_takes_the_complement_only_where_it_applies():
+    one = qn.Network.from_demands([0.8, 0.1], servers=[4, 1], think_time=1.0)
+    two = qn.Network.from_demands([0.8, 0.3, 0.1], servers=[4, 3, 1], think_time=1.0)
+    wide = qn.Network.from_demands([60.0, 0.1], servers=[COMPLEMENT_MAX_SERVERS + 1, 1])
+    for net in (one, two, wide):
+        auto = mva_load_dependent(net, 60)
+        conv = mva_load_dependent(net, 60, algorithm="convolution")
+        _assert_same(auto, conv, 1e-10)
+    with pytest.raises(qn.InvalidModelError, match=r"algorithm='complement'.*has 2 .*\[4, 3\]"):
+        mva_load_dependent(two, 10, algorithm="complement")
+    with pytest.raises(qn.InvalidModelError, match="at most 512 servers"):
+        mva_load_dependent(wide, 10, algorithm="complement")
+    with pytest.raises(ValueError, match="algorithm"):
+        mva_load_dependent(one, 10, algorithm="fast")
+    # the dispatcher in mva() reaches the same path
+    _assert_same(qn.mva(one, 60), mva_load_dependent(one, 60, algorithm="complement"), 0)
