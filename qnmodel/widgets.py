@@ -224,7 +224,20 @@ class WhatIfExplorer:
             from IPython.display import clear_output, display
 
             clear_output(wait=True)
-            display(self.figure)
+            # A PNG, not the Figure: a pyplot-free Figure has no image representation
+            # unless the notebook ran `%matplotlib inline`, and would show as the text
+            # "<Figure size 1000x400 with 2 Axes>".
+            display(self.image())
+
+    def image(self):
+        """The current figure as an ``IPython.display.Image`` (PNG at 100 dpi)."""
+        import io
+
+        from IPython.display import Image
+
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=100)
+        return Image(data=buf.getvalue(), format="png")
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a frontend
         from IPython.display import display
