@@ -213,3 +213,17 @@ def test_histogram_percentiles_within_bucket_resolution(qnb):
     assert lat["min"] >= 3e-3
     assert lat["p50"] == pytest.approx(3e-3, rel=0.02)
     assert math.isfinite(lat["p99"])
+
+
+def test_histogram_buckets_partition_the_latencies(qnb):
+    rc, doc, _, err = qnb("--engine", "emu", "--runtime", "100ms", "--warmup", "0",
+                          "--dev-latency", "1ms", "--dev-rate", "0", "--histogram")  # fmt: skip
+    assert rc == 0, err
+    lat = doc["results"][0]["latency_s"]
+    hist = lat["histogram"]
+    assert sum(n for _, _, n in hist) == lat["count"]
+    assert all(lo < hi for lo, hi, _ in hist)
+    assert all(a[1] <= b[0] for a, b in zip(hist, hist[1:], strict=False))
+    assert hist[0][0] <= lat["min"] < hist[0][1] and hist[-1][0] <= lat["max"] < hist[-1][1]
+    # 64 sub-buckets per power of two: width at most 1/64 of the lower edge
+    assert all((hi - lo) / lo <= 1 / 64 + 1e-12 for lo, hi, _ in hist)

@@ -232,3 +232,16 @@ def test_drop_caches_needs_root_and_says_so(qnb, tmp_path):
         return
     assert rc == 0, err
     assert doc["options"]["drop_caches"] is True and doc["results"][0]["ops"] > 0
+
+
+def test_fsync_every_n_writes_is_timed_in_the_writes(qnb, tmp_path):
+    base = ("--engine", "file", "--dir", tmp_path, "--size", "256KiB", "--bs", "4KiB",
+            "--rw", "randwrite", "--runtime", "150ms", "--warmup", "0")  # fmt: skip
+    rc, plain, _, err = qnb(*base)
+    assert rc == 0, err
+    rc, synced, _, err = qnb(*base, "--fsync", "1")
+    assert rc == 0, err
+    # an fsync per write costs at least a few microseconds more than a page-cache write
+    assert (synced["results"][0]["latency_s"]["p50"]
+            > 2 * plain["results"][0]["latency_s"]["p50"])  # fmt: skip
+    assert synced["options"]["fsync"] == 1

@@ -266,7 +266,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     int limit_only = (c->ops > 0 || c->io_size > 0) && c->runtime <= 0;
     if (c->warmup > 0)
         wait_until(r, t_w0 + (int64_t)(c->warmup * 1e9));
-    double warm_s = (qnb_now_ns() - t_w0) * 1e-9;
+    double warm_s = (qnb_now_ns() - t_w0) / 1e9;
     qnb_cpu_times(&cu0, &cs0, use_proc);
     int expected = QNB_PHASE_WARMUP;
     r->t_start_ns = qnb_now_ns();
@@ -289,7 +289,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
                 capsamp *= 2;
                 samp = realloc(samp, capsamp * sizeof *samp);
             }
-            samp[nsamp++] = (struct sample){(next - r->t_start_ns) * 1e-9, o - prev_ops,
+            samp[nsamp++] = (struct sample){(next - r->t_start_ns) / 1e9, o - prev_ops,
                                             b - prev_bytes};
             prev_ops = o;
             prev_bytes = b;
@@ -339,7 +339,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     }
     uint64_t ops, bytes;
     sum_counters(r, &ops, &bytes);
-    double elapsed = ((double)(t_stop - r->t_start_ns) + finish_max) * 1e-9;
+    double elapsed = ((double)(t_stop - r->t_start_ns) + finish_max) / 1e9;
     if (ops > prev_ops || nsamp == 0) {
         if (nsamp == capsamp) {
             capsamp *= 2;
@@ -374,14 +374,31 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     qj_key(j, "latency_s");
     qj_obj_begin(j);
     qj_kint(j, "count", (long long)h->count);
-    qj_knum(j, "mean", h->count ? h->sum_ns / h->count * 1e-9 : NAN);
-    qj_knum(j, "min", h->count ? h->min_ns * 1e-9 : NAN);
-    qj_knum(j, "p50", qnb_hist_quantile_ns(h, 0.50) * 1e-9);
-    qj_knum(j, "p90", qnb_hist_quantile_ns(h, 0.90) * 1e-9);
-    qj_knum(j, "p99", qnb_hist_quantile_ns(h, 0.99) * 1e-9);
-    qj_knum(j, "max", h->count ? h->max_ns * 1e-9 : NAN);
+    qj_knum(j, "mean", h->count ? h->sum_ns / h->count / 1e9 : NAN);
+    qj_knum(j, "min", h->count ? h->min_ns / 1e9 : NAN);
+    qj_knum(j, "p50", qnb_hist_quantile_ns(h, 0.50) / 1e9);
+    qj_knum(j, "p90", qnb_hist_quantile_ns(h, 0.90) / 1e9);
+    qj_knum(j, "p99", qnb_hist_quantile_ns(h, 0.99) / 1e9);
+    qj_knum(j, "max", h->count ? h->max_ns / 1e9 : NAN);
+    if (c->histogram) {
+        /* [lower_s, upper_s, count] of every non-empty bucket, in increasing order */
+        qj_key(j, "histogram");
+        qj_arr_begin(j);
+        for (unsigned i = 0; i < QNB_HIST_BUCKETS; i++) {
+            if (!h->b[i])
+                continue;
+            double lo, hi;
+            qnb_hist_bucket_range(i, &lo, &hi);
+            qj_arr_begin(j);
+            qj_num(j, lo / 1e9);
+            qj_num(j, hi / 1e9);
+            qj_int(j, (long long)h->b[i]);
+            qj_arr_end(j);
+        }
+        qj_arr_end(j);
+    }
     qj_obj_end(j);
-    qj_knum(j, "think_s_mean", think_n ? think_sum / think_n * 1e-9 : 0.0);
+    qj_knum(j, "think_s_mean", think_n ? think_sum / think_n / 1e9 : 0.0);
     qj_key(j, "cpu");
     qj_obj_begin(j);
     qj_knum(j, "user_s", cu1 - cu0);
@@ -403,7 +420,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     qj_key(j, "engine_stats");
     qj_obj_begin(j);
     r->elapsed_s = elapsed;
-    r->finish_s = finish_max * 1e-9;
+    r->finish_s = finish_max / 1e9;
     r->ops_total = ops;
     r->bytes_total = bytes;
     r->point_complete = complete;
@@ -419,7 +436,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         qnb_diag("point %d/%d: jobs=%d%s op=%s: %.6g ops/s, %.6g B/s, mean latency %.6g s",
                  r->pt.index + 1, r->pt.npoints, jobs, bsbuf, r->pt.op, elapsed > 0 ? ops / elapsed : 0.0,
                  elapsed > 0 ? bytes / elapsed : 0.0,
-                 h->count ? h->sum_ns / h->count * 1e-9 : 0.0);
+                 h->count ? h->sum_ns / h->count / 1e9 : 0.0);
     }
     free(h);
     free(samp);

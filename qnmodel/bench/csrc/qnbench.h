@@ -48,6 +48,8 @@ struct qnb_config {
     char access[8];
     char workers[8];
     long long end_fsync;
+    long long fsync_every;
+    long long histogram;
     long long drop_caches;
     /* mem, cpu */
     char mem_op[64];
@@ -131,6 +133,7 @@ void qnb_hist_reset(struct qnb_hist *h);
 void qnb_hist_add(struct qnb_hist *h, uint64_t ns);
 void qnb_hist_merge(struct qnb_hist *dst, const struct qnb_hist *src);
 double qnb_hist_quantile_ns(const struct qnb_hist *h, double q);
+void qnb_hist_bucket_range(unsigned idx, double *lo_ns, double *hi_ns); /* [lo, hi) */
 
 /* ---- rng: splitmix64 seeding + xoshiro256** ---- */
 struct qnb_rng {

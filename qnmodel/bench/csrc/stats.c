@@ -26,7 +26,7 @@ static unsigned bucket_of(uint64_t v)
     return idx < QNB_HIST_BUCKETS ? idx : QNB_HIST_BUCKETS - 1;
 }
 
-static void bucket_range(unsigned idx, double *lo, double *hi)
+void qnb_hist_bucket_range(unsigned idx, double *lo, double *hi)
 {
     if (idx < QNB_HIST_SUB) {
         *lo = idx;
@@ -77,7 +77,7 @@ double qnb_hist_quantile_ns(const struct qnb_hist *h, double q)
         seen += h->b[i];
         if (seen >= rank) {
             double lo, hi;
-            bucket_range(i, &lo, &hi);
+            qnb_hist_bucket_range(i, &lo, &hi);
             double mid = i < QNB_HIST_SUB ? lo : 0.5 * (lo + hi);
             if (mid < (double)h->min_ns)
                 mid = (double)h->min_ns;

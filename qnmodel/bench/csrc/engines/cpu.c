@@ -150,8 +150,8 @@ static void cpu_report(struct qnb_run *r, struct qnb_json *j)
         ops += r->workers[i].hist.count;
         bytes += atomic_load(&r->workers[i].bytes);
     }
-    qj_knum(j, "cost_s_per_unit", ops ? busy / (double)ops * 1e-9 : 0.0);
-    qj_knum(j, "cost_s_per_byte", bytes ? busy / (double)bytes * 1e-9 : 0.0);
+    qj_knum(j, "cost_s_per_unit", ops ? busy / (double)ops / 1e9 : 0.0);
+    qj_knum(j, "cost_s_per_byte", bytes ? busy / (double)bytes / 1e9 : 0.0);
 }
 
 static const struct qnb_engine qnb_engine_cpu = {

@@ -97,7 +97,7 @@ void qnb_emu_report(const struct qnb_emu_set *s, int64_t t0, int64_t t1, struct 
     qj_key(j, "device_busy_s");
     qj_arr_begin(j);
     for (int i = 0; i < s->k; i++)
-        qj_num(j, busy ? busy[i] * 1e-9 : 0.0);
+        qj_num(j, busy ? busy[i] / 1e9 : 0.0);
     qj_arr_end(j);
     qj_key(j, "device_ops");
     qj_arr_begin(j);
@@ -109,7 +109,7 @@ void qnb_emu_report(const struct qnb_emu_set *s, int64_t t0, int64_t t1, struct 
     for (int i = 0; i < s->k; i++)
         qj_num(j, busy && elapsed > 0 ? busy[i] / elapsed : 0.0);
     qj_arr_end(j);
-    qj_knum(j, "service_s_mean", svc_n ? svc_sum / (double)svc_n * 1e-9 : 0.0);
+    qj_knum(j, "service_s_mean", svc_n ? svc_sum / (double)svc_n / 1e9 : 0.0);
     uint64_t dropped = 0;
     for (int i = 0; i < s->k; i++)
         dropped += s->dev[i].dropped;
@@ -189,7 +189,7 @@ static void emu_report(struct qnb_run *r, struct qnb_json *j)
         late += r->workers[i].stat[0];
         n += r->workers[i].stat[1];
     }
-    qj_knum(j, "wakeup_late_s_mean", n > 0 ? late / n * 1e-9 : 0.0);
+    qj_knum(j, "wakeup_late_s_mean", n > 0 ? late / n / 1e9 : 0.0);
 }
 
 static void emu_teardown(struct qnb_run *r)

@@ -31,6 +31,7 @@ struct file_worker {
     unsigned char *buf;
     long long off;
     long long nblocks;
+    long long writes; /* since the last --fsync */
     int write;
     int random;
     enum access acc;
@@ -63,6 +64,10 @@ static int file_check(const struct qnb_config *c, char *err, size_t len)
                      c->bs.v[i]);
             return 2;
         }
+    }
+    if (c->fsync_every < 0) {
+        snprintf(err, len, "file: --fsync %lld must be >= 0", c->fsync_every);
+        return 2;
     }
     if (strcmp(c->access, "direct") == 0 && c->size % 4096 != 0) {
         snprintf(err, len, "file: --access direct needs --size a multiple of 4096, got %lld",
@@ -236,6 +241,18 @@ static int file_op(struct qnb_worker *w, uint64_t *bytes)
         else
             memcpy(f->buf, f->map + off, bs);
         break;
+    }
+    if (f->write && w->run->cfg->fsync_every > 0 && ++f->writes >= w->run->cfg->fsync_every) {
+        f->writes = 0;
+        int rc = 0;
+        if (f->acc == A_STDIO)
+            rc = fflush(f->fp) != 0 || fsync(fileno(f->fp)) != 0;
+        else if (f->acc == A_MMAP)
+            rc = msync(f->map, (size_t)w->run->cfg->size, MS_SYNC) != 0;
+        else
+            rc = fsync(f->fd) != 0;
+        if (rc)
+            return io_error(w, "fsync (--fsync)", off, errno);
     }
     *bytes = bs;
     return 0;
