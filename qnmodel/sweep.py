@@ -122,14 +122,46 @@ def solve_grid(
     if D.ndim != 2 or D.shape[1] == 0:
         raise InvalidModelError(f"demands must have shape (points, stations), got {D.shape}")
     P, K = D.shape
-    if not np.all(np.isfinite(D)) or np.any(D < 0):
-        raise InvalidModelError("demands must be finite and >= 0 at every grid point")
+    bad = ~np.isfinite(D) | (D < 0)
+    if bad.any():
+        p, k = (int(i) for i in np.argwhere(bad)[0])
+        raise InvalidModelError(
+            f"demands[{p}, {k}] (grid point {p}, station {k}) must be finite and >= 0 "
+            f"seconds, got {float(D[p, k])!r}"
+        )
     n_arr = np.asarray([as_population(v, "N") for v in np.ravel(n)], dtype=np.int64)
     if n_arr.size == 0:
         raise InvalidModelError("N is empty: give at least one population, e.g. N=range(1, 65)")
-    delay = np.zeros(K, bool) if is_delay is None else np.asarray(is_delay, bool)
-    m = np.ones(K, np.int64) if servers is None else np.asarray(servers, np.int64)
-    Z = np.broadcast_to(np.asarray(think_time, dtype=np.float64), (P,))
+    delay = np.zeros(K, bool) if is_delay is None else np.asarray(is_delay)
+    if delay.shape != (K,) or delay.dtype != np.bool_:
+        raise InvalidModelError(
+            f"is_delay must be {K} booleans (one per station), got {is_delay!r}"
+        )
+    m = np.ones(K, np.int64) if servers is None else np.asarray(servers)
+    if (
+        m.shape != (K,)
+        or m.dtype.kind not in "iuf"
+        or not np.all(np.isfinite(m))
+        or np.any(m != np.floor(m))
+        or np.any(m < 1)
+    ):
+        raise InvalidModelError(
+            f"servers must be {K} integers >= 1 (one per station), got {servers!r}"
+        )
+    m = m.astype(np.int64)
+    try:
+        Z = np.broadcast_to(np.asarray(think_time, dtype=np.float64), (P,))
+    except ValueError:
+        raise InvalidModelError(
+            f"think_time must be one value or {P} (one per grid point), "
+            f"got shape {np.shape(think_time)}"
+        ) from None
+    badz = ~np.isfinite(Z) | (Z < 0)
+    if badz.any():
+        p = int(np.flatnonzero(badz)[0])
+        raise InvalidModelError(
+            f"think_time at grid point {p} must be finite and >= 0 seconds, got {float(Z[p])!r}"
+        )
     for meth in methods:
         if meth not in METHODS:
             raise InvalidModelError(f"methods must be a subset of {METHODS}, got {meth!r}")
@@ -138,9 +170,11 @@ def solve_grid(
     out: dict[str, np.ndarray] = {"bottleneck": np.argmax(per_server, axis=1)}
     Dq = np.where(q[None, :], D, 0.0).sum(axis=1)
     Ddelay = np.where(delay[None, :], D, 0.0).sum(axis=1)
-    if np.any(Dq + Ddelay + Z <= 0):
+    idle = Dq + Ddelay + Z <= 0
+    if idle.any():
+        p = int(np.flatnonzero(idle)[0])
         raise InvalidModelError(
-            "at some grid point every demand and the think time are zero: throughput is "
+            f"at grid point {p} every demand and the think time are zero: throughput is "
             "unbounded; give at least one station a demand > 0"
         )
     Kq = max(int(q.sum()), 1)

@@ -238,6 +238,26 @@ def test_solve_grid_keeps_the_order_of_n_and_brackets_mva():
         (lambda: sweep(42, N=4), InvalidTypeError, "system_or_factory must be"),
         (lambda: sweep(lambda k: qn.Network.from_demands([1.0] * k), N=4, k=[1, 2]),
          InvalidModelError, "differ in structure"),
+        (lambda: sweep(qn.Network.from_demands([1.0, 2.0], names=["a", "b"]), N=4,
+                       a=[0.0], b=[0.0]),
+         InvalidModelError, r"at grid point 0 every demand and the think time are zero"),
+        (lambda: solve_grid([[1.0, 2.0], [0.0, 0.0]], [1]), InvalidModelError,
+         r"at grid point 1 every demand and the think time are zero"),
+        (lambda: solve_grid([[1.0, 2.0], [0.5, np.nan]], [1]), InvalidModelError,
+         r"demands\[1, 1\] \(grid point 1, station 1\) must be finite and >= 0 seconds, got nan"),
+        (lambda: solve_grid([[1.0, -2.0]], [1]), InvalidModelError,
+         r"demands\[0, 1\] .* got -2.0"),
+        (lambda: solve_grid([[1.0, 2.0]] * 3, [1], think_time=[0.0, -1.0, 2.0]),
+         InvalidModelError, r"think_time at grid point 1 must be finite and >= 0 seconds, got -1"),
+        (lambda: solve_grid([[1.0, 2.0]] * 3, [1], think_time=[0.0, 1.0]), InvalidModelError,
+         r"think_time must be one value or 3 \(one per grid point\), got shape \(2,\)"),
+        (lambda: solve_grid([[1.0, 2.0]], [1], is_delay=[True]), InvalidModelError,
+         r"is_delay must be 2 booleans \(one per station\), got \[True\]"),
+        (lambda: solve_grid([[1.0, 2.0]], [1], servers=[1, 0]), InvalidModelError,
+         r"servers must be 2 integers >= 1 \(one per station\), got \[1, 0\]"),
+        (lambda: solve_grid([[1.0, 2.0]], [1], servers=[1, 1.5]), InvalidModelError,
+         r"servers must be 2 integers >= 1"),
+        (lambda: solve_grid([[1.0, 2.0]], [0]), InvalidModelError, r"N must be an integer >= 1"),
     ],
 )  # fmt: skip
 def test_errors(call, exc, match):
@@ -259,7 +279,7 @@ def test_solve_grid_equals_the_solvers_property(demands, z, delay):
     D = np.array(demands)
     kinds = ["delay" if d else "queue" for d in delay]
     if np.any(D.sum(axis=1) + z <= 0):
-        return  # all-zero networks are rejected; covered in test_errors
+        return  # all-zero networks are rejected (tested in test_errors)
     n = [1, 2, 7, 30]
     out = solve_grid(D, n, think_time=z, is_delay=np.array(delay))
     for p in range(D.shape[0]):

@@ -434,7 +434,13 @@ class NetworkedRAID:
         return _normalise(_field_name(key), value)
 
     def replace(self, **changes: Any) -> NetworkedRAID:
-        """A copy with some fields changed (readable names or paper symbols)."""
+        """A copy with some fields changed (readable names or paper symbols).
+
+        Values follow the constructor's rules: plain numbers are SI (bytes,
+        seconds, bytes/s), strings carry their unit: ``replace(TRate_e="1 Gbit/s")``
+        or ``replace(link_rate=125e6)``, never ``replace(link_rate=1000)``
+        meaning megabits (that would be 1000 bytes/s).
+        """
         return dataclasses.replace(self, **{_field_name(k): v for k, v in changes.items()})
 
     # -- views ------------------------------------------------------------------------
@@ -546,11 +552,20 @@ class NetworkedRAID:
         return Network.from_demands(values, think_time, names=names)
 
     def bounds(self, N: int, method: str = "bjb", think_time: float | str = 0.0) -> BoundsResult:
-        """Bounds on X(n), R(n), n = 1..N (BJB: the paper's eq. 1); see :func:`qnmodel.bounds`."""
+        """Bounds on X(n), R(n), n = 1..N (BJB: the paper's eq. 1); see :func:`qnmodel.bounds`.
+
+        ``N`` is the largest number of concurrent jobs (>= 1), ``method`` ``"bjb"``
+        or ``"aba"``, ``think_time`` Z in seconds or a time string (>= 0).
+        Throughputs are jobs/s, response times seconds (excluding Z).
+        """
         return _solve_bounds(self.network(think_time), N, method=method)
 
     def mva(self, N: int, think_time: float | str = 0.0) -> MVAResult:
-        """Exact MVA for n = 1..N; see :func:`qnmodel.mva`."""
+        """Exact MVA for n = 1..N concurrent jobs; see :func:`qnmodel.mva`.
+
+        ``think_time`` Z in seconds or a time string (>= 0). Throughput in
+        jobs/s, response time in seconds (excluding Z), per station as well.
+        """
         return _solve_mva(self.network(think_time), N)
 
     def describe(self) -> str:
