@@ -66,7 +66,7 @@ def as_quantity(
     if math.isnan(v) or (math.isinf(v) and not allow_inf):
         raise InvalidModelError(f"{name} must be finite, got {value!r}")
     if v < 0.0:
-        raise InvalidModelError(f"{name} must be >= 0, got {value!r}")
+        raise InvalidModelError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")
     if positive and v == 0.0:
         raise InvalidModelError(f"{name} must be > 0, got {value!r}")
     return v

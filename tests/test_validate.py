@@ -65,6 +65,9 @@ def test_as_quantity_negative_number_and_string():
 def test_as_quantity_positive_rejects_zero_only_when_asked():
     with pytest.raises(InvalidModelError, match=r"^rate must be > 0, got 0$"):
         v.as_quantity(0, "rate", "rate", positive=True)
+    # a negative value of a positive quantity states the rule that applies, > 0
+    with pytest.raises(InvalidModelError, match=r"^rate must be > 0, got -5$"):
+        v.as_quantity(-5, "rate", "rate", positive=True)
     assert v.as_quantity("1 B/s", "rate", "rate", positive=True) == 1.0
 
 
