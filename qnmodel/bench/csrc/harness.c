@@ -182,6 +182,31 @@ struct sample {
     uint64_t ops, bytes;
 };
 
+struct samples {
+    struct sample *v;
+    size_t n, cap;
+};
+
+/* append; on allocation failure the sample is merged into the previous one (totals stay exact) */
+static void add_sample(struct samples *s, double t_s, uint64_t ops, uint64_t bytes)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        struct sample *v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            if (s->n) {
+                s->v[s->n - 1].t_s = t_s;
+                s->v[s->n - 1].ops += ops;
+                s->v[s->n - 1].bytes += bytes;
+            }
+            return;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (struct sample){t_s, ops, bytes};
+}
+
 static void sum_counters(struct qnb_run *r, uint64_t *ops, uint64_t *bytes)
 {
     *ops = *bytes = 0;
@@ -259,8 +284,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     t_w0 = qnb_now_ns();
 
     /* warm-up, then the measured interval */
-    size_t nsamp = 0, capsamp = 64;
-    struct sample *samp = malloc(capsamp * sizeof *samp);
+    struct samples ss = {NULL, 0, 0};
     double cu0 = 0, cs0 = 0, cu1 = 0, cs1 = 0;
     int timed_out = 0;
     int limit_only = (c->ops > 0 || c->io_size > 0) && c->runtime <= 0;
@@ -285,12 +309,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         if (now >= next) {
             uint64_t o, b;
             sum_counters(r, &o, &b);
-            if (nsamp == capsamp) {
-                capsamp *= 2;
-                samp = realloc(samp, capsamp * sizeof *samp);
-            }
-            samp[nsamp++] = (struct sample){(next - r->t_start_ns) / 1e9, o - prev_ops,
-                                            b - prev_bytes};
+            add_sample(&ss, (next - r->t_start_ns) / 1e9, o - prev_ops, b - prev_bytes);
             prev_ops = o;
             prev_bytes = b;
             next += step;
@@ -320,7 +339,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     if (t_stop < r->t_start_ns)
         t_stop = r->t_start_ns;
     double finish_max = 0;
-    struct qnb_hist *h = malloc(sizeof *h);
+    static struct qnb_hist hbuf; /* merged histogram; the main thread runs one point at a time */
+    struct qnb_hist *h = &hbuf;
     qnb_hist_reset(h);
     double think_sum = 0;
     uint64_t think_n = 0;
@@ -340,13 +360,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     uint64_t ops, bytes;
     sum_counters(r, &ops, &bytes);
     double elapsed = ((double)(t_stop - r->t_start_ns) + finish_max) / 1e9;
-    if (ops > prev_ops || nsamp == 0) {
-        if (nsamp == capsamp) {
-            capsamp *= 2;
-            samp = realloc(samp, capsamp * sizeof *samp);
-        }
-        samp[nsamp++] = (struct sample){elapsed, ops - prev_ops, bytes - prev_bytes};
-    }
+    if (ops > prev_ops || ss.n == 0)
+        add_sample(&ss, elapsed, ops - prev_ops, bytes - prev_bytes);
     if (qnb_stop_signal) {
         ok = 0;
         qnb_run_error(r, "interrupted by a signal during point %d", r->pt.index);
@@ -406,7 +421,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     qj_obj_end(j);
     qj_key(j, "samples");
     qj_arr_begin(j);
-    for (size_t i = 0; i < nsamp; i++) {
+    const struct sample *samp = ss.v;
+    for (size_t i = 0; i < ss.n; i++) {
         double dt = i == 0 ? samp[0].t_s : samp[i].t_s - samp[i - 1].t_s;
         qj_obj_begin(j);
         qj_knum(j, "t_s", samp[i].t_s);
@@ -438,8 +454,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
                  elapsed > 0 ? bytes / elapsed : 0.0,
                  h->count ? h->sum_ns / h->count / 1e9 : 0.0);
     }
-    free(h);
-    free(samp);
+    free(ss.v);
     if (eng->point_teardown)
         eng->point_teardown(r);
     qnb_shared_free(r->workers, wsize);

@@ -157,6 +157,10 @@ static int run_main(int argc, char **argv)
     char *rbuf = NULL;
     size_t rlen = 0;
     FILE *rf = open_memstream(&rbuf, &rlen);
+    if (!rf) {
+        qnb_diag("out of memory");
+        return 1;
+    }
     struct qnb_json jr;
     qj_init(&jr, rf);
     qj_arr_begin(&jr);
@@ -172,6 +176,10 @@ static int run_main(int argc, char **argv)
     char *abuf = NULL;
     size_t alen = 0;
     FILE *af = open_memstream(&abuf, &alen);
+    if (!af) {
+        qnb_diag("out of memory");
+        return 1;
+    }
     struct qnb_json ja;
     qj_init(&ja, af);
     qj_arr_begin(&ja);
