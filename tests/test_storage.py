@@ -197,6 +197,53 @@ def test_network_structure_and_think_time():
         sys.network(expand_servers="yes")
 
 
+def test_disk_array_behind_each_server_feeds_the_network():
+    # A disk-bound variant: 10 Gbit/s network, every server doing its share of every job.
+    sys = NetworkedRAID.cui2006(link_rate="10 Gbit/s", server_terms="one_server")
+    exact = hand.hand_demands(
+        dict(hand.TESTBED, TRate_e=F(10**10, 8)), "raid5", "write", "one_server"
+    )
+    d_disk = exact["disk"]
+    assert max(exact, key=exact.get) == "disk"
+    # one RAID0 disk is the disk itself
+    one = sys.network(disk_array=("raid0", 1, "sequential"))
+    assert one.names == (*STATIONS[:-1], "disk_m1")
+    np.testing.assert_array_equal(one.demands, sys.network().demands)
+    # RAID0 of 4: each member carries D_d / 4 (T = 4); the disk stops being the bottleneck
+    net = sys.network(disk_array=("raid0", 4, "sequential"))
+    assert net.names[-4:] == ("disk_m1", "disk_m2", "disk_m3", "disk_m4")
+    np.testing.assert_allclose(net.demands[-4:], [float(d_disk / 4)] * 4, rtol=1e-15)
+    others = max(float(v) for k, v in exact.items() if k != "disk")
+    b = qn.bounds(net, 10)
+    assert b.saturation_throughput == pytest.approx(1 / max(others, float(d_disk / 4)), rel=1e-13)
+    # RAID5 small random writes: T = N/4 = 1 on 4 disks, so no gain over one disk
+    r5 = sys.network(disk_array=("raid5", 4, "random"))
+    np.testing.assert_allclose(r5.demands[-4:], [float(d_disk)] * 4, rtol=1e-15)
+    assert qn.bounds(r5, 10).saturation_throughput == pytest.approx(1 / float(d_disk), rel=1e-13)
+    # with expanded servers: STP_m servers x members, named per server
+    big = sys.network(expand_servers=True, disk_array=("raid10", 4, "sequential"))
+    assert big.K == 3 + 2 * 3 + 3 * 4
+    assert "disk_3_m4" in big.names and big.station("disk_2_m1").demand == pytest.approx(
+        float(d_disk / 2), rel=1e-15
+    )  # raid10 sequential write: T = N/2 = 2
+
+
+@pytest.mark.parametrize(
+    ("array", "exc", "match"),
+    [
+        ("raid5", InvalidTypeError, r"disk_array must be a \(level, disks, pattern\) tuple"),
+        (("raid5", 4), InvalidModelError, r"got 2 values: \('raid5', 4\)"),
+        (("raid5", 2, "random"), InvalidModelError, r"disks must be >= 3 for raid5, got 2"),
+        (("raid10", 5, "random"), InvalidModelError, r"disks must be even for raid10"),
+        (("raid4", 4, "random"), InvalidModelError, r"level must be one of"),
+        (("raid0", 4, "striped"), InvalidModelError, r"pattern must be one of"),
+    ],
+)
+def test_disk_array_errors(array, exc, match):
+    with pytest.raises(exc, match=match):
+        NetworkedRAID.cui2006().network(disk_array=array)
+
+
 def test_paper_eq1_lower_bound_and_exact_mva():
     sys = NetworkedRAID.cui2006()
     d = np.array(list(sys.demands().values()))

@@ -43,8 +43,10 @@ single disk's service demand is multiplied when the same logical workload
 runs on the array (``1/T`` on each of N disks for these symmetric layouts).
 A closed network with those N disk stations saturates at exactly T times the
 single-disk throughput, so the speedup table and the queueing model agree by
-construction; the multipliers feed the networked-RAID composition
-(:mod:`qnmodel.models.storage`) and the solvers.
+construction. The multipliers feed the solvers directly (:func:`disk_demands`)
+and the networked-RAID composition: ``NetworkedRAID.network(disk_array=(level,
+disks, pattern))`` puts such an array behind each storage server
+(:mod:`qnmodel.models.storage`).
 
 References
 ----------

@@ -55,6 +55,8 @@ References
 .. [Cui06] Cui B., Liu J., Wang G., Liu J., "Study on I/O response time bounds
    of network storage systems" (网络存储系统 I/O 响应时间边界性能研究),
    Journal on Communications (通信学报) 27(1):69-74, 2006.
+.. [Chen] Chen X., Liu Y., Gao P., Xu J., NVMe SSD and Intel VROC RAID tests
+   (seed 003), table 1: the theoretical speedups behind ``disk_array``.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ from ..network import Network
 from ..results import BoundsResult, MVAResult
 from ..solvers.bounds import bounds as _solve_bounds
 from ..solvers.mva import mva as _solve_mva
+from .raid import disk_demand_multipliers
 
 __all__ = [
     "NetworkedRAID",
@@ -517,7 +520,12 @@ class NetworkedRAID:
         _d.raid_byte_factor(choice["raid"], choice["op"], w)
         return networked_raid_demands(params, **choice)
 
-    def network(self, think_time: float | str = 0.0, expand_servers: bool = False) -> Network:
+    def network(
+        self,
+        think_time: float | str = 0.0,
+        expand_servers: bool = False,
+        disk_array: tuple | None = None,
+    ) -> Network:
         """The closed network of [Cui06] fig. 2 with these demands.
 
         Parameters
@@ -529,6 +537,18 @@ class NetworkedRAID:
             storage-server NIC, CPU and disk. True: STP_m copies of each
             (``nic_server_1 ... disk_STP``), the physical topology; pair it
             with ``server_terms="one_server"``.
+        disk_array : (level, disks, pattern), optional
+            A local RAID array behind each storage server instead of one disk
+            (an extension; the paper's servers have one disk each): ``level``
+            in ``"raid0"|"raid1"|"raid10"|"raid5"|"raid6"``, ``disks`` member
+            disks, ``pattern`` ``"sequential"`` or ``"random"``; the operation
+            is this system's ``op``. Each disk station of demand D_d (eq. 10,
+            one disk of rate TRate_d) becomes ``disks`` member stations
+            ``disk_m1 ...`` (``disk_<i>_m1 ...`` when expanded) of demand
+            D_d * m_j, with m_j from
+            :func:`qnmodel.models.raid.disk_demand_multipliers` ([Chen]
+            table 1 via Intel VROC): the array then saturates at T(level,
+            disks, op, pattern) times one disk.
 
         Returns
         -------
@@ -537,19 +557,38 @@ class NetworkedRAID:
         """
         if not isinstance(expand_servers, bool):
             raise InvalidTypeError(f"expand_servers must be True or False, got {expand_servers!r}")
+        members = self._disk_array_multipliers(disk_array)
         d = self.demands()
-        if not expand_servers:
-            return Network.from_demands(list(d.values()), think_time, names=list(d))
         names, values = [], []
         for k, v in d.items():
-            if k in ("nic_server", "cpu_server", "disk"):
-                for i in range(1, self.stripe_width + 1):
-                    names.append(f"{k}_{i}")
+            copies = [k]
+            if expand_servers and k in ("nic_server", "cpu_server", "disk"):
+                copies = [f"{k}_{i}" for i in range(1, self.stripe_width + 1)]
+            for name in copies:
+                if k == "disk" and members is not None:
+                    names.extend(f"{name}_m{j}" for j in range(1, members.size + 1))
+                    values.extend(float(v * mj) for mj in members)
+                else:
+                    names.append(name)
                     values.append(v)
-            else:
-                names.append(k)
-                values.append(v)
         return Network.from_demands(values, think_time, names=names)
+
+    def _disk_array_multipliers(self, disk_array) -> np.ndarray | None:
+        """Member-disk demand multipliers of a ``(level, disks, pattern)`` array, or None."""
+        if disk_array is None:
+            return None
+        if isinstance(disk_array, str) or not isinstance(disk_array, tuple | list):
+            raise InvalidTypeError(
+                "disk_array must be a (level, disks, pattern) tuple such as "
+                f"('raid5', 4, 'sequential'), got {disk_array!r}"
+            )
+        if len(disk_array) != 3:
+            raise InvalidModelError(
+                "disk_array must be (level, disks, pattern), e.g. ('raid5', 4, 'sequential'); "
+                f"got {len(disk_array)} values: {disk_array!r}"
+            )
+        level, disks, pattern = disk_array
+        return disk_demand_multipliers(level, disks, self.op, pattern)
 
     def bounds(self, N: int, method: str = "bjb", think_time: float | str = 0.0) -> BoundsResult:
         """Bounds on X(n), R(n), n = 1..N (BJB: the paper's eq. 1); see :func:`qnmodel.bounds`.

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qnmodel as qn
+from qnmodel.demands.raid_bytes import raid_byte_factor
 from qnmodel.errors import InvalidModelError, InvalidTypeError, MeasurementArtefactWarning
 from qnmodel.models import raid
 from qnmodel.models.raid import (
@@ -265,8 +266,5 @@ def test_property_speedup_bounded_by_disks_and_monotone(level, n, op, pattern):
 )
 def test_write_multipliers_sum_to_the_networked_raid_byte_factor(level, n):
     """Cross-check with the byte factors of the networked-RAID formulas (SPEC sec. 3)."""
-    raid_bytes = pytest.importorskip("qnmodel.demands.raid_bytes", reason="networked-RAID module")
     m = disk_demand_multipliers(level, n, "write", "sequential")
-    assert m.sum() == pytest.approx(
-        float(raid_bytes.raid_byte_factor(level, "write", n)), rel=1e-15
-    )
+    assert m.sum() == pytest.approx(float(raid_byte_factor(level, "write", n)), rel=1e-15)
