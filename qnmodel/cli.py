@@ -563,11 +563,18 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 # -- plot -----------------------------------------------------------------------------------------
 def _read_measured(path: str):
+    """Measured points from a CSV, or from a qnbench closed-loop trace (JSON)."""
     import pandas as pd
 
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such measurement file")
+    if p.suffix.lower() == ".json":
+        # A `qnmodel bench ... --out FILE.json` closed loop: one point per client count,
+        # X with its confidence half-width from the per-interval samples, R = mean latency.
+        from .calibration.pipeline import measured_curve
+
+        return measured_curve(p)
     frame = pd.read_csv(p)
     cols = set(frame.columns)
     if "n" not in cols or not ({"throughput", "response_time"} & cols):
@@ -790,9 +797,13 @@ solved model <name>.toml/.csv/.json/.md, <name>_bounds.png, <name>_utilization.p
   qnmodel plot examples/demo_storage.toml --out bounds.png
   qnmodel plot examples/demo_storage.toml --measured closed_loop.csv --out vs_measured.png
   qnmodel plot examples/demo_storage.toml -N 100 --utilization --out demo.svg
+  qnmodel bench emu jobs=1,2,4,8,16 bs='64 KiB' dev_latency='5 ms' dev_rate='50 MB/s' \
+      think='10 ms' runtime='1 s' --out cl.json
+  qnmodel plot model.toml --measured cl.json --out vs_measured.png
 
-The measurement CSV has columns n, throughput (jobs/s), response_time (s) and,
-optionally, throughput_err and response_time_err (error-bar half-widths).
+--measured takes a CSV with columns n, throughput (jobs/s), response_time (s)
+and, optionally, throughput_err and response_time_err (error-bar half-widths),
+or the JSON trace of a qnbench closed loop (one point per client count).
 """,
     "bench": """examples:
   qnmodel bench null jobs=1,2,4 runtime='0.2 s'
@@ -923,7 +934,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("plot", "plot the bounds band and exact MVA curve (and measured points)")
     _add_model_args(p)
     p.add_argument("--out", required=True, help="image file: .png, .svg or .pdf")
-    p.add_argument("--measured", help="CSV of measured points (n, throughput, response_time)")
+    p.add_argument(
+        "--measured",
+        help="measured points: a CSV (n, throughput, response_time) or a qnbench JSON trace",
+    )
     p.add_argument(
         "--utilization",
         action="store_true",
@@ -955,7 +969,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("report", "write a Markdown report (model, bottleneck, table, plots) to a directory")
     _add_model_args(p)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--measured", help="CSV of measured points (n, throughput, response_time)")
+    p.add_argument(
+        "--measured",
+        help="measured points: a CSV (n, throughput, response_time) or a qnbench JSON trace",
+    )
     p.set_defaults(func=_cmd_report)
     return parser
 

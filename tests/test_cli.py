@@ -538,3 +538,28 @@ def test_demo_help_describes_the_main_job():
     text = sub.format_help()
     for fragment in ("qnbench", "calibrate", "Cui et al. (2006)", "demo storage model"):
         assert fragment in text
+
+
+def test_plot_and_report_take_a_qnbench_trace_as_measured(tmp_path):
+    # The user's path: `qnmodel bench emu ... --out cl.json`, then plot the model against it.
+    # The stored trace is such a run: one exponential queue of mean 6.31 ms, Z = 20 ms.
+    trace = ROOT / "data" / "traces" / "emu-closed-loop.json"
+    model = tmp_path / "emu.toml"
+    model.write_text(
+        '[model]\nname = "emu"\nthink_time = "20 ms"\npopulation = 16\n'
+        '[[station]]\nname = "device"\nservice_time = "6.31072 ms"\n'
+    )
+    out = tmp_path / "vs.png"
+    code, _, err = run("plot", str(model), "--measured", str(trace), "--out", str(out))
+    assert code == 0, err
+    assert out.stat().st_size > 20_000
+    from qnmodel.calibration.pipeline import measured_curve
+
+    measured = measured_curve(trace)
+    assert measured["n"].tolist() == [1, 2, 3, 4, 6, 8, 12, 16]
+    # Every measured point within 5 % of exact MVA (the trace's documented known answer).
+    exact = qn.mva(modelfile.load(model).network, 16).throughput[measured["n"] - 1]
+    assert np.max(np.abs(measured["throughput"] / exact - 1)) < 0.05
+    code, _, err = run("report", str(model), "--measured", str(trace), "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    assert (tmp_path / "r" / "emu_bounds.png").stat().st_size > 20_000
