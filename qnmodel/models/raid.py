@@ -57,6 +57,10 @@ References
 .. [VROC] Intel, "RAID Performance Analysis on Intel Virtual RAID on CPU
    (Intel VROC)", white paper, revision 002, January 2019 ("RAID mathematical
    performance model").
+.. [CLGK94] P. M. Chen, E. K. Lee, G. A. Gibson, R. H. Katz, D. A. Patterson,
+   "RAID: high-performance, reliable secondary storage", ACM Computing Surveys
+   26(2):145-185, 1994, sec. 3 (redundancy and capacity of each level; the
+   read-modify-write of small RAID5 writes).
 """
 
 from __future__ import annotations
@@ -414,8 +418,9 @@ def write_penalty(level: str, disks: int | None = None) -> int:
     """Back-end disk operations per small random logical write.
 
     raid0: 1; raid1: N (every mirror; 2 for a pair); raid10: 2; raid5: 4
-    (read data and parity, write both); raid6: 6. ``disks`` is needed for
-    raid1 only (and validated when given). Random-write T = N / penalty.
+    (read data and parity, write both); raid6: 6 ([VROC]; [CLGK94] sec. 3).
+    ``disks`` is needed for raid1 only (and validated when given). Random-write
+    T = N / penalty. Returns a count of disk operations (dimensionless).
     """
     level = _level(level)
     if disks is not None:
@@ -428,7 +433,11 @@ def write_penalty(level: str, disks: int | None = None) -> int:
 
 
 def capacity_fraction(level: str, disks: int) -> float:
-    """Usable fraction of the raw capacity: 1, 1/N, 1/2, (N-1)/N, (N-2)/N."""
+    """Usable fraction of the raw capacity (dimensionless), [CLGK94] sec. 3.
+
+    raid0: 1; raid1: 1/N; raid10: 1/2; raid5: (N-1)/N; raid6: (N-2)/N for
+    ``disks`` = N members (>= the level's minimum, even for raid10).
+    """
     level = _level(level)
     n = check_disks(level, disks)
     data = {"raid0": n, "raid1": 1, "raid10": n // 2, "raid5": n - 1, "raid6": n - 2}[level]
@@ -438,7 +447,9 @@ def capacity_fraction(level: str, disks: int) -> float:
 def usable_capacity(level: str, disks: int, disk_size: float | str) -> float:
     """Usable bytes of an array of ``disks`` equal members of ``disk_size`` bytes each.
 
-    raid0: N s; raid1: s; raid10: N s / 2; raid5: (N - 1) s; raid6: (N - 2) s.
+    raid0: N s; raid1: s; raid10: N s / 2; raid5: (N - 1) s; raid6: (N - 2) s
+    ([CLGK94] sec. 3). ``disk_size`` is bytes (a plain number) or a size string
+    (``"2 TB"``, ``"1.8 TiB"``).
 
     >>> usable_capacity("raid5", 4, "2 TB") / 1e12
     6.0
