@@ -21,9 +21,10 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ._validate import as_population
 from .errors import InvalidModelError, InvalidTypeError
 from .models.storage import PARAMETERS, SYMBOLS, NetworkedRAID
 
@@ -377,8 +378,10 @@ def sensitivity(
 
     sp = _sympy()
     vals = _values(system)
-    n_list = [N] if isinstance(N, int) else [int(v) for v in N]
-    if not n_list or min(n_list) < 1:
+    if isinstance(N, str) or not isinstance(N, Iterable):
+        N = [N]
+    n_list = [as_population(v, "N") for v in N]  # 2.5 or 0 rejected, never truncated
+    if not n_list:
         raise InvalidModelError(f"N must hold integers >= 1, got {N!r}")
     if not rel_step > 0:
         raise InvalidModelError(f"rel_step must be > 0, got {rel_step!r}")

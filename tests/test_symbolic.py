@@ -190,8 +190,13 @@ def test_bound_derivative_matches_finite_differences_of_the_solver():
 
 def test_sensitivity_errors():
     sys = NetworkedRAID.cui2006()
-    with pytest.raises(InvalidModelError, match="N must hold integers >= 1"):
+    with pytest.raises(InvalidModelError, match=r"N must be an integer >= 1, got 0"):
         sy.sensitivity(sys, [0])
+    with pytest.raises(InvalidModelError, match=r"N must be an integer >= 1, got 2.5"):
+        sy.sensitivity(sys, [1, 2.5])  # never truncated to 2
+    with pytest.raises(InvalidModelError, match=r"N must hold integers >= 1, got \[\]"):
+        sy.sensitivity(sys, [])
+    assert sy.sensitivity(sys, np.int64(2), parameters=["seek"], methods=("bjb",)).n.tolist() == [2]
     with pytest.raises(InvalidModelError, match="methods must be a subset"):
         sy.sensitivity(sys, 1, methods=("exact",))
     with pytest.raises(InvalidModelError, match="unknown NetworkedRAID parameter"):
