@@ -575,7 +575,13 @@ def _read_measured(path: str):
         from .calibration.pipeline import measured_curve
 
         return measured_curve(p)
-    frame = pd.read_csv(p)
+    try:
+        frame = pd.read_csv(p)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InvalidModelError(
+            f"{p}: not a CSV of measured points (columns n, throughput, response_time) "
+            f"nor a qnbench .json trace: {exc}"
+        ) from None
     cols = set(frame.columns)
     if "n" not in cols or not ({"throughput", "response_time"} & cols):
         raise InvalidModelError(

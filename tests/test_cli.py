@@ -278,6 +278,9 @@ def test_bad_measured_file_exit_1(tmp_path):
     code, _, err = run("plot", str(DEMO), "--measured", str(meas), "--out", str(tmp_path / "p.png"))
     assert code == 1
     assert "needs columns n and throughput" in err
+    code, _, err = run("plot", str(DEMO), "--measured", str(DEMO), "--out", str(tmp_path / "p.png"))
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"qnmodel: error: {DEMO}: not a CSV of measured points")
 
 
 def test_console_script_entry_point_runs_as_module(tmp_path):
