@@ -167,8 +167,10 @@ def test_dask_client_as_executor_gives_the_in_process_frame():
             many = sweep(sys, N=24, executor=client, chunk_size=7, **grid)  # 54 points, 8 tasks
             fac = sweep(_hit_rate_network, N=24, executor=client, chunk_size=2, **fgrid)
         squares = executor_map(client, pow, range(6), [2] * 6)
+        via_executor = sweep(sys, N=24, executor=client.get_executor(), chunk_size=20, **grid)
         assert len(client.scheduler_info()["workers"]) == 2
     pd.testing.assert_frame_equal(one, many)  # same values, columns, dtypes and order
+    pd.testing.assert_frame_equal(one, via_executor)  # the concurrent.futures face of Dask
     want = sweep(sys, N=24, link_rate=fgrid["rate"], P_m=fgrid["hit"])
     assert list(fac[["rate", "hit"]].drop_duplicates().itertuples(index=False)) == list(
         want[["link_rate", "P_m"]].drop_duplicates().itertuples(index=False)
@@ -176,7 +178,7 @@ def test_dask_client_as_executor_gives_the_in_process_frame():
     cols = RESULT_COLUMNS["aba"] + RESULT_COLUMNS["bjb"] + RESULT_COLUMNS["mva"] + ["bottleneck"]
     pd.testing.assert_frame_equal(fac[cols], want[cols])
     assert squares == [0, 1, 4, 9, 16, 25]
-    # the work ran as Dask tasks: 8 + 3 grid chunks, 6 factory calls
+    # the work ran as Dask tasks: 8 + 3 grid chunks, 6 factory calls (inside the task stream)
     names = [t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in stream.data]
     assert sum(str(k).startswith("_solve_chunk") for k in names) == 8 + 3
     assert sum(str(k).startswith("_call_factory") for k in names) == 6
