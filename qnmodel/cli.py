@@ -552,13 +552,42 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         _write_csv(frame, sys.stdout)
     else:
-        headers = list(frame.columns)
-        rows = [
-            [_g(v) if isinstance(v, float) else str(v) for v in rec]
-            for rec in frame.itertuples(index=False)
-        ]
-        sys.stdout.write(_text_table(headers, rows))
+        sys.stdout.write(_unit_table(frame))
     return EXIT_OK
+
+
+def _unit_table(frame) -> str:
+    """An aligned table whose throughput and time columns carry their unit in the header.
+
+    Throughputs are jobs/s; every column of times (``response_time``, ``think_time``,
+    and their bounds and errors) is drawn in one unit, ms or s, chosen from the largest.
+    """
+    times = [
+        c
+        for c in frame.columns
+        if ("response_time" in c and not c.endswith("_pct")) or c == "think_time"
+    ]
+    top = max((float(np.nanmax(np.abs(frame[c]))) for c in times), default=0.0)
+    factor, unit = (1.0, "s") if top >= 1.0 else (1e3, "ms")
+    headers, cols = [], []
+    for c in frame.columns:
+        if c in times:
+            headers.append(f"{c} [{unit}]")
+            cols.append(frame[c] * factor)
+        elif c.endswith("_pct"):
+            headers.append(f"{c} [%]")
+            cols.append(frame[c])
+        elif "throughput" in c:
+            headers.append(f"{c} [jobs/s]")
+            cols.append(frame[c])
+        else:
+            headers.append(str(c))
+            cols.append(frame[c])
+    rows = [
+        [_g(v) if isinstance(v, float) else str(v) for v in rec]
+        for rec in zip(*(col.tolist() for col in cols), strict=True)
+    ]
+    return _text_table(headers, rows)
 
 
 # -- plot -----------------------------------------------------------------------------------------
@@ -767,12 +796,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         _write_csv(cmp.to_frame(), sys.stdout)
     else:
         sys.stdout.write(f"{cmp!r}\n\n")
-        frame = cmp.to_frame()
-        rows = [
-            [_g(v) if isinstance(v, float) else str(v) for v in rec]
-            for rec in frame.itertuples(index=False)
-        ]
-        sys.stdout.write(_text_table(list(frame.columns), rows))
+        sys.stdout.write(_unit_table(cmp.to_frame()))
     return EXIT_OK
 
 

@@ -566,3 +566,34 @@ def test_plot_and_report_take_a_qnbench_trace_as_measured(tmp_path):
     code, _, err = run("report", str(model), "--measured", str(trace), "--out", str(tmp_path / "r"))
     assert code == 0, err
     assert (tmp_path / "r" / "emu_bounds.png").stat().st_size > 20_000
+
+
+def test_sweep_and_calibrate_tables_carry_units():
+    code, out, err = run(
+        "sweep", str(DEMO), "--set", "populations=[1, 40]", "--vary", "disk.visits=0.2,1"
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "disk.visits", "bottleneck", "n", "throughput", "[jobs/s]", "response_time", "[ms]",
+    ]  # fmt: skip
+    # n = 40 at visits = 1: R in ms, as exact MVA gives it in seconds.
+    stations = list(demo_network().stations)
+    stations[4] = qn.Station("disk", 9.763e-3)
+    ref = qn.mva(qn.Network(tuple(stations), think_time=0.05), 40)
+    last = lines[-1].split()
+    assert float(last[-1]) == pytest.approx(ref.response_time[-1] * 1e3, rel=1e-4)
+    assert float(last[-2]) == pytest.approx(ref.throughput[-1], rel=1e-4)
+    traces = ROOT / "data" / "traces"
+    code, out, err = run(
+        "-q", "calibrate", str(traces / "emu-size-sweep.json"), str(traces / "emu-closed-loop.json")
+    )
+    assert code == 0, err
+    header = out.splitlines()[2]
+    for col in (
+        "measured_throughput [jobs/s]",
+        "measured_response_time [ms]",
+        "throughput_error_pct [%]",
+        "response_time_error_pct [%]",
+    ):
+        assert col in header
