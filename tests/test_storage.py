@@ -286,6 +286,9 @@ def test_demand_grid_matches_pointwise_demands():
                 assert g[k][i, j] == pytest.approx(d[k], rel=1e-15)
     with pytest.raises(InvalidModelError, match="must be 2 for raid1"):
         sys.demand_grid(raid="raid1")
+    # the message shows the offending pair, not the grid's extremes
+    with pytest.raises(InvalidModelError, match=r"got frame_size=1400.0, mss=1460.0 bytes"):
+        sys.demand_grid(frame_size=np.array([1518.0, 9018.0, 1400.0]), MSS=1460.0)
 
 
 def test_describe_and_intermediates():

@@ -182,10 +182,14 @@ def networked_raid_demands(
     w = p["stripe_width"]
     frame = np.asarray(p["frame_size"], dtype=np.float64)
     mss = np.asarray(p["mss"], dtype=np.float64)
-    if np.any(frame < mss):
+    short = frame < mss
+    if np.any(short):
+        i = np.argwhere(short)[0]  # the first offending pair, whatever the shapes
+        f_bad = float(np.broadcast_to(frame, short.shape)[tuple(i)])
+        m_bad = float(np.broadcast_to(mss, short.shape)[tuple(i)])
         raise InvalidModelError(
             f"frame_size (Frame_e) must be >= mss (MSS): a frame carries a segment plus "
-            f"headers; got frame_size={np.min(frame)!r}, mss={np.max(mss)!r} bytes"
+            f"headers; got frame_size={f_bad!r}, mss={m_bad!r} bytes"
         )
     s_r = _d.raid_bytes(p["job_size"], raid, op, w)  # eqs. (4)-(5)
     ip = _d.ip_packets(s_r, p["mss"])  # eq. (3)
