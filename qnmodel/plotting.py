@@ -441,6 +441,30 @@ def _frame_column(frame: Any, name: str, what: str) -> np.ndarray:
     return np.asarray(frame[name])
 
 
+_SCALED_TIME_UNITS = {1.0: "s", 1e3: "ms", 1e6: "us"}
+_PARAMETER_UNITS = {"size": "B", "rate": "B/s", "time": "s"}
+
+
+def _default_label(column: str, scale: float = 1.0) -> str:
+    """A column name with its unit, for the columns whose unit is known.
+
+    What-if frames hold SI values: a networked-RAID parameter carries the unit of
+    its dimension (``link_rate [B/s]``), a response or think time seconds (or ms,
+    us after ``scale`` 1e3, 1e6), a throughput jobs/s. Other columns keep their name.
+    """
+    from .models.storage import PARAMETERS
+
+    name = str(column)
+    unit = None
+    if name in PARAMETERS:
+        unit = _PARAMETER_UNITS.get(PARAMETERS[name][1]) if scale == 1.0 else None
+    elif "response_time" in name or "think_time" in name or name.endswith("_s"):
+        unit = _SCALED_TIME_UNITS.get(float(scale))
+    elif "throughput" in name and scale == 1.0:
+        unit = "jobs/s"
+    return f"{name} [{unit}]" if unit else name
+
+
 def sensitivity(
     frame: Any,
     x: str,
@@ -466,7 +490,8 @@ def sensitivity(
         Column whose distinct values give one curve each (legend titled by it).
     ax : Axes, optional
     xlabel, ylabel : str, optional
-        Axis labels with units; default to the column names.
+        Axis labels with units; default to the column names, with the unit
+        when it is known (a networked-RAID parameter, a time, a throughput).
     logx, logy : bool or "auto"
         Logarithmic axes; "auto" when the data span two decades.
     yscale : float
@@ -496,8 +521,8 @@ def sensitivity(
                 label=f"{h:g}" if isinstance(h, float) else str(h),
             )
         ax.legend(title=hue, fontsize="small")
-    ax.set_xlabel(xlabel or x)
-    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel(xlabel or _default_label(x))
+    ax.set_ylabel(ylabel or _default_label(y, yscale))
     _apply_log(ax, "x", logx, xs)
     _apply_log(ax, "y", logy, ys)
     ax.grid(True, alpha=0.3)
@@ -531,7 +556,8 @@ def heatmap(
         Column names.
     ax : Axes, optional
     xlabel, ylabel, label : str, optional
-        Axis and colour-bar labels with units; default to the column names.
+        Axis and colour-bar labels with units; default to the column names, with
+        the unit when it is known (see :func:`sensitivity`).
     scale : float
         Multiply ``value`` by this before drawing (1e3: seconds to ms).
     contour : float, optional
@@ -567,15 +593,15 @@ def heatmap(
         ax = _new_axes()
     mesh = ax.pcolormesh(_cell_edges(ux, lx), _cell_edges(uy, ly), grid, shading="flat", cmap=cmap)
     cbar = ax.figure.colorbar(mesh, ax=ax)
-    cbar.set_label(label or value)
+    cbar.set_label(label or _default_label(value, scale))
     if contour is not None and ux.size > 1 and uy.size > 1:
         if np.nanmin(grid) <= contour <= np.nanmax(grid):
             cs = ax.contour(ux, uy, grid, levels=[contour], colors="white", linewidths=1.5)
             ax.clabel(cs, fmt=lambda v: f"{v:g}")
     if annotate is not False:
         _annotate_cells(ax, mesh, ux, uy, grid, annotate)
-    ax.set_xlabel(xlabel or x)
-    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel(xlabel or _default_label(x))
+    ax.set_ylabel(ylabel or _default_label(y))
     _apply_log(ax, "x", lx, ux)
     _apply_log(ax, "y", ly, uy)
     return ax
@@ -685,8 +711,8 @@ def bottleneck_map(
         title="bottleneck",
         **_OUTSIDE_LEGEND,
     )
-    ax.set_xlabel(xlabel or x)
-    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel(xlabel or _default_label(x))
+    ax.set_ylabel(ylabel or _default_label(y))
     _apply_log(ax, "x", lx, ux)
     _apply_log(ax, "y", ly, uy)
     return ax

@@ -243,6 +243,29 @@ def test_grid_cells_on_a_log_axis_have_equal_widths():
         plotting.heatmap(frame, "x", "y", "v", logy=True)
 
 
+def test_default_labels_carry_known_units():
+    df = qn.sweep(
+        qn.NetworkedRAID.cui2006(op="write"),
+        N=[8],
+        link_rate=["100 Mbit/s", "1 Gbit/s", "10 Gbit/s"],
+        master_cache_hit=[0.0, 0.5],
+    )
+    ax = plotting.sensitivity(df, "link_rate", "mva_response_time", hue="master_cache_hit")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("link_rate [B/s]", "mva_response_time [s]")
+    ax = plotting.sensitivity(df, "link_rate", "mva_response_time", yscale=1e3)
+    assert ax.get_ylabel() == "mva_response_time [ms]"
+    ax = plotting.sensitivity(df, "link_rate", "mva_throughput", yscale=2.0)
+    assert ax.get_ylabel() == "mva_throughput"  # unknown scale: no unit rather than a wrong one
+    ax = plotting.heatmap(df, "link_rate", "master_cache_hit", "mva_throughput")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("link_rate [B/s]", "master_cache_hit")
+    cbar = next(a for a in ax.figure.axes if a is not ax)
+    assert cbar.get_ylabel() == "mva_throughput [jobs/s]"
+    ax = plotting.bottleneck_map(df, "link_rate", "master_cache_hit")
+    assert ax.get_xlabel() == "link_rate [B/s]"
+    ax = plotting.sensitivity(df, "n", "mva_throughput", xlabel="clients", ylabel="X")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("clients", "X")  # given labels win
+
+
 def test_legends_beside_crowded_axes(net):
     # Utilisation curves fill the plot from top to bottom: the legend sits to the right.
     ax = plotting.utilization(qn.mva(net, 30), n_star=5.0)
