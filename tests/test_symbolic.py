@@ -107,6 +107,31 @@ def test_lambdified_bounds_equal_the_broadcasting_kernels(n, demands, z):
             assert got == pytest.approx(float(want), rel=1e-12), (m, key)
 
 
+_NR_BOUNDS: dict = {}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    p=systems,
+    method=st.sampled_from(["aba", "bjb"]),
+    op=st.sampled_from(["read", "write"]),
+    n=st.integers(1, 500),
+    z=st.one_of(st.just(0.0), st.floats(1e-3, 1e3)),
+)
+def test_lambdified_networked_raid_bounds_equal_the_solver(p, method, op, n, z):
+    # the composed expressions (eqs. 2-10 inside eq. 1 and its relatives) against the numeric
+    # path: NetworkedRAID -> Network -> qnmodel.bounds
+    if (method, op) not in _NR_BOUNDS:
+        exprs = sy.networked_raid_bounds(method, "raid5", op)
+        args = [*ARGS, BOUND_SYMS["N"], BOUND_SYMS["Z"]]
+        _NR_BOUNDS[(method, op)] = {k: sp.lambdify(args, e, "math") for k, e in exprs.items()}
+    sys = NetworkedRAID.from_symbols(**p, raid="raid5", op=op)
+    b = sys.bounds(n, method=method, think_time=z)
+    vals = [p[str(s)] for s in ARGS]
+    for key, f in _NR_BOUNDS[(method, op)].items():
+        assert f(*vals, n, z) == pytest.approx(float(getattr(b, key)[-1]), rel=1e-11), key
+
+
 def test_bjb_lower_response_bound_is_eq1_for_z0():
     b = sy.bound_expressions("bjb")
     a = sy.bound_symbols()
