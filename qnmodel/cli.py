@@ -357,7 +357,67 @@ def run_offline_demo(
     return {k: str(v) for k, v in paths.items()}
 
 
-def _markdown_report(sol: modelfile.ModelSolution, paths: dict | None = None) -> str:
+def _measured_section(spec: modelfile.ModelSpec, measured) -> str:
+    """Markdown: the measured points against exact MVA and the bounds, point by point."""
+    from .solvers import bounds, mva
+
+    net = spec.network
+    n = np.asarray(measured["n"], dtype=np.int64)
+    if n.size == 0 or np.any(n < 1) or np.any(n != np.asarray(measured["n"], dtype=float)):
+        raise InvalidModelError(
+            f"measured populations n must be integers >= 1, got {list(measured['n'])}"
+        )
+    N = int(n.max())
+    method = "aba" if net.has_multiserver else "bjb"
+    b, r = bounds(net, N, method=method), mva(net, N)
+    i = n - 1
+    cols = set(measured.columns)
+    has_x, has_r = "throughput" in cols, "response_time" in cols
+    r_all = [r.response_time[i]] + ([measured["response_time"].to_numpy()] if has_r else [])
+    factor, unit = (1.0, "s") if float(np.nanmax(np.concatenate(r_all))) >= 1.0 else (1e3, "ms")
+    m = method.upper()
+    headers = ["n"]
+    if has_x:
+        headers += ["X meas [jobs/s]", "+/-", "X MVA", f"X {m} lower", f"X {m} upper", "X err %"]
+        headers += [f"in {m}"]
+    if has_r:
+        headers += [f"R meas [{unit}]", f"R MVA [{unit}]", "R err %"]
+    rows, inside, ex, er = [], 0, [], []
+    for j, k in enumerate(i):
+        row = [str(int(n[j]))]
+        if has_x:
+            x = float(measured["throughput"].iloc[j])
+            err = float(measured["throughput_err"].iloc[j]) if "throughput_err" in cols else 0.0
+            err = 0.0 if not math.isfinite(err) else err
+            lo, hi = float(b.throughput_lower[k]), float(b.throughput_upper[k])
+            ok = lo <= x + err and x - err <= hi
+            inside += ok
+            e = (x / float(r.throughput[k]) - 1.0) * 100.0
+            ex.append(abs(e))
+            row += [_g(x), _g(err, 2), _g(float(r.throughput[k])), _g(lo), _g(hi)]
+            row += [f"{e:+.1f}", "yes" if ok else "no"]
+        if has_r:
+            rm = float(measured["response_time"].iloc[j])
+            e = (rm / float(r.response_time[k]) - 1.0) * 100.0
+            er.append(abs(e))
+            row += [_g(rm * factor), _g(float(r.response_time[k]) * factor), f"{e:+.1f}"]
+        rows.append(row)
+    lines = ["\n## Measured against the model\n\n"]
+    summary = []
+    if has_x:
+        summary.append(f"mean absolute error of X: {np.mean(ex):.1f}%")
+        summary.append(
+            f"{inside} of {n.size} measured throughputs inside the {m} band "
+            "(within their error bar)"
+        )
+    if has_r:
+        summary.append(f"mean absolute error of R: {np.mean(er):.1f}%")
+    lines.append("; ".join(summary) + ".\n\n")
+    lines.append(_markdown_table(headers, rows))
+    return "".join(lines)
+
+
+def _markdown_report(sol: modelfile.ModelSolution, paths: dict | None = None, measured=None) -> str:
     spec, summ = sol.spec, sol.summary()
     net = spec.network
     parts = [f"# {spec.name}\n\n"]
@@ -385,6 +445,8 @@ def _markdown_report(sol: modelfile.ModelSolution, paths: dict | None = None) ->
     )
     headers, rows, _ = _solution_rows(sol)
     parts.append(_markdown_table(headers, rows))
+    if measured is not None:
+        parts.append(_measured_section(spec, measured))
     if paths:
         parts.append("\n## Plots\n")
         for key in ("plot", "utilization"):
@@ -656,7 +718,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     with paths["csv"].open("w", encoding="utf-8", newline="") as fh:
         _write_csv(sol.to_frame(), fh)
     report = out / f"{stem}.md"
-    report.write_text(_markdown_report(sol, paths), encoding="utf-8")
+    report.write_text(_markdown_report(sol, paths, measured), encoding="utf-8")
     print(f"wrote {report}")
     return EXIT_OK
 

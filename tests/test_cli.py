@@ -566,6 +566,20 @@ def test_plot_and_report_take_a_qnbench_trace_as_measured(tmp_path):
     code, _, err = run("report", str(model), "--measured", str(trace), "--out", str(tmp_path / "r"))
     assert code == 0, err
     assert (tmp_path / "r" / "emu_bounds.png").stat().st_size > 20_000
+    # The report compares point by point: measured X, its error bar, exact MVA, the BJB band.
+    md = (tmp_path / "r" / "emu.md").read_text()
+    section = md.split("## Measured against the model")[1].split("## Plots")[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("|")][2:]
+    assert [int(r.split("|")[1]) for r in rows] == measured["n"].tolist()
+    b = qn.bounds(modelfile.load(model).network, 16, method="bjb")
+    i = measured["n"].to_numpy() - 1
+    x, e = measured["throughput"].to_numpy(), measured["throughput_err"].to_numpy()
+    ok = (b.throughput_lower[i] <= x + e) & (x - e <= b.throughput_upper[i])
+    assert [r.split("|")[8].strip() for r in rows] == ["yes" if v else "no" for v in ok]
+    assert [float(r.split("|")[4]) for r in rows] == pytest.approx(exact, rel=1e-4)
+    mean_err = np.mean(np.abs(x / exact - 1)) * 100
+    assert f"mean absolute error of X: {mean_err:.1f}%" in section
+    assert f"{int(ok.sum())} of 8 measured throughputs inside the BJB band" in section
 
 
 def test_sweep_and_calibrate_tables_carry_units():
