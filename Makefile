@@ -20,7 +20,7 @@ venv: $(BIN)/python
 # including the compiled qnbench and kernels inside the package.
 $(STAMP)/installed: $(BIN)/python $(PKG_SRC)
 	@mkdir -p $(STAMP)
-	$(BIN)/python -m pip install --quiet ".[test,notebooks,peers,docs,widgets]"
+	$(BIN)/python -m pip install --quiet ".[test,notebooks,peers,docs,widgets,dask]"
 	@touch $@
 
 install: $(STAMP)/installed
