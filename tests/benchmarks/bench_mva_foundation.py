@@ -4,9 +4,9 @@ qnmodel computes the **whole curve** n = 1..N in one call; the peers are timed o
 **last population only** (that is all they return):
 
 * GNU Octave ``queueing``: ``qncsmva(N, D, 1, 1, Z)``, timed inside Octave with tic/toc
-  (best of the repeats), and separately the whole ``octave-cli`` process (start-up,
+  (median of the repeats), and separately the whole ``octave-cli`` process (start-up,
   ``pkg load queueing``, one solve) timed from Python;
-* line-solver (PyPI): ``line_solver.api.pfqn.mva.pfqn_mva(L, N, Z)``, best of the repeats
+* line-solver (PyPI): ``line_solver.api.pfqn.mva.pfqn_mva(L, N, Z)``, median of the repeats
   (its import time is reported separately).
 
 Ratios are printed as peer time / qnmodel time (> 1: qnmodel faster). The issue's target:
@@ -44,19 +44,20 @@ def demands() -> np.ndarray:
     return np.random.default_rng(SEED).uniform(0.001, 0.010, size=K)
 
 
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, out = float("inf"), None
+def median_of(fn, repeats: int) -> tuple[float, object]:
+    """Median seconds of ``repeats`` calls, and the last result."""
+    times, out = [], None
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), out
 
 
 def time_qnmodel(D, repeats):
     net = qn.Network.from_demands(D, think_time=Z)
-    t_all, res = best_of(lambda: qn.mva(net, N), repeats)
-    t_last, res_last = best_of(lambda: qn.mva(net, N, keep="last"), repeats)
+    t_all, res = median_of(lambda: qn.mva(net, N), repeats)
+    t_last, res_last = median_of(lambda: qn.mva(net, N, keep="last"), repeats)
     assert res.n.size == N and res_last.n.size == 1
     return t_all, t_last, float(res.throughput[-1])
 
@@ -68,12 +69,11 @@ def time_octave(D, repeats):
     vec = octave_vec(D)
     script = (
         "pkg load queueing\n"
-        f"D = {vec}; best = Inf;\n"
+        f"D = {vec}; ts = zeros(1, {repeats});\n"
         f"for r = 1:{repeats}\n"
-        f"  tic; [U R Q X] = qncsmva({N}, D, ones(size(D)), ones(size(D)), {Z!r}); t = toc;\n"
-        "  best = min(best, t);\n"
+        f"  tic; [U R Q X] = qncsmva({N}, D, ones(size(D)), ones(size(D)), {Z!r}); ts(r) = toc;\n"
         "end\n"
-        'printf("best %.17g\\n", best); printf("X %.17g\\n", X(1));\n'
+        'printf("median %.17g\\n", median(ts)); printf("X %.17g\\n", X(1));\n'
     )
     out = parse_tagged(run_octave(script))
     one = (
@@ -84,7 +84,7 @@ def time_octave(D, repeats):
     t0 = time.perf_counter()
     run_octave(one)
     whole = time.perf_counter() - t0
-    return {"solve": float(out["best"][0]), "process": whole, "X": float(out["X"][0])}
+    return {"solve": float(out["median"][0]), "process": whole, "X": float(out["X"][0])}
 
 
 def time_line_solver(D, repeats):
@@ -95,13 +95,13 @@ def time_line_solver(D, repeats):
         return {"skipped": f"line-solver is not installed ({exc}); pip install line-solver"}
     t_import = time.perf_counter() - t0
     L = D.reshape(-1, 1)
-    t, out = best_of(lambda: pfqn_mva(L, np.array([N]), np.array([Z])), repeats)
+    t, out = median_of(lambda: pfqn_mva(L, np.array([N]), np.array([Z])), repeats)
     return {"solve": t, "import": t_import, "X": float(np.asarray(out[0]).ravel()[0])}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=11)
     args = ap.parse_args(argv)
     D = demands()
 
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     line = time_line_solver(D, args.repeats)
 
     print(f"exact single-class MVA: K={K}, N={N}, Z={Z} s, demands U[1, 10] ms (seed {SEED}),")
-    print(f"best of {args.repeats}; ratio = peer time / qnmodel whole-curve time")
+    print(f"median of {args.repeats}; ratio = peer time / qnmodel whole-curve time")
     print(f"  qnmodel mva, whole curve n=1..N       {t_all:9.4f} s   X(N) = {X_ours:.15g}")
     print(f"  qnmodel mva, keep='last'              {t_last:9.4f} s")
     status = 0

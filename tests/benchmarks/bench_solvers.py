@@ -10,13 +10,17 @@ ratio peer time / qnmodel time (> 1: qnmodel faster) next to the issue's target:
    ``pfqn_mva`` (target >= 20) and Octave ``qncmmva`` (target >= 50);
 3. Schweitzer AMVA, C = 4, 10^4 jobs per class, K = 100: absolute target <= 50 ms;
    Octave ``qncmmvabs`` and line-solver ``pfqn_bs`` at the same tolerance for reference;
-4. N = 10^6, K = 1000 single-class exact MVA (``keep="last"``): finite results, and the
+4. load-dependent MVA with one 32-server station: the complement recursion at
+   N = 300 .. 10^5, the log-space convolution at N = 4000 and Octave ``qncscmva`` (conditional
+   MVA) at N = 300, for reference (no target);
+5. N = 10^6, K = 1000 single-class exact MVA (``keep="last"``): finite results, and the
    time per N*K job-station step fitted over a sweep of N and K (linear: constant slope).
 
-Octave is timed **inside Octave** with tic/toc (best of the repeats), which excludes its
+Octave is timed **inside Octave** with tic/toc (median of the repeats), which excludes its
 start-up and ``pkg load``; line-solver and qnmodel are timed with ``time.perf_counter``
-(best of the repeats), imports excluded. Results of every tool are compared; the exit
-status is 1 if a peer disagrees (exact: 1e-9 relative; Schweitzer: 1e-6).
+(median of the repeats; qnmodel and line-solver called in turn for the single-class case),
+imports excluded. Ratios are ratios of medians. Results of every tool are compared; the
+exit status is 1 if a peer disagrees (exact: 1e-9 relative; Schweitzer: 1e-6).
 
 qnmodel uses its compiled kernels when available (the header says which); if they are
 not installed and ``cmake`` is on PATH, they are built into ``build/kernels-bench``.
@@ -53,13 +57,27 @@ AMVA_RTOL = 1e-6
 AMVA_TOL = 1e-8
 
 
-def best_of(fn, repeats: int):
-    best, out = float("inf"), None
+def median_of(fn, repeats: int):
+    """(median seconds, result) of ``repeats`` calls; the median is what the table reports."""
+    times, out = [], None
     for _ in range(repeats):
         t0 = time.perf_counter()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), out
+
+
+def interleaved(fns, repeats: int):
+    """Median seconds and last result of each function, called in turn ``repeats`` times,
+    so that a change of load on the host affects every tool alike."""
+    times = [[] for _ in fns]
+    outs = [None] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            outs[i] = fn()
+            times[i].append(time.perf_counter() - t0)
+    return [float(np.median(t)) for t in times], outs
 
 
 def ensure_kernels() -> None:
@@ -95,13 +113,13 @@ def octave_matrix(A) -> str:
 
 
 def octave_timed(setup: str, call: str, outputs: dict[str, str], repeats: int):
-    """Time ``call`` inside Octave (tic/toc, best of repeats); print named outputs."""
+    """Time ``call`` inside Octave (tic/toc, median of repeats); print named outputs."""
     reason = octave_missing_reason("queueing")
     if reason is not None:
         return None, reason
-    lines = ["pkg load queueing", "warning('off', 'all');", setup, "best = Inf;"]
-    lines += [f"for r = 1:{repeats}", f"  tic; {call} t = toc;", "  best = min(best, t);", "end"]
-    lines.append("printf('best %.17g\\n', best);")
+    lines = ["pkg load queueing", "warning('off', 'all');", setup, f"ts = zeros(1, {repeats});"]
+    lines += [f"for r = 1:{repeats}", f"  tic; {call} ts(r) = toc;", "end"]
+    lines.append("printf('median %.17g\\n', median(ts));")
     for tag, expr in outputs.items():
         lines.append(f"printf('{tag} '); printf('%.17g ', {expr}); printf('\\n');")
     out = parse_tagged(run_octave("\n".join(lines) + "\n", timeout=3600))
@@ -145,39 +163,80 @@ def bench_single(tab: Table, repeats: int, ls):
     D = np.random.default_rng(SEED).uniform(0.001, 0.010, K)
     net = Network.from_demands(list(D), think_time=Z)
     case = "1-class exact K=100 N=1e4"
-    t_all, res = best_of(lambda: mva(net, N), repeats)
-    tab.add(case, "qnmodel mva, whole curve", t_all)
-    x = res.throughput[-1]
+    reps = max(21, repeats)
+    fns = [lambda: mva(net, N)]
     if ls is not None:
         pfqn_mva = ls[0]
-        t_ls, out = best_of(
-            lambda: pfqn_mva(D.reshape(-1, 1), np.array([N]), np.array([Z])), max(3, repeats)
-        )
-        tab.check("line-solver pfqn_mva X(N)", x, np.ravel(out[0])[0], EXACT_RTOL)
+        fns.append(lambda: pfqn_mva(D.reshape(-1, 1), np.array([N]), np.array([Z])))
+    secs, outs = interleaved(fns, reps)
+    t_all, res = secs[0], outs[0]
+    tab.add(case, "qnmodel mva, whole curve", t_all, note=f"median of {reps}")
+    x = res.throughput[-1]
+    if ls is not None:
+        t_ls = secs[1]
+        tab.check("line-solver pfqn_mva X(N)", x, np.ravel(outs[1][0])[0], EXACT_RTOL)
         tab.add(case, "line-solver pfqn_mva, last point", t_ls, ratio(t_ls, t_all), ">= 5x")
     o, why = octave_timed(
         f"D = {octave_vec(D)};",
         f"[U R Q X] = qncsmva({N}, D, ones(size(D)), ones(size(D)), {Z!r});",
         {"X": "X(1)"},
-        max(3, repeats),
+        max(11, repeats),
     )
     if o is None:
         tab.add(case, "octave qncsmva", None, note=why)
     else:
         tab.check("octave qncsmva X(N)", x, o["X"][0], EXACT_RTOL)
-        t = float(o["best"][0])
+        t = float(o["median"][0])
         tab.add(case, "octave qncsmva, last point", t, ratio(t, t_all), ">= 50x", "tic/toc")
+
+
+def bench_load_dependent(tab: Table, repeats: int, quick: bool):
+    """One 32-server station (the bottleneck) and three single-server queues, think time 1 s:
+    the O(N (K + m)) complement recursion against the O(N^2) log-space convolution, and
+    Octave's conditional MVA ``qncscmva`` (the multi-server station given as its rate
+    table; it costs O(N^2) too: 2.4 s at N = 300, 440 s at N = 4000 on the reference host)."""
+    from qnmodel.solvers import mva_load_dependent
+
+    D, m, Z = [3.2, 0.05, 0.01, 0.04], 32, 1.0
+    net = Network.from_demands(D, servers=[m, 1, 1, 1], think_time=Z)
+    case = "1-class, one 32-server station"
+    n_oct, n_conv = 300, (1_000 if quick else 4_000)
+    for N in (n_oct, n_conv, 10_000, 100_000):
+        t, r = median_of(lambda N=N: mva_load_dependent(net, N), max(5, repeats))
+        jobs = float(r.queue_length[-1].sum() + r.throughput[-1] * Z)
+        tab.add(
+            case, f"qnmodel complement N={N:.0e}", t, "", "", f"sum Q + XZ - N = {jobs - N:.1e}"
+        )
+        if N == n_conv:
+            t_c, rc = median_of(
+                lambda N=N: mva_load_dependent(net, N, algorithm="convolution"), 1 if quick else 3
+            )
+            tab.check("complement vs convolution Q", r.queue_length, rc.queue_length, 1e-9)
+            tab.add(case, f"qnmodel convolution N={N:.0e}", t_c, ratio(t_c, t), "", "log space")
+        if N == n_oct:
+            o, why = octave_timed(
+                f"N = {N}; S = {octave_vec(D[1:])}; Sld = {D[0]!r} ./ min(1:N, {m});",
+                f"[U R Q X] = qncscmva(N, S, Sld, ones(1, 4), {Z!r});",
+                {"X": "X(end)"},
+                1 if quick else 3,
+            )
+            if o is None:
+                tab.add(case, "octave qncscmva", None, note=why)
+            else:
+                tab.check("octave qncscmva X(N)", r.throughput[-1], o["X"][0], EXACT_RTOL)
+                t_o = float(o["median"][0])
+                tab.add(case, f"octave qncscmva N={N:.0e}", t_o, ratio(t_o, t), "", "tic/toc")
 
 
 def bench_multiclass(tab: Table, repeats: int, ls):
     pop = np.array([20, 20, 20])
     D = np.random.default_rng(SEED + 1).uniform(0.001, 0.010, (3, 10))
     case = "3-class exact (20,20,20) K=10"
-    t_q, res = best_of(lambda: mva_multiclass(D, pop), repeats)
+    t_q, res = median_of(lambda: mva_multiclass(D, pop), repeats)
     tab.add(case, "qnmodel mva_multiclass", t_q)
     if ls is not None:
         pfqn_mva = ls[0]
-        t_ls, out = best_of(lambda: pfqn_mva(D.T, pop, np.zeros(3)), 3)
+        t_ls, out = median_of(lambda: pfqn_mva(D.T, pop, np.zeros(3)), 3)
         tab.check("line-solver pfqn_mva X", res.throughput, np.ravel(out[0]), EXACT_RTOL)
         tab.add(case, "line-solver pfqn_mva", t_ls, ratio(t_ls, t_q), ">= 20x")
     o, why = octave_timed(
@@ -190,7 +249,7 @@ def bench_multiclass(tab: Table, repeats: int, ls):
         tab.add(case, "octave qncmmva", None, note=why)
     else:
         tab.check("octave qncmmva X", res.throughput, o["X"], EXACT_RTOL)
-        t = float(o["best"][0])
+        t = float(o["median"][0])
         tab.add(case, "octave qncmmva", t, ratio(t, t_q), ">= 50x", "tic/toc")
 
 
@@ -198,11 +257,11 @@ def bench_schweitzer(tab: Table, repeats: int, ls):
     pop = np.full(4, 10_000)
     D = np.random.default_rng(SEED + 2).uniform(0.001, 0.010, (4, 100))
     case = "Schweitzer C=4 N=1e4/class K=100"
-    t_q, res = best_of(lambda: amva(D, pop, tol=AMVA_TOL), repeats)
+    t_q, res = median_of(lambda: amva(D, pop, tol=AMVA_TOL), repeats)
     tab.add(case, "qnmodel amva", t_q, "", "<= 50 ms", f"{res.iterations} iterations")
     if ls is not None:
         pfqn_bs = ls[1]
-        t_ls, out = best_of(
+        t_ls, out = median_of(
             lambda: pfqn_bs(D.T, pop, np.zeros(4), tol=AMVA_TOL, maxiter=1_000_000), 1
         )
         tab.check("line-solver pfqn_bs X", res.throughput, np.ravel(out[0]), AMVA_RTOL)
@@ -218,7 +277,7 @@ def bench_schweitzer(tab: Table, repeats: int, ls):
         tab.add(case, "octave qncmmvabs", None, note=why)
     else:
         tab.check("octave qncmmvabs X", res.throughput, o["X"], AMVA_RTOL)
-        t = float(o["best"][0])
+        t = float(o["median"][0])
         tab.add(case, "octave qncmmvabs", t, ratio(t, t_q), "", "tic/toc")
 
 
@@ -233,7 +292,7 @@ def bench_large(tab: Table, repeats: int, quick: bool):
     nk, secs = [], []
     for N, K in sizes:
         net = Network.from_demands(list(D[:K]))
-        t, r = best_of(lambda net=net, N=N: mva(net, N, keep="last"), max(1, repeats // 3))
+        t, r = median_of(lambda net=net, N=N: mva(net, N, keep="last"), max(1, repeats // 3))
         finite = bool(np.all(np.isfinite(r.queue_length)) and np.isfinite(r.throughput).all())
         if not finite:
             tab.bad.append(f"N={N} K={K}: non-finite results")
@@ -273,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"line-solver import: {ls[2]:.2f} s (excluded)")
         tab = Table()
         bench_single(tab, args.repeats, ls)
+        bench_load_dependent(tab, args.repeats, args.quick)
         bench_multiclass(tab, args.repeats, ls)
         bench_schweitzer(tab, args.repeats, ls)
         bench_large(tab, args.repeats, args.quick)
