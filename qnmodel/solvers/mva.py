@@ -121,7 +121,7 @@ def _mva_curve(D: np.ndarray, delay: np.ndarray, Du: np.ndarray, Z: float, N: in
     K = D.size
     n_arr = np.arange(1, N + 1, dtype=np.float64)
     X, R = np.empty(N), np.empty(N)
-    Rk, Q, U = np.empty((N, K)), np.empty((N, K)), np.empty((N, K))
+    Rk, Q = np.empty((N, K)), np.empty((N, K))
     q = np.zeros(K)
     for i in range(N):
         r = Rk[i]
@@ -131,9 +131,9 @@ def _mva_curve(D: np.ndarray, delay: np.ndarray, Du: np.ndarray, Z: float, N: in
         x = (i + 1) / (Z + s)
         q = Q[i]
         np.multiply(r, x, out=q)
-        np.multiply(Du, x, out=U[i])
         X[i] = x
         R[i] = s
+    U = X[:, None] * Du[None, :]  # the same products as the kernel's x * Du_k, in one pass
     return n_arr, X, R, Rk, Q, U
 
 
@@ -396,10 +396,11 @@ def _ld1_recursion(D, delay, Du, Z: float, N: int, s: int, m: int, keep: str):
     order (only the summation order of the sums over stations differs).
     """
     Dq = np.where(delay, 0.0, D)
-    if _kernels.available():
-        return _kernels.mva_ld1(D, Dq, Du, Z, N, s, m, keep == "all")
     K = D.size
     rows = N if keep == "all" else 1
+    _warm_allocator(3 * 8 * rows * K)
+    if _kernels.available():
+        return _kernels.mva_ld1(D, Dq, Du, Z, N, s, m, keep == "all")
     X, R = np.empty(rows), np.empty(rows)
     Rk, Q, U = np.empty((rows, K)), np.empty((rows, K)), np.empty((rows, K))
     L = min(m - 1, N)
