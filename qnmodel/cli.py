@@ -505,6 +505,12 @@ def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
     values: dict[str, Any] = {}
     given = []
     if getattr(args, "population", None) is not None:
+        if spec.is_multiclass:
+            first = spec.multiclass.classes[0]
+            raise UsageError(
+                f"-N sets the population of a single-class model; this one has classes "
+                f"{list(spec.multiclass.classes)}: use --set class.{first}.population=N"
+            )
         values["population"] = args.population
         given.append(f"-N {args.population}")
     for item in getattr(args, "set", None) or []:

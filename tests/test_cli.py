@@ -524,6 +524,11 @@ def test_paper_model_text_is_the_shipped_example():
             "--vary think_time=5 parsecs: model.think_time: unknown unit 'parsecs' in '5 parsecs'",
         ),
         (["plot", str(DEMO), "--set", "nosuch=3", "--out", "x.png"], "--set nosuch=3: cannot set"),
+        (
+            ["solve", str(ROOT / "examples" / "read_write_mix.toml"), "-N", "5"],
+            "-N sets the population of a single-class model; this one has classes "
+            "['read', 'write']: use --set class.read.population=N",
+        ),
     ],
 )
 def test_bad_value_on_the_command_line_is_a_usage_error(argv, line):
