@@ -115,7 +115,7 @@ def test_ops_limit_stops_the_point_after_exactly_that_many_operations(qnb):
     assert rc == 0, err
     (r,) = doc["results"]
     assert r["ops"] == 25 and r["complete"]
-    assert r["elapsed_s"] == pytest.approx(25e-3, rel=0.3)
+    assert 25e-3 * 0.99 < r["elapsed_s"] < 1.0  # at least 25 x 1 ms, and stopped by --ops
 
 
 def test_strings_are_escaped_in_json(qnb):
@@ -163,7 +163,7 @@ def test_numbers_are_locale_independent(qnb, monkeypatch):
     assert doc["options"]["runtime_s"] == 0.01
 
 
-def test_think_time_constant_and_exponential(qnb):
+def test_think_time_constant_and_exponential(qnb, rt):
     for dist in ("const", "exp"):
         rc, doc, _, err = qnb(
             "--engine",
@@ -178,11 +178,16 @@ def test_think_time_constant_and_exponential(qnb):
             dist,
             "--jobs",
             "2",
+            *rt,
         )
         assert rc == 0, err
         (r,) = doc["results"]
+        # exponential draws: about 300 per client, +-6 % sampling error (1 sigma)
         tol = 0.05 if dist == "const" else 0.25
-        assert r["think_s_mean"] == pytest.approx(2e-3, rel=tol)
+        if rt:
+            assert r["think_s_mean"] == pytest.approx(2e-3, rel=tol)
+        else:  # late wake-ups on a loaded machine can only lengthen a think time
+            assert 2e-3 * (1 - tol) < r["think_s_mean"] < 2e-3 * 1.5
         # closed loop with a null request: X = N / Z
         assert r["throughput_ops_s"] == pytest.approx(2 / r["think_s_mean"], rel=0.1)
 
@@ -194,7 +199,7 @@ def test_document_is_alone_on_stdout_even_with_progress(qnb):
     assert err.count("point ") == 2
 
 
-def test_histogram_percentiles_within_bucket_resolution(qnb):
+def test_histogram_percentiles_within_bucket_resolution(qnb, rt):
     # constant 3 ms service, one client: every latency is 3 ms plus a small wake-up delay
     rc, doc, _, err = qnb(
         "--engine",
@@ -207,11 +212,15 @@ def test_histogram_percentiles_within_bucket_resolution(qnb):
         "3ms",
         "--dev-rate",
         "0",
+        *rt,
     )
     assert rc == 0, err
     lat = doc["results"][0]["latency_s"]
     assert lat["min"] >= 3e-3
-    assert lat["p50"] == pytest.approx(3e-3, rel=0.02)
+    # 64 sub-buckets per octave: the bucket holding 3 ms is 1/64 of 2.1 ms wide
+    assert lat["p50"] >= 3e-3 * (1 - 1 / 128)
+    if rt:
+        assert lat["p50"] == pytest.approx(3e-3, rel=0.02)
     assert math.isfinite(lat["p99"])
 
 

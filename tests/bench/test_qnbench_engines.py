@@ -189,15 +189,20 @@ STRIPE = (
 )
 
 
-def test_raid0_full_stripe_read_uses_all_members_in_parallel(qnb):
-    (r,) = run_ok(qnb, *STRIPE, "--raid", "0", "--bs", "256KiB", "--rw", "read")
+def test_raid0_full_stripe_read_uses_all_members_in_parallel(qnb, rt):
+    (r,) = run_ok(qnb, *STRIPE, "--raid", "0", "--bs", "256KiB", "--rw", "read", *rt)
     s = 2e-3 + 65536 / 100e6  # each member serves one 64 KiB chunk
     st = r["engine_stats"]
     assert st["data_members"] == 4
     assert len(set(st["member_ops"])) == 1  # every request touches every member once
-    assert r["latency_s"]["p50"] == pytest.approx(s, rel=0.03)
     assert st["service_s_mean"] == pytest.approx(s, rel=1e-6)
-    assert r["throughput_B_s"] == pytest.approx(4 * 65536 / r["latency_s"]["mean"], rel=0.02)
+    # one client, no think: X = 1 / R (Little), up to one request at the window's edges
+    assert r["throughput_B_s"] == pytest.approx(4 * 65536 / r["latency_s"]["mean"], rel=0.03)
+    assert r["latency_s"]["min"] >= s * (1 - 1e-6)  # the four chunks were served in parallel
+    if rt:  # precise client wake-ups: the median is S itself, not 4 S
+        assert r["latency_s"]["p50"] == pytest.approx(s, rel=0.03)
+    else:
+        assert r["latency_s"]["p50"] < 2 * s
 
 
 def test_raid5_full_stripe_writes_compute_parity_without_reads(qnb):
@@ -209,8 +214,8 @@ def test_raid5_full_stripe_writes_compute_parity_without_reads(qnb):
     assert sum(st["member_ops"]) == 4 * st["full_stripe_writes"]
 
 
-def test_raid5_small_writes_read_modify_write(qnb):
-    (r,) = run_ok(qnb, *STRIPE, "--raid", "5", "--bs", "4KiB", "--rw", "randwrite")
+def test_raid5_small_writes_read_modify_write(qnb, rt):
+    (r,) = run_ok(qnb, *STRIPE, "--raid", "5", "--bs", "4KiB", "--rw", "randwrite", *rt)
     st = r["engine_stats"]
     assert st["full_stripe_writes"] == 0
     assert st["rmw_ops"] >= r["ops"]
@@ -219,7 +224,8 @@ def test_raid5_small_writes_read_modify_write(qnb):
     # two dependent phases of one member request each
     s = 2e-3 + 4096 / 100e6
     assert r["latency_s"]["min"] >= 2 * s * (1 - 1e-6)
-    assert r["latency_s"]["p50"] == pytest.approx(2 * s, rel=0.05)
+    if rt:
+        assert r["latency_s"]["p50"] == pytest.approx(2 * s, rel=0.05)
 
 
 @pytest.mark.parametrize("bs", ["4KiB", "24KiB", "40KiB"])

@@ -25,9 +25,14 @@ void qnb_thread_timer_slack(void)
 }
 
 /* Sleep until the absolute CLOCK_MONOTONIC instant `deadline`: clock_nanosleep(TIMER_ABSTIME) to
- * deadline - spin_ns, then busy-wait the rest. */
+ * deadline - spin, then busy-wait the rest; spin = min(spin_ns, a quarter of the wait). */
 void qnb_sleep_until_ns(int64_t deadline, int64_t spin_ns)
 {
+    /* never busy-wait more than a quarter of the wait: a real-time client with short requests
+     * must not hold a core (requests of 1 ms and more keep the full spin) */
+    int64_t left = deadline - qnb_now_ns();
+    if (spin_ns > left / 4)
+        spin_ns = left > 0 ? left / 4 : 0;
     int64_t wake = deadline - spin_ns;
     if (qnb_now_ns() < wake) {
         struct timespec ts = {.tv_sec = wake / 1000000000, .tv_nsec = wake % 1000000000};
