@@ -149,3 +149,60 @@ def test_mkdocs_build_strict(tmp_path):
     assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr[-4000:]
     assert (tmp_path / "site" / "index.html").exists()
     assert (tmp_path / "site" / "reference" / "api" / "index.html").exists()
+
+
+def _shell_commands(text: str) -> list[str]:
+    """The `qnmodel ...` commands of a text: `$ `-prompted or bare, continuations joined."""
+    joined = re.sub(r"\\\n\s*", " ", text)
+    cmds = []
+    for line in joined.splitlines():
+        line = line.strip()
+        line = line[2:] if line.startswith("$ ") else line
+        if line.startswith("qnmodel "):
+            cmds.append(line)
+    return cmds
+
+
+def _documented_commands() -> list[tuple[str, str]]:
+    from qnmodel import cli
+
+    out = []
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for m in FENCE.finditer(text):
+            if m.group("info").strip().split()[:1] in (["console"], ["sh"], ["bash"]):
+                out += [(str(page.relative_to(ROOT)), c) for c in _shell_commands(m.group("body"))]
+    for name, epilog in cli._EPILOGS.items():
+        out += [(f"qnmodel {name} --help", c) for c in _shell_commands(epilog)]
+    return out
+
+
+DOCUMENTED_COMMANDS = _documented_commands()
+
+
+def test_documented_commands_are_found():
+    where = {w for w, _ in DOCUMENTED_COMMANDS}
+    assert len(DOCUMENTED_COMMANDS) >= 25
+    assert "docs/how-to/command-line.md" in where and "qnmodel bench --help" in where
+
+
+@pytest.mark.parametrize(
+    "where, command", DOCUMENTED_COMMANDS, ids=[c for _, c in DOCUMENTED_COMMANDS]
+)
+def test_documented_commands_parse(where, command):
+    """Every `qnmodel ...` line of the docs and of the --help examples is a valid command
+    line (options and arguments as the parser knows them today), so a renamed option
+    cannot survive in the documentation."""
+    import shlex
+
+    from qnmodel import cli
+
+    argv = []
+    for tok in shlex.split(command, comments=True)[1:]:
+        if tok in (">", "|", "&&", ";") or tok.startswith(">"):
+            break  # the shell's business from here on
+        argv.append(tok)
+    try:
+        cli.build_parser().parse_args(argv)
+    except cli.UsageError as exc:
+        pytest.fail(f"{where}: {command!r}: {exc}")
