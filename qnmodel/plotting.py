@@ -562,7 +562,7 @@ def heatmap(
         Multiply ``value`` by this before drawing (1e3: seconds to ms).
     contour : float, optional
         Draw the iso-line ``value * scale == contour`` (e.g. an SLA of 50 ms),
-        labelled with its level.
+        labelled with its level, and mark the level on the colour bar.
     logx, logy : bool or "auto"
     cmap : str
     annotate : bool or str
@@ -596,8 +596,10 @@ def heatmap(
     cbar.set_label(label or _default_label(value, scale))
     if contour is not None and ux.size > 1 and uy.size > 1:
         if np.nanmin(grid) <= contour <= np.nanmax(grid):
-            cs = ax.contour(ux, uy, grid, levels=[contour], colors="white", linewidths=1.5)
-            ax.clabel(cs, fmt=lambda v: f"{v:g}")
+            # Cell labels would collide with an in-plot level label: then the colour
+            # bar alone carries the level (it is marked there in any case).
+            _iso_line(ax, ux, uy, grid, float(contour), lx, ly, label=annotate is False)
+            cbar.ax.axhline(float(contour), color="white", lw=2)
     if annotate is not False:
         _annotate_cells(ax, mesh, ux, uy, grid, annotate)
     ax.set_xlabel(xlabel or _default_label(x))
@@ -605,6 +607,39 @@ def heatmap(
     _apply_log(ax, "x", lx, ux)
     _apply_log(ax, "y", ly, uy)
     return ax
+
+
+def _iso_line(ax, ux, uy, grid, level: float, lx: bool, ly: bool, label: bool = True) -> None:
+    """The iso-line ``grid == level``, interpolated on the axes' own scales.
+
+    On a log axis the interpolation runs in log10 of the coordinate, as the eye
+    reads the axis (matplotlib's contour interpolates linearly in data units,
+    which puts the line in the wrong place between cells a decade apart).
+    """
+    import contourpy
+    from matplotlib.collections import LineCollection
+
+    cx = np.log10(ux) if lx else ux
+    cy = np.log10(uy) if ly else uy
+    segments = []
+    for seg in contourpy.contour_generator(cx, cy, grid).lines(level):
+        seg = np.array(seg, dtype=np.float64)
+        if lx:
+            seg[:, 0] = 10.0 ** seg[:, 0]
+        if ly:
+            seg[:, 1] = 10.0 ** seg[:, 1]
+        segments.append(seg)
+    if not segments:
+        return
+    ax.add_collection(LineCollection(segments, colors="white", linewidths=1.5))
+    if not label:
+        return
+    longest = max(segments, key=len)
+    x, y = longest[len(longest) // 2]
+    ax.text(
+        x, y, f"{level:g}", color="white", fontsize="small", ha="left", va="bottom",
+        fontweight="bold",
+    )  # fmt: skip
 
 
 def _grid_log_axes(ux, uy, logx, logy) -> tuple[bool, bool]:

@@ -10,7 +10,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.collections import FillBetweenPolyCollection, QuadMesh  # noqa: E402
+from matplotlib.collections import (  # noqa: E402
+    FillBetweenPolyCollection,
+    LineCollection,
+    QuadMesh,
+)
 
 import qnmodel as qn  # noqa: E402
 from qnmodel import plotting  # noqa: E402
@@ -264,6 +268,28 @@ def test_default_labels_carry_known_units():
     assert ax.get_xlabel() == "link_rate [B/s]"
     ax = plotting.sensitivity(df, "n", "mva_throughput", xlabel="clients", ylabel="X")
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("clients", "X")  # given labels win
+
+
+def test_iso_line_interpolates_on_the_log_scale():
+    # Two columns a decade apart, values 160 and 6 in both rows: the level 100 lies 60/154
+    # of the way from 1e7 to 1e8 *in log10*, at 10**(7 + 60/154), not linearly at 4.5e7.
+    frame = pd.DataFrame(
+        {"x": [1e7, 1e8, 1e7, 1e8], "y": [0.0, 0.0, 1.0, 1.0], "v": [160.0, 6.0, 160.0, 6.0]}
+    )
+    ax = plotting.heatmap(frame, "x", "y", "v", contour=100.0, logx=True)
+    (iso,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    (seg,) = iso.get_segments()
+    np.testing.assert_allclose(seg[:, 0], 10.0 ** (7 + 60 / 154), rtol=1e-12)
+    assert sorted(seg[:, 1]) == [0.0, 1.0]
+    assert [t.get_text() for t in ax.texts] == ["100"]
+    cbar = next(a for a in ax.figure.axes if a is not ax)
+    assert [ln.get_ydata()[0] for ln in cbar.get_lines()] == [100.0]  # the level, marked
+    ax = plotting.heatmap(frame, "x", "y", "v", contour=100.0, logx=True, annotate="{:.0f}")
+    assert sorted(t.get_text() for t in ax.texts) == ["160", "160", "6", "6"]  # no level label
+    # Linear axes interpolate linearly.
+    ax = plotting.heatmap(frame, "x", "y", "v", contour=100.0, logx=False)
+    (iso,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    np.testing.assert_allclose(iso.get_segments()[0][:, 0], 1e7 + 60 / 154 * 9e7, rtol=1e-12)
 
 
 def test_legends_beside_crowded_axes(net):
