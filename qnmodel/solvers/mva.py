@@ -318,7 +318,7 @@ def mva_load_dependent(
     Hence, for n >= 1,
 
     * j = 0: p_k(0|n) = G_{-k}(n)/G(n)
-      = [G_{-k}(n-1)/X_{-k}(n)] [X(n)/G(n-1)] = p_k(0|n-1) X(n) / X_{-k}(n);
+      = (G_{-k}(n-1)/X_{-k}(n)) (X(n)/G(n-1)) = p_k(0|n-1) X(n) / X_{-k}(n);
     * j >= 1: f_k(j) = f_k(j-1) D_k / min(j, m), so
       p_k(j|n) = (D_k X(n) / min(j, m)) p_k(j-1|n-1);
 
