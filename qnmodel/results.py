@@ -111,7 +111,7 @@ class BoundsResult:
         pd = _import_pandas()
         return pd.DataFrame(
             {
-                "n": self.n,
+                "n": self.n.astype(np.int64),
                 "method": self.method,
                 "throughput_lower": self.throughput_lower,
                 "throughput_upper": self.throughput_upper,
@@ -198,7 +198,7 @@ class MVAResult:
         if level == "system":
             return pd.DataFrame(
                 {
-                    "n": self.n,
+                    "n": self.n.astype(np.int64),
                     "throughput": self.throughput,
                     "response_time": self.response_time,
                     "system_queue_length": self.queue_length.sum(axis=1),
@@ -208,7 +208,7 @@ class MVAResult:
             P, K = self.queue_length.shape
             return pd.DataFrame(
                 {
-                    "n": np.repeat(self.n, K),
+                    "n": np.repeat(self.n.astype(np.int64), K),
                     "station": np.tile(np.array(self.station_names, dtype=object), P),
                     "queue_length": self.queue_length.ravel(),
                     "utilization": self.utilization.ravel(),
