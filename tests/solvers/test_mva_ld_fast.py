@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qnmodel as qn
-from qnmodel.solvers.mva import COMPLEMENT_MAX_SERVERS, mva_load_dependent
+from qnmodel.solvers.mva import COMPLEMENT_MAX_SERVERS, mva_exact, mva_load_dependent
 from tests.solvers.test_mva_ld import mp_mean_values
 
 FIELDS = ("throughput", "response_time", "queue_length", "residence_time", "utilization")
@@ -147,3 +147,20 @@ def test_auto_takes_the_complement_only_where_it_applies():
         mva_load_dependent(one, 10, algorithm="fast")
     # the dispatcher in mva() reaches the same path
     _assert_same(qn.mva(one, 60), mva_load_dependent(one, 60, algorithm="complement"), 0)
+
+
+@pytest.mark.parametrize("m", [128, COMPLEMENT_MAX_SERVERS])
+def test_many_servers_through_the_knee_and_past_underflow_of_the_idle_probability(m):
+    """Up to the largest m the complement takes: the whole curve through the knee (n ~ m) and
+    far beyond, where p(0|n) underflows the double range, equals the convolution."""
+    net = qn.Network.from_demands([0.1 * m, 0.05, 0.02], servers=[m, 1, 1], think_time=2.0)
+    N = max(3 * m + 200, 1000)
+    a = mva_load_dependent(net, N, algorithm="complement")
+    b = mva_load_dependent(net, N, algorithm="convolution")
+    _assert_same(a, b, 1e-10)
+    assert a.utilization[-1, 0] > 0.9999
+    # The regime the test is about: log p(0|N) = sum_n log(X(n) / X_c(n)) is below the
+    # double range (X_c from the complement network, solved on its own).
+    comp = mva_exact(qn.Network.from_demands([0.05, 0.02], think_time=2.0), N)
+    log10_p0 = np.sum(np.log10(b.throughput) - np.log10(comp.throughput))
+    assert log10_p0 < -308
