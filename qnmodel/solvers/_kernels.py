@@ -38,6 +38,7 @@ __all__ = [
     "mva_single",
     "mva_curve",
     "mva_ld1",
+    "mva_ldn",
     "mva_multiclass",
     "amva_core",
 ]
@@ -73,6 +74,11 @@ def _bind(lib: ctypes.CDLL) -> None:
     lib.qnk_mva_ld1.argtypes = [
         _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _I64, _I64, ctypes.c_int,
         _f8, _f8, _f8, _f8, _f8,
+    ]  # fmt: skip
+    lib.qnk_mva_ldn.restype = ctypes.c_int
+    lib.qnk_mva_ldn.argtypes = [
+        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _I64, _i8, _i8, _f8, ctypes.c_int,
+        _f8, _f8, _f8, _f8, _f8, _f8,
     ]  # fmt: skip
     lib.qnk_mva_multiclass.restype = ctypes.c_int
     lib.qnk_mva_multiclass.argtypes = [_I64, _I64, _i8, _f8, _f8, _f8, _f8, _f8]
@@ -202,6 +208,26 @@ def mva_ld1(D, Dq, Du, Z: float, N: int, s: int, m: int, keep_all: bool):
     )
     _check(rc, "mva_load_dependent")
     return X, R, Rk, Q, U
+
+
+def mva_ldn(D, Dq, Du, Z: float, N: int, idx, m, Tc, mode: str):
+    """One subset pass of the complement recursion: T (N,) and, for ``mode`` "all" or
+    "last", (X, R, R_k, Q_k, U_k); None for "none"."""
+    lib = _lib()
+    D, Dq, Du, Tc = _f(D), _f(Dq), _f(Du), _f(Tc)
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    m = np.ascontiguousarray(m, dtype=np.int64)
+    K = D.size
+    code = {"none": 0, "all": 1, "last": 2}[mode]
+    P = N if code == 1 else 1
+    T = np.empty(N)
+    X, R = np.empty(P), np.empty(P)
+    Rk, Q, U = np.empty((P, K)), np.empty((P, K)), np.empty((P, K))
+    rc = lib.qnk_mva_ldn(
+        K, D, Dq, Du, float(Z), int(N), idx.size, idx, m, Tc, code, T, X, R, Rk, Q, U
+    )
+    _check(rc, "mva_load_dependent")
+    return T, (None if code == 0 else (X, R, Rk, Q, U))
 
 
 def mva_multiclass(D, Dq, Z, N):

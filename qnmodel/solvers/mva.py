@@ -7,7 +7,8 @@ Two algorithms, one function each:
 * :func:`mva_load_dependent` -- adds multi-server stations (m identical
   servers, rate min(j, m)/D with j jobs present). Exact, and numerically
   sound at any utilisation: see its Notes. O(N (K + m)) with one
-  multi-server station (the complement recursion), O(L N^2) with L of them.
+  multi-server station, O(2^L N (K + L m)) with L <= 6 of them (the
+  complement recursion), O(L N^2) beyond (log-space convolution).
 
 :func:`mva` picks the right one for a :class:`~qnmodel.network.Network`.
 
@@ -264,6 +265,8 @@ def _log_f(D: float, servers: int, delay: bool, N: int) -> np.ndarray:
 _ALGORITHMS = ("auto", "complement", "convolution")
 COMPLEMENT_MAX_SERVERS = 512
 """Largest server count the complement recursion takes (see :func:`mva_load_dependent`)."""
+COMPLEMENT_MAX_STATIONS = 6
+"""Most multi-server stations the complement recursion takes (it runs 2^L passes)."""
 
 
 def mva_load_dependent(
@@ -282,12 +285,14 @@ def mva_load_dependent(
     keep : {"all", "last"}
         As in :func:`mva_exact`.
     algorithm : {"auto", "complement", "convolution"}
-        ``"complement"``: the O(N (K + m)) recursion of Notes A, for networks
-        with exactly one multi-server station of m <= :data:`COMPLEMENT_MAX_SERVERS`
-        servers. ``"convolution"``: the log-space convolution of Notes B, any
-        network, O(L N^2). ``"auto"`` (default) takes the complement recursion
-        whenever it applies. Both are exact and subtraction-free and return the
-        same fields (tested to 1e-10 relative against each other).
+        ``"complement"``: the recursion of Notes A, O(N (K + m)) with one
+        multi-server station and O(2^L N (K + L m)) with L of them, for
+        1 <= L <= :data:`COMPLEMENT_MAX_STATIONS` stations of at most
+        :data:`COMPLEMENT_MAX_SERVERS` servers each. ``"convolution"``: the
+        log-space convolution of Notes B, any network, O(L N^2). ``"auto"``
+        (default) takes the complement recursion whenever it applies. Both
+        are exact and subtraction-free and return the same fields (tested to
+        1e-10 relative against each other).
 
     Returns
     -------
@@ -309,7 +314,7 @@ def mva_load_dependent(
     produces negative probabilities (documented as unsolved in Octave's
     ``qncsmvald``). Neither algorithm here obtains anything by subtraction.
 
-    **A. One multi-server station: the complement recursion.** Let station k
+    **A. The complement recursion (one multi-server station first).** Let station k
     have m servers and f_k(j) = D_k^j / prod_{i<=j} min(i, m); let G(n) be the
     normalising constant of the network and G_{-k}(n) that of its complement
     (the network without k: single-server queues, delays and Z only). Product
@@ -345,12 +350,17 @@ def mva_load_dependent(
     negligible against 1 + Q_k. Cost O(N (K + min(m, N))) time, O(K + m)
     memory besides the result.
 
-    With L >= 2 multi-server stations the complement of k still holds L - 1 of
-    them and needs its own complements: the recursion grows as 2^L networks
-    (each subset of the multi-server stations once). We keep it polynomial by
-    using B instead.
+    With L >= 2 multi-server stations the complement of k still holds the
+    other L - 1 and is itself solved the same way. Every subset S of the
+    multi-server stations (with all load-independent stations and Z) is
+    solved once, in increasing order of its bit mask, so that the
+    throughputs X_{S-k}(n) of its subsets are ready; each pass carries the
+    marginals of the stations in S and gives X_S(n). The derivation above
+    holds in each subnetwork word for word (G_{-k} is then the normalising
+    constant of S - k). Cost O(2^L N (K + L m)): linear in N, exponential in
+    L, so it is used up to L = 6 (64 passes); beyond, B.
 
-    **B. Any number of multi-server stations: log-space convolution.**
+    **B. Log-space convolution (any network).**
 
     1. The load-independent part (single-server queues, delay stations and
        the think time) is solved by the ordinary MVA recursion, whose
@@ -373,17 +383,23 @@ def mva_load_dependent(
     D = net.demands
     m = net.servers
     ld = np.flatnonzero((D > 0) & ~net.is_delay & (m > 1))
-    fits = ld.size == 1 and int(m[ld[0]]) <= COMPLEMENT_MAX_SERVERS
+    fits = 1 <= ld.size <= COMPLEMENT_MAX_STATIONS and all(
+        int(m[k]) <= COMPLEMENT_MAX_SERVERS for k in ld
+    )
     if algorithm == "complement" and not fits:
         raise InvalidModelError(
-            f"algorithm='complement' needs exactly one multi-server station with at most "
-            f"{COMPLEMENT_MAX_SERVERS} servers; this network has {ld.size} "
-            f"(servers {[int(m[k]) for k in ld]}): use algorithm='convolution' or 'auto'"
+            f"algorithm='complement' needs 1 to {COMPLEMENT_MAX_STATIONS} multi-server "
+            f"stations of at most {COMPLEMENT_MAX_SERVERS} servers each; this network has "
+            f"{ld.size} (servers {[int(m[k]) for k in ld]}): use algorithm='convolution' or 'auto'"
         )
     if fits and algorithm != "convolution":
-        s = int(ld[0])
         Du = D / m.astype(np.float64)
-        X, R, Rk, Q, U = _ld1_recursion(D, net.is_delay, Du, net.think_time, N, s, int(m[s]), keep)
+        Z = net.think_time
+        if ld.size == 1:
+            s = int(ld[0])
+            X, R, Rk, Q, U = _ld1_recursion(D, net.is_delay, Du, Z, N, s, int(m[s]), keep)
+        else:
+            X, R, Rk, Q, U = _ld_subsets(D, net.is_delay, Du, Z, N, ld, m, keep)
         n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
         return _result("mva.ld", net, n, X, R, Q, U, Rk)
     return _ld_convolution(net, N, keep)
@@ -438,6 +454,88 @@ def _ld1_recursion(D, delay, Du, Z: float, N: int, s: int, m: int, keep: str):
             X[i] = x
             R[i] = S
     return X, R, Rk, Q, U
+
+
+def _ld_subsets(D, delay, Du, Z: float, N: int, ld: np.ndarray, m: np.ndarray, keep: str):
+    """Notes A for L >= 2 multi-server stations: one pass per subset of them.
+
+    Subset S (a bit mask over ``ld``) is the network of the load-independent
+    stations plus the multi-server stations in S. Its pass needs, for each k
+    in S, the cycle time T_{S-k}(n) = n / X_{S-k}(n) of the subset without k,
+    computed earlier (a subset's sub-subsets are smaller integers), and gives
+    T_S(n). The pass of the full set gives the result. Returns X, R (P,),
+    R_k, Q_k, U_k (P, K).
+    """
+    L = ld.size
+    full = (1 << L) - 1
+    T = {}
+    Dq_all = np.where(delay, 0.0, D)
+    K = D.size
+    rows = N if keep == "all" else 1
+    _warm_allocator(3 * 8 * rows * K)
+    out = None
+    for mask in range(full + 1):
+        inside = [i for i in range(L) if mask >> i & 1]
+        gone = ld[[i for i in range(L) if not mask >> i & 1]]
+        Dm, Dqm = D.copy(), Dq_all.copy()
+        Dm[gone] = 0.0
+        Dqm[gone] = 0.0
+        idx = ld[inside].astype(np.int64)
+        ms = m[idx].astype(np.int64)
+        Tc = np.array([T[mask & ~(1 << i)] for i in inside]).reshape(len(inside), N)
+        mode = ("all" if keep == "all" else "last") if mask == full else "none"
+        T[mask], res = _ld_subset_pass(Dm, Dqm, Du, Z, N, idx, ms, Tc, mode)
+        if mask == full:
+            out = res
+    return out
+
+
+def _ld_subset_pass(D, Dq, Du, Z: float, N: int, idx, ms, Tc, mode: str):
+    """One subset's recursion (numpy twin of ``qnk_mva_ldn``): T (N,), and X, R, R_k, Q_k,
+    U_k for ``mode`` "all" or "last" (None for "none")."""
+    if _kernels.available():
+        return _kernels.mva_ldn(D, Dq, Du, Z, N, idx, ms, Tc, mode)
+    K = D.size
+    rows = N if mode == "all" else 1
+    T = np.empty(N)
+    X, R = np.empty(rows), np.empty(rows)
+    Rk, Q, U = np.empty((rows, K)), np.empty((rows, K)), np.empty((rows, K))
+    nin = idx.size
+    Lk = [int(min(mk - 1, N)) for mk in ms]
+    p = [np.zeros(n) for n in Lk]
+    for v in p:
+        v[0] = 1.0
+    wts = [(mk - 1 - np.arange(n)).astype(np.float64) for mk, n in zip(ms, Lk, strict=True)]
+    jdiv = [np.arange(1, n, dtype=np.float64) for n in Lk]
+    Dk = [float(D[k]) for k in idx]
+    Dmk = [float(D[k]) / int(mk) for k, mk in zip(idx, ms, strict=True)]
+    q = np.zeros(K)
+    r = np.empty(K)
+    for n in range(1, N + 1):
+        np.multiply(Dq, q, out=r)
+        r += D
+        for i in range(nin):
+            k = idx[i]
+            r[k] = Dmk[i] * ((1.0 + q[k]) + float(np.dot(wts[i], p[i])))
+        S = float(r.sum())
+        T[n - 1] = Z + S
+        if Z + S == 0.0:  # the empty network (no station, no think time): T = 0
+            continue
+        x = n / (Z + S)
+        np.multiply(r, x, out=q)
+        for i in range(nin):
+            ratio = (x * Tc[i, n - 1]) / n  # X_S(n) / X_{S-k}(n); 0 for an empty complement
+            if Lk[i] > 1:
+                p[i][1:] = ((Dk[i] * x) / jdiv[i]) * p[i][:-1]
+            p[i][0] = p[i][0] * ratio
+        if mode == "all" or (mode == "last" and n == N):
+            j = n - 1 if mode == "all" else 0
+            Rk[j] = r
+            Q[j] = q
+            np.multiply(Du, x, out=U[j])
+            X[j] = x
+            R[j] = S
+    return T, (None if mode == "none" else (X, R, Rk, Q, U))
 
 
 def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:

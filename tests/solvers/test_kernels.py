@@ -129,16 +129,18 @@ def test_curve_kernel_fills_every_field_like_numpy():
 
 
 def test_load_dependent_complement_kernel_identical():
-    """qnk_mva_ld1 against the numpy loop of the complement recursion, both keeps."""
+    """qnk_mva_ld1 (one multi-server station) and qnk_mva_ldn (two or three, one pass per
+    subset) against the numpy loops of the complement recursion, both keeps."""
     rng = np.random.default_rng(12)
     for _ in range(15):
         K = int(rng.integers(1, 8))
         m = [1] * K
-        s = int(rng.integers(0, K))
-        m[s] = int(rng.integers(2, 70))
-        kinds = ["queue" if i == s or u > 0.25 else "delay" for i, u in enumerate(rng.random(K))]
+        ms = rng.choice(K, size=int(rng.integers(1, min(K, 3) + 1)), replace=False)
+        for s in ms:
+            m[s] = int(rng.integers(2, 70))
+        kinds = ["queue" if m[i] > 1 or u > 0.25 else "delay" for i, u in enumerate(rng.random(K))]
         D = rng.uniform(0.0, 0.5, K)
-        D[s] += 0.5
+        D[ms] += 0.5
         Z = float(rng.choice([0.0, rng.uniform(0.1, 3.0)]))
         net = Network.from_demands(list(D), think_time=Z, kinds=kinds, servers=m)
         N = int(rng.integers(1, 600))

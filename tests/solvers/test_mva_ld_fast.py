@@ -8,6 +8,7 @@ limit of the non-bottleneck stations at large N), and at N = 10^5.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -16,7 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qnmodel as qn
-from qnmodel.solvers.mva import COMPLEMENT_MAX_SERVERS, mva_exact, mva_load_dependent
+from qnmodel.solvers.mva import (
+    COMPLEMENT_MAX_SERVERS,
+    COMPLEMENT_MAX_STATIONS,
+    mva_exact,
+    mva_load_dependent,
+)
 from tests.solvers.test_mva_ld import mp_mean_values
 
 FIELDS = ("throughput", "response_time", "queue_length", "residence_time", "utilization")
@@ -135,18 +141,75 @@ def test_auto_takes_the_complement_only_where_it_applies():
     one = qn.Network.from_demands([0.8, 0.1], servers=[4, 1], think_time=1.0)
     two = qn.Network.from_demands([0.8, 0.3, 0.1], servers=[4, 3, 1], think_time=1.0)
     wide = qn.Network.from_demands([60.0, 0.1], servers=[COMPLEMENT_MAX_SERVERS + 1, 1])
-    for net in (one, two, wide):
-        auto = mva_load_dependent(net, 60)
-        conv = mva_load_dependent(net, 60, algorithm="convolution")
+    many = qn.Network.from_demands(
+        [0.2 * (i + 1) for i in range(COMPLEMENT_MAX_STATIONS + 1)],
+        servers=[2] * (COMPLEMENT_MAX_STATIONS + 1),
+    )
+    for net in (one, two, wide, many):
+        auto = mva_load_dependent(net, 40)
+        conv = mva_load_dependent(net, 40, algorithm="convolution")
         _assert_same(auto, conv, 1e-10)
-    with pytest.raises(qn.InvalidModelError, match=r"algorithm='complement'.*has 2 .*\[4, 3\]"):
-        mva_load_dependent(two, 10, algorithm="complement")
+    with pytest.raises(qn.InvalidModelError, match=r"algorithm='complement'.*has 7 .*\[2, 2,"):
+        mva_load_dependent(many, 10, algorithm="complement")
     with pytest.raises(qn.InvalidModelError, match="at most 512 servers"):
         mva_load_dependent(wide, 10, algorithm="complement")
     with pytest.raises(ValueError, match="algorithm"):
         mva_load_dependent(one, 10, algorithm="fast")
     # the dispatcher in mva() reaches the same path
     _assert_same(qn.mva(one, 60), mva_load_dependent(one, 60, algorithm="complement"), 0)
+    _assert_same(qn.mva(two, 60), mva_load_dependent(two, 60, algorithm="complement"), 0)
+
+
+@st.composite
+def several_multiserver_network(draw):
+    L = draw(st.integers(2, 3))
+    demands = [draw(st.floats(0.05, 5.0)) for _ in range(L)]
+    servers = [draw(st.integers(2, 24)) for _ in range(L)]
+    kinds = ["queue"] * L
+    for _ in range(draw(st.integers(0, 3))):
+        kinds.append(draw(st.sampled_from(["queue", "queue", "delay"])))
+        demands.append(draw(st.sampled_from([0.0, draw(st.floats(1e-3, 2.0))])))
+        servers.append(1)
+    order = draw(st.permutations(range(len(demands))))
+    Z = draw(st.sampled_from([0.0, draw(st.floats(0.01, 10.0))]))
+    net = qn.Network.from_demands(
+        [demands[i] for i in order],
+        think_time=Z,
+        kinds=[kinds[i] for i in order],
+        servers=[servers[i] for i in order],
+    )
+    return net, draw(st.integers(1, 120))
+
+
+@settings(max_examples=40, deadline=None)
+@given(several_multiserver_network())
+def test_subset_complement_equals_log_space_convolution(case):
+    """L = 2 or 3 multi-server stations: one pass per subset of them, same numbers."""
+    net, N = case
+    a = mva_load_dependent(net, N, algorithm="complement")
+    b = mva_load_dependent(net, N, algorithm="convolution")
+    _assert_same(a, b, 1e-10)
+    last = mva_load_dependent(net, N, keep="last", algorithm="complement")
+    for f in FIELDS:
+        np.testing.assert_allclose(getattr(last, f), getattr(a, f)[-1:], rtol=1e-15, err_msg=f)
+
+
+def test_two_multiserver_stations_at_large_N():
+    """An 8-server and a 32-server station, N = 2 10^4: linear time, jobs conserved, X at the
+    saturation of the 32-server bottleneck, the 8-server station at its open M/M/8 mean."""
+    net = qn.Network.from_demands([3.2, 0.4, 0.05], servers=[32, 8, 1], think_time=1.0)
+    N = 20_000
+    res = mva_load_dependent(net, N, keep="last")
+    assert res.throughput[0] == pytest.approx(10.0, rel=1e-13)
+    assert res.queue_length.sum() + res.throughput[0] == pytest.approx(N, rel=1e-13)
+    # open M/M/c limit of the 8-server station at arrival rate 10/s, service rate 1/0.4 = 2.5
+    c, a = 8, 10.0 * 0.4
+    rho = a / c
+    terms = [a**k / math.factorial(k) for k in range(c)]
+    tail = a**c / math.factorial(c) / (1 - rho)
+    erlang_c = tail / (sum(terms) + tail)
+    L_mmc = a + erlang_c * rho / (1 - rho)
+    assert res.queue_length[0, 1] == pytest.approx(L_mmc, rel=1e-12)
 
 
 @pytest.mark.parametrize("m", [128, COMPLEMENT_MAX_SERVERS])

@@ -139,6 +139,66 @@ int qnk_mva_ld1(int64_t K, const double *D, const double *Dq, const double *Du, 
     return 0;
 }
 
+int qnk_mva_ldn(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
+                int64_t N, int64_t L, const int64_t *idx, const int64_t *m, const double *Tc,
+                int mode, double *T, double *X, double *R, double *Rk, double *Q, double *U) {
+    /* off[i]..off[i+1]: p_k(j | n-1), j = 0..Lk-1, of multi-server station idx[i] */
+    int64_t *off = malloc((size_t)(L + 1) * sizeof(int64_t));
+    if (off == NULL) return -1;
+    off[0] = 0;
+    for (int64_t i = 0; i < L; i++) off[i + 1] = off[i] + ((m[i] - 1 < N) ? m[i] - 1 : N);
+    double *q = calloc((size_t)K, sizeof(double));
+    double *r = malloc((size_t)K * sizeof(double));
+    double *p = calloc((size_t)(off[L] > 0 ? off[L] : 1), sizeof(double));
+    if (q == NULL || r == NULL || p == NULL) {
+        free(off);
+        free(q);
+        free(r);
+        free(p);
+        return -1;
+    }
+    for (int64_t i = 0; i < L; i++) p[off[i]] = 1.0;
+    for (int64_t n = 1; n <= N; n++) {
+        for (int64_t k = 0; k < K; k++) r[k] = Dq[k] * q[k] + D[k];
+        for (int64_t i = 0; i < L; i++) {
+            const int64_t k = idx[i], Lk = off[i + 1] - off[i];
+            const double *pk = p + off[i];
+            double w = 0.0;
+            for (int64_t j = 0; j < Lk; j++) w += (double)(m[i] - 1 - j) * pk[j];
+            r[k] = (D[k] / (double)m[i]) * ((1.0 + q[k]) + w);
+        }
+        double S = sum4(r, K);
+        T[n - 1] = Z + S;
+        if (Z + S == 0.0) continue; /* the empty network: T = 0 */
+        double x = (double)n / (Z + S);
+        for (int64_t k = 0; k < K; k++) q[k] = r[k] * x;
+        for (int64_t i = 0; i < L; i++) {
+            const int64_t Lk = off[i + 1] - off[i];
+            double *pk = p + off[i];
+            double ratio = (x * Tc[i * N + n - 1]) / (double)n; /* X_S(n) / X_{S-k}(n) */
+            double c = D[idx[i]] * x;
+            for (int64_t j = Lk - 1; j >= 1; j--) pk[j] = (c / (double)j) * pk[j - 1];
+            pk[0] = pk[0] * ratio;
+        }
+        if (mode == 1 || (mode == 2 && n == N)) {
+            int64_t row = (mode == 1) ? n - 1 : 0;
+            double *rk = Rk + row * K, *qq = Q + row * K, *u = U + row * K;
+            for (int64_t k = 0; k < K; k++) {
+                rk[k] = r[k];
+                qq[k] = q[k];
+                u[k] = x * Du[k];
+            }
+            X[row] = x;
+            R[row] = S;
+        }
+    }
+    free(off);
+    free(q);
+    free(r);
+    free(p);
+    return 0;
+}
+
 int qnk_mva_multiclass(int64_t C, int64_t K, const int64_t *N, const double *D,
                        const double *Dq, const double *Z, double *X, double *R) {
     /* Outer class o = most populous; the others form a mixed-radix slice. */

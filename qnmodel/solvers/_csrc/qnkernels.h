@@ -47,6 +47,16 @@ QNK_API int qnk_mva_ld1(int64_t K, const double *D, const double *Dq, const doub
                         double Z, int64_t N, int64_t s, int64_t m, int keep_all, double *X,
                         double *R, double *Rk, double *Q, double *U);
 
+/* One pass of the subset form of the complement recursion (L >= 1 multi-server
+ * stations idx[L] with m[L] servers; stations outside the subset have D = Dq = 0):
+ * Tc[L*N] holds, for each idx[i], the cycle time T_{S-k}(n) = n / X_{S-k}(n) of the
+ * subset without it (0 for an empty network). Writes T[N] = n / X(n) of this subset,
+ * and mode 1: rows n = 1..N of X, R, Rk, Q, U; mode 2: one row for n = N; mode 0: T only. */
+QNK_API int qnk_mva_ldn(int64_t K, const double *D, const double *Dq, const double *Du,
+                        double Z, int64_t N, int64_t L, const int64_t *idx, const int64_t *m,
+                        const double *Tc, int mode, double *T, double *X, double *R,
+                        double *Rk, double *Q, double *U);
+
 /* Multi-class exact MVA over the population lattice, result at N.
  *   N[C] >= 1 each; D, Dq [C*K]; Z[C]. Output X[C], R[C*K].
  *   Memory: two slices of the lattice along the most populous class. */
