@@ -12,7 +12,7 @@ ratio peer time / qnmodel time (> 1: qnmodel faster) next to the issue's target:
    Octave ``qncmmvabs`` and line-solver ``pfqn_bs`` at the same tolerance for reference;
 4. load-dependent MVA with one 32-server station: the complement recursion at
    N = 300 .. 10^5, the log-space convolution at N = 4000 and Octave ``qncscmva`` (conditional
-   MVA) at N = 300, for reference (no target);
+   MVA) at N = 300, for reference (no target); and with a 32- and an 8-server station;
 5. N = 10^6, K = 1000 single-class exact MVA (``keep="last"``): finite results, and the
    time per N*K job-station step fitted over a sweep of N and K (linear: constant slope).
 
@@ -228,6 +228,30 @@ def bench_load_dependent(tab: Table, repeats: int, quick: bool):
                 tab.add(case, f"octave qncscmva N={N:.0e}", t_o, ratio(t_o, t), "", "tic/toc")
 
 
+def bench_two_multiserver(tab: Table, repeats: int, quick: bool):
+    """A 32-server and an 8-server station: the complement recursion runs one pass per
+    subset of the two (four passes), against the log-space convolution."""
+    from qnmodel.solvers import mva_load_dependent
+
+    net = Network.from_demands([3.2, 0.4, 0.05, 0.01], servers=[32, 8, 1, 1], think_time=1.0)
+    case = "1-class, 32- and 8-server stations"
+    n_conv = 1_000 if quick else 4_000
+    for N in (n_conv, 10_000, 100_000):
+        t, r = median_of(lambda N=N: mva_load_dependent(net, N), max(5, repeats))
+        jobs = float(r.queue_length[-1].sum() + r.throughput[-1] * 1.0)
+        tab.add(
+            case, f"qnmodel complement N={N:.0e}", t, "", "", f"sum Q + XZ - N = {jobs - N:.1e}"
+        )
+        if N == n_conv:
+            t_c, rc = median_of(
+                lambda N=N: mva_load_dependent(net, N, algorithm="convolution"), 1 if quick else 3
+            )
+            tab.check(
+                "2 stations: complement vs convolution Q", r.queue_length, rc.queue_length, 1e-9
+            )
+            tab.add(case, f"qnmodel convolution N={N:.0e}", t_c, ratio(t_c, t), "", "log space")
+
+
 def bench_multiclass(tab: Table, repeats: int, ls):
     pop = np.array([20, 20, 20])
     D = np.random.default_rng(SEED + 1).uniform(0.001, 0.010, (3, 10))
@@ -333,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         tab = Table()
         bench_single(tab, args.repeats, ls)
         bench_load_dependent(tab, args.repeats, args.quick)
+        bench_two_multiserver(tab, args.repeats, args.quick)
         bench_multiclass(tab, args.repeats, ls)
         bench_schweitzer(tab, args.repeats, ls)
         bench_large(tab, args.repeats, args.quick)
