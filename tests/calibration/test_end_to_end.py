@@ -8,6 +8,9 @@ service of the same mean (the product-form case), 64 KiB requests, think time
 alone must predict the measured X(N) within 10% MAPE. About 15 s.
 """
 
+import statistics
+import subprocess
+
 import pytest
 
 from qnmodel import bench
@@ -16,7 +19,22 @@ from qnmodel.calibration.pipeline import DEMO_DEVICE, DEMO_SIZES, calibrate_and_
 JOBS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
 
 
+def _realtime_permitted(qnbench) -> bool:
+    """SCHED_FIFO clients (root or CAP_SYS_NICE) wake within microseconds on a loaded machine."""
+    p = subprocess.run(
+        [str(qnbench), "--engine", "emu", "--ops", "3", "--runtime", "5s", "--warmup", "0",
+         "--dev-latency", "1ms", "--realtime", "1"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    return p.returncode == 0
+
+
 def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
+    # The client sees a + B/r plus its own wake-up lateness; with real-time clients that is a few
+    # microseconds, without (a container without CAP_SYS_NICE) it is what the scheduler of a
+    # loaded machine makes it: qnbench reports it per point, so the known answer for a is then
+    # a + the measured lateness (never a tolerance widened to hide it).
+    rt = _realtime_permitted(qnbench)
     dev = bench.run(
         "emu",
         jobs=[1],
@@ -24,9 +42,15 @@ def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
         dev_dist="const",
         runtime=0.3,
         warmup=0.05,
+        realtime=rt,
         executable_path=qnbench,
         **DEMO_DEVICE,
     )
+    late = statistics.median(r["engine_stats"]["wakeup_late_s_mean"] for r in dev.results)
+    # the device itself served every request in exactly a + B/r (device-side, exact)
+    for r in dev.results:
+        s = DEMO_DEVICE["dev_latency"] + r["bs_bytes"] / DEMO_DEVICE["dev_rate"]
+        assert r["engine_stats"]["service_s_mean"] == pytest.approx(s, rel=1e-6)
     e2e = bench.run(
         "emu",
         jobs=JOBS,
@@ -46,7 +70,10 @@ def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
     print(f"\nfitted a = {fit.values['a']:.6g} s, r = {fit.values['r']:.6g} B/s; {c!r}")
     print(c.table.to_string())
     why = f"\n{fit.report()}\n{dev.to_frame().to_string()}"
-    assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"], rel=0.05), why
+    why += f"\nmedian client wake-up lateness {late * 1e6:.1f} us (real-time clients: {rt})"
+    if rt:
+        assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"], rel=0.05), why
+    assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"] + late, rel=0.05), why
     assert fit.values["r"] == pytest.approx(DEMO_DEVICE["dev_rate"], rel=0.05), why
     assert list(c.table["n"]) == JOBS
     assert c.mape_throughput < 10.0
