@@ -95,11 +95,13 @@ int main(int argc, char **argv) {
 
 TCP_REF_C = r"""
 /* independent TCP loopback reference with blocking writes and reads of MSG_BYTES messages:
- * MODE "stream" is a one-way stream (iperf3's shape); MODE "rr" waits after each message for a
- * 16-byte acknowledgement from the receiver (qnbench's write requests' shape).
+ * MODE "stream" is a one-way stream (iperf3's shape); "rr" waits after each message for a
+ * 16-byte acknowledgement from the receiver (qnbench's write requests' shape); a "-hdr" suffix
+ * sends a 16-byte header with MSG_MORE before each message, which the receiver reads first and
+ * does not count (qnbench's framing).
  * Usage: tcpref MODE MSG_BYTES WARMUP_S RUNTIME_S.
- * Prints: received_rate_B_s (measured by the receiver after the warm-up). */
-#define _POSIX_C_SOURCE 200809L
+ * Prints: received_rate_B_s (payload, measured by the receiver after the warm-up). */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -114,7 +116,7 @@ static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
                           return t.tv_sec + t.tv_nsec * 1e-9; }
 int main(int argc, char **argv) {
     if (argc != 5) return 2;
-    int rr = strcmp(argv[1], "rr") == 0;
+    int rr = strncmp(argv[1], "rr", 2) == 0, hdr = strstr(argv[1], "-hdr") != NULL;
     size_t msg = (size_t)atoll(argv[2]); double warm = atof(argv[3]), run = atof(argv[4]);
     char ack[16] = {0};
     int l = socket(AF_INET, SOCK_STREAM, 0);
@@ -132,6 +134,7 @@ int main(int argc, char **argv) {
         double end = now() + warm + run + 0.05;
         while (now() < end) {
             size_t off = 0;
+            if (hdr && send(s, ack, sizeof ack, MSG_MORE) != (ssize_t)sizeof ack) _exit(1);
             while (off < msg) {
                 ssize_t k = write(s, buf + off, msg - off);
                 if (k <= 0) _exit(1);
@@ -149,6 +152,11 @@ int main(int argc, char **argv) {
     double t0 = now(), tw = 0, tl = 0; unsigned long long got = 0, at_w = 0;
     size_t inmsg = 0;
     for (;;) {
+        for (size_t h = 0; hdr && inmsg == 0 && h < sizeof ack;) {
+            ssize_t k = read(c, ack + h, sizeof ack - h);
+            if (k <= 0) goto done;
+            h += (size_t)k;
+        }
         ssize_t k = read(c, buf, msg - inmsg);
         if (k <= 0) break;
         got += (unsigned long long)k; tl = now();
@@ -160,6 +168,7 @@ int main(int argc, char **argv) {
         if (tw == 0 && tl - t0 >= warm) { tw = tl; at_w = got; }
         if (tw > 0 && tl - tw >= run) break;
     }
+done:
     close(c);
     waitpid(pid, NULL, 0);
     printf("%.6e\n", tw > 0 && tl > tw ? (got - at_w) / (tl - tw) : 0.0);
@@ -392,39 +401,42 @@ def tcp_rows(args, rows, commands, workdir):
         refs = {
             mode: float(subprocess.run([ref, mode, str(2**20), "1", str(secs)],
                                        capture_output=True, text=True, check=True).stdout)
-            for mode in ("stream", "rr")
+            for mode in ("stream", "rr", "stream-hdr", "rr-hdr")
         }  # fmt: skip
         cpu = end["cpu_utilization_percent"]["host_total"]
-        return {"bw": rate, "stream": refs["stream"], "rr": refs["rr"], "cpu": cpu}
+        return {"bw": rate, "cpu": cpu, **refs}
 
     def ours():
         t = bench.run("tcp", rw="write", bs="1 MiB", runtime=secs, warmup=1, progress=False)
         r = t.results[0]
         bw = r["throughput_B_s"]
-        return {"bw": bw, "stream": bw, "rr": bw, "cmd": " ".join(t.command)}
+        refs = {k: bw for k in ("stream", "rr", "stream-hdr", "rr-hdr")}
+        return {"bw": bw, "cmd": " ".join(t.command), **refs}
 
     try:
         ps, qs = paired(peer, ours, args.repeat)
     finally:
         server.terminate()
         server.wait(timeout=10)
-    ref_cmd = f"cc -std=c11 -O3 tcpref.c && ./tcpref stream|rr {2**20} 1 {secs}"
+    ref_cmd = f"cc -std=c11 -O3 tcpref.c && ./tcpref stream|rr|stream-hdr|rr-hdr {2**20} 1 {secs}"
     commands += [" ".join(icmd), ref_cmd, qs[0]["cmd"]]
     cell, ok, _ = ratio_cell(ratios(qs, ps, "bw"), 0.10)
     rows.append(["tcp loopback, 1 connection, 1 MiB writes", "iperf3 (stream)",
                  fmt_rate(med(qs, "bw")), fmt_rate(med(ps, "bw")), cell, "-", "-",
                  "yes" if ok else "no"])  # fmt: skip
     for key, what in (
-        ("stream", "blocking C one-way stream"),
-        ("rr", "blocking C 1 MiB + 16 B ack (same shape)"),
+        ("stream", "C one-way stream (iperf3's framing)"),
+        ("rr", "C 1 MiB + 16 B ack, no header"),
+        ("stream-hdr", "C one-way stream, 16 B MSG_MORE header per 1 MiB"),
+        ("rr-hdr", "C same framing and shape as qnbench"),
     ):
         cell, ok, _ = ratio_cell(ratios(qs, ps, key), 0.10)
         rows.append(["tcp loopback, 1 connection, 1 MiB writes", what,
                      fmt_rate(med(qs, "bw")), fmt_rate(med(ps, key)), cell, "-", "-",
                      "info (yes)" if ok else "info (no)"])  # fmt: skip
-    print(" | ".join(rows[-3]), f"(iperf3 sender CPU {med(ps, 'cpu'):.0f} %)", file=sys.stderr)
-    print(" | ".join(rows[-2]), file=sys.stderr)
-    print(" | ".join(rows[-1]), file=sys.stderr)
+    print(" | ".join(rows[-5]), f"(iperf3 sender CPU {med(ps, 'cpu'):.0f} %)", file=sys.stderr)
+    for row in rows[-4:]:
+        print(" | ".join(row), file=sys.stderr)
 
 
 def null_rows(args, rows, commands, ovh):
