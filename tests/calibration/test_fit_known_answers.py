@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from qnmodel.calibration import (
     Parameter,
@@ -96,9 +97,15 @@ def test_device_recovers_within_a_few_standard_errors(a, r, noise, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MeasurementArtefactWarning)
         res = fit_device(sizes, t)
+    # With 12 points and 2 parameters the standardised error is Student-t with 10 degrees of
+    # freedom: 6 standard errors fail with probability 1.3e-4 per check, i.e. about 0.7 % of
+    # runs of 25 examples x 2 parameters (a flaky test). The two-sided 1e-6 quantile (10.5)
+    # makes a false failure a 1-in-20 000-runs event; the coverage tests above check the
+    # intervals' calibration at the nominal rate.
+    k = stats.t.isf(0.5e-6, sizes.size - 2)
     for name, truth in (("a", a), ("r", r)):
         se = res.stderr[name]
-        tol = 6 * se + 1e-9 * truth if se is not None else 1e-6 * truth
+        tol = k * se + 1e-9 * truth if se is not None else 1e-6 * truth
         assert abs(res.values[name] - truth) <= tol
 
 
