@@ -1,0 +1,53 @@
+"""Execute notebooks/calibration_own_machine.ipynb: it measures this machine with qnbench,
+fits the device, predicts the closed loop and compares (its own cells assert a and r within
+5 % and MAPE below 15 %)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
+nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to run notebooks")
+
+from qnmodel import bench  # noqa: E402
+from qnmodel.errors import BenchNotFoundError  # noqa: E402
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "calibration_own_machine.ipynb"
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.mark.notebook
+def test_calibration_notebook_runs_on_this_machine(monkeypatch):
+    try:
+        exe = bench.executable()
+    except BenchNotFoundError as exc:
+        if IN_CI:
+            pytest.fail(f"qnbench must exist under CI: {exc}")
+        pytest.skip(f"qnbench is not built here: {exc}")
+    monkeypatch.setenv("QNMODEL_QNBENCH", str(exe))  # the kernel finds the same binary
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
+        "commit the notebook without outputs"
+    )
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=180,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    )
+    client.execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    errors = [o for o in outputs if o.get("output_type") == "error"]
+    assert not errors, errors
+    text = "\n".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    m = re.search(r"MAPE of MVA vs measured X\(N\): ([0-9.]+)%", text)
+    assert m is not None, text[-2000:]
+    assert float(m.group(1)) < 15.0
+    fit = re.search(r"a: ([0-9.]+) ms \(([-+0-9.]+)%\),\s+r: ([0-9.]+) MB/s \(([-+0-9.]+)%\)", text)
+    assert fit is not None, text[-2000:]
+    assert abs(float(fit.group(2))) < 5.0 and abs(float(fit.group(4))) < 5.0
