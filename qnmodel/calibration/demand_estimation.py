@@ -41,7 +41,7 @@ from scipy import optimize, stats
 
 from .._validate import as_choice
 from ..errors import InvalidModelError, InvalidTypeError
-from .fit import CalibrationResult
+from .fit import CalibrationResult, goodness_of_fit
 from .parameters import Parameter, Parameters
 
 __all__ = ["service_demand_law", "utilization_regression"]
@@ -82,9 +82,7 @@ def _result(model, names, units, values, stderr, cis, method, umsg, x, y, fitted
     resid = y - fitted
     n = y.size
     p = len(names)
-    chisqr = float(np.sum(resid**2))
-    dof = n - p
-    lnchi = math.log(chisqr / n) if chisqr > 0 else -math.inf
+    chisqr, redchi, aic, bic = goodness_of_fit(resid, p)
     return CalibrationResult(
         model=model,
         params=params,
@@ -106,9 +104,9 @@ def _result(model, names, units, values, stderr, cis, method, umsg, x, y, fitted
         nvarys=p,
         nfev=1,
         chisqr=chisqr,
-        redchi=chisqr / dof if dof > 0 else math.nan,
-        aic=n * lnchi + 2 * p,
-        bic=n * lnchi + math.log(n) * p,
+        redchi=redchi,
+        aic=aic,
+        bic=bic,
         success=True,
         message="closed-form least squares",
         units=units,

@@ -350,6 +350,24 @@ def _as_data(v: Any, name: str) -> np.ndarray:
     return arr
 
 
+def goodness_of_fit(
+    weighted_residuals: np.ndarray, nvarys: int
+) -> tuple[float, float, float, float]:
+    """chi-square, reduced chi-square, AIC and BIC of a least-squares fit.
+
+    chi2 = sum r_i^2 over the (weighted) residuals; redchi = chi2 / (n - p) (NaN
+    without degrees of freedom); AIC = n ln(chi2/n) + 2p; BIC = n ln(chi2/n) + p ln n
+    (the forms lmfit documents for least squares).
+    """
+    r = np.asarray(weighted_residuals, dtype=np.float64)
+    n = r.size
+    chisqr = float(np.sum(r**2))
+    dof = n - nvarys
+    redchi = chisqr / dof if dof > 0 else math.nan
+    lnchi = math.log(chisqr / n) if chisqr > 0 else -math.inf
+    return chisqr, redchi, n * lnchi + 2 * nvarys, n * lnchi + math.log(n) * nvarys
+
+
 def fit_model(
     func: Callable[..., Any],
     params: Parameters,
@@ -471,13 +489,8 @@ def fit_model(
     fitted = prob.model(u)
     sigma = prob.sigma
     wres = (yv - fitted) / sigma
-    chisqr = float(np.sum(wres**2))
+    chisqr, redchi, aic, bic = goodness_of_fit(wres, p)
     dof = n - p
-    redchi = chisqr / dof if dof > 0 else math.nan
-    with np.errstate(divide="ignore"):
-        lnchi = math.log(chisqr / n) if chisqr > 0 else -math.inf
-    aic = n * lnchi + 2 * p
-    bic = n * lnchi + math.log(n) * p
     success = bool(res.success)
     message = str(res.message)
     notes = tuple(notes)
