@@ -769,32 +769,16 @@ def run_demo(
         f"2/3 end-to-end closed loop: N = {list(jobs)}, {runtime:g} s per point "
         f"(about {len(jobs) * (runtime + 0.2):.0f} s) ...",
     )
-    e2e = bench.run(
-        "emu",
-        jobs=list(jobs),
-        bs=65536,
-        devices=4,
-        dev_select="random",
-        dev_dist="exp",
-        think=0.010,
-        think_dist="const",
-        runtime=runtime,
-        warmup=0.1,
-        progress=progress,
-        **DEMO_DEVICE,
-        **kw,
-    )
-    e2e.save(out / "closed_loop.json")
-    const_cmp = None
-    if constant_service_check:
-        _say(progress, "    the same with constant (deterministic) service times ...")
-        e2e_const = bench.run(
+
+    def closed_loop(dist: str):
+        # The end-to-end run: K = 4 devices chosen at random, 64 KiB requests, Z = 10 ms.
+        return bench.run(
             "emu",
             jobs=list(jobs),
             bs=65536,
             devices=4,
             dev_select="random",
-            dev_dist="const",
+            dev_dist=dist,
             think=0.010,
             think_dist="const",
             runtime=runtime,
@@ -803,6 +787,13 @@ def run_demo(
             **DEMO_DEVICE,
             **kw,
         )
+
+    e2e = closed_loop("exp")
+    e2e.save(out / "closed_loop.json")
+    const_cmp = None
+    if constant_service_check:
+        _say(progress, "    the same with constant (deterministic) service times ...")
+        e2e_const = closed_loop("const")
         e2e_const.save(out / "closed_loop_const.json")
         const_cmp = calibrate_and_compare(dev, e2e_const)
     _say(progress, f"3/3 calibrating, solving, writing the report ({time.monotonic() - t0:.1f} s)")
