@@ -299,6 +299,7 @@ int qnb_mpi_size(void);
 void qnb_mpi_barrier(void);
 void qnb_mpi_aggregate(struct qnb_mpi_point *p); /* sums ops/bytes, max elapsed, on rank 0 */
 int qnb_mpi_any(int flag);                      /* logical OR over all ranks */
+void qnb_mpi_point_json(const struct qnb_run *r, struct qnb_json *j); /* collective */
 void qnb_mpi_finalize(void);
 
 /* ---- host.c ---- */
