@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "emu.h"
-#include "tcp.h"
+#include "blockserver.h"
 
 #define MAXM 16
 
