@@ -145,7 +145,9 @@ def test_ops_limit_stops_the_point_after_exactly_that_many_operations(qnb):
     assert rc == 0, err
     (r,) = doc["results"]
     assert r["ops"] == 25 and r["complete"]
-    assert 25e-3 * 0.99 < r["elapsed_s"] < 1.0  # at least 25 x 1 ms, and stopped by --ops
+    # at least 24 x 1 ms (the first request may start in the warm-up, before the measured
+    # interval, when the main thread is scheduled late), and stopped by --ops
+    assert 24e-3 < r["elapsed_s"] < 1.0
 
 
 def test_strings_are_escaped_in_json(qnb):

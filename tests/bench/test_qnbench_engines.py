@@ -286,8 +286,10 @@ def test_stripe_over_files(qnb, tmp_path):
                 "8KiB",
                 "--rw",
                 rw,
+                "--ops",  # a count, not a time: ops > 0 even on a loaded machine
+                "20",
                 "--runtime",
-                "30ms",
+                "10s",
                 "--warmup",
                 "0",
             )

@@ -117,13 +117,13 @@ static int run_main(int argc, char **argv)
     r->cfg = &cfg;
     r->eng = eng;
 
-    /* a standalone role (tcp server) serves instead of measuring; its document has no results */
-    int standalone = eng->standalone ? eng->standalone(r) : -1;
     struct qnb_sweep sw;
     if (qnb_sweep_open(&sw)) {
         qnb_diag("out of memory");
         return 1;
     }
+    /* a standalone role (tcp server) serves instead of measuring; its document has no results */
+    int standalone = eng->standalone ? eng->standalone(r) : -1;
     if (standalone < 0)
         qnb_sweep_run(&sw, r);
     else
