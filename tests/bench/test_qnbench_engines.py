@@ -28,8 +28,10 @@ def test_mem_stream_kernels_count_bytes_like_stream(qnb):
         "mem",
         "--size",
         "1MiB",
+        "--ops",  # a count, not 50 ms: a loaded machine may not schedule a client in 50 ms
+        "50",
         "--runtime",
-        "50ms",
+        "20s",
         "--warmup",
         "10ms",
         "--jobs",
