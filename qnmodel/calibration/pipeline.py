@@ -320,19 +320,11 @@ def calibrate_report(
     return write_report(cmp, out_dir, plot=plot)
 
 
-def write_report(
-    comparison: Comparison,
-    out_dir: str | os.PathLike,
-    *,
-    plot: Callable[..., Any] | None = None,
-    title: str = "Calibrated model vs measurement",
-    name: str = "report",
-    sections: tuple[str, ...] = (),
-) -> Path:
+def write_report(comparison: Comparison, out_dir: str | os.PathLike, **options: Any) -> Path:
     """:func:`qnmodel.report.write_report` (the one report writer), kept under this name."""
     from ..report import write_report as _write_report
 
-    return _write_report(comparison, out_dir, plot=plot, title=title, name=name, sections=sections)
+    return _write_report(comparison, out_dir, **options)
 
 
 def run_demo(out_dir: str | os.PathLike, **options: Any) -> Path:

@@ -15,6 +15,23 @@ from .spec import ModelSpec
 __all__ = ["ModelSolution", "MultiClassSolution", "solve"]
 
 
+def _station_entry(station, demand: Any) -> dict:
+    return {"name": station.name, "demand": demand, "kind": station.kind,
+            "servers": int(station.servers)}  # fmt: skip
+
+
+def _document(spec: ModelSpec, model: dict, stations: list, summary: dict, rows: list) -> dict:
+    """The ``qnmodel.solve`` JSON document of a solution (schema version 1)."""
+    head = {"name": spec.name, "description": spec.description, "source": spec.source}
+    return {
+        "schema": "qnmodel.solve",
+        "schema_version": 1,
+        "model": {**head, **model, "stations": stations},
+        "summary": summary,
+        "results": rows,
+    }
+
+
 @dataclass(frozen=True, eq=False)
 class MultiClassSolution:
     """Exact multi-class MVA of a model file at its population vector.
@@ -67,27 +84,12 @@ class MultiClassSolution:
                     for k, v in rec.items()
                 }
             )
-        return {
-            "schema": "qnmodel.solve",
-            "schema_version": 1,
-            "model": {
-                "name": self.spec.name,
-                "description": self.spec.description,
-                "source": self.spec.source,
-                "classes": list(mc.classes),
-                "stations": [
-                    {
-                        "name": s.name,
-                        "demand": {c: float(mc.demands[i, k]) for i, c in enumerate(mc.classes)},
-                        "kind": s.kind,
-                        "servers": int(s.servers),
-                    }
-                    for k, s in enumerate(net.stations)
-                ],
-            },
-            "summary": self.summary(),
-            "results": rows,
-        }
+        stations = [
+            _station_entry(s, {c: float(mc.demands[i, k]) for i, c in enumerate(mc.classes)})
+            for k, s in enumerate(net.stations)
+        ]
+        model = {"classes": list(mc.classes)}
+        return _document(self.spec, model, stations, self.summary(), rows)
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,27 +156,9 @@ class ModelSolution:
             {k: (int(v) if k == "n" else float(v)) for k, v in rec.items()}
             for rec in frame.to_dict(orient="records")
         ]
-        return {
-            "schema": "qnmodel.solve",
-            "schema_version": 1,
-            "model": {
-                "name": self.spec.name,
-                "description": self.spec.description,
-                "source": self.spec.source,
-                "think_time": float(net.think_time),
-                "stations": [
-                    {
-                        "name": s.name,
-                        "demand": float(s.demand),
-                        "kind": s.kind,
-                        "servers": int(s.servers),
-                    }
-                    for s in net.stations
-                ],
-            },
-            "summary": self.summary(),
-            "results": rows,
-        }
+        stations = [_station_entry(s, float(s.demand)) for s in net.stations]
+        model = {"think_time": float(net.think_time)}
+        return _document(self.spec, model, stations, self.summary(), rows)
 
 
 def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
