@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidModelError, InvalidTypeError
-from ..network import Network
+from ..multiclass import ClosedClass, MultiClassNetwork
+from ..network import Network, Station
 from ._fields import (
     _MODEL_KEYS,
     _STATION_KEYS,
@@ -160,6 +161,34 @@ def loads(text: str, source: str = "<string>", default_name: str = "model") -> M
     return _build(doc, ctx, default_name)
 
 
+def _multiclass_network(
+    ctx: _Ctx,
+    stations: list[Station],
+    classes: tuple[str, ...],
+    populations: np.ndarray,
+    think_times: np.ndarray,
+    D: np.ndarray,
+) -> MultiClassNetwork:
+    """The L1 description of a file with [[class]] tables: per-class demands, closed classes."""
+    per_class = [
+        Station(
+            s.name,
+            dict(zip(classes, D[:, k].tolist(), strict=True)),
+            kind=s.kind,
+            servers=s.servers,
+        )  # fmt: skip
+        for k, s in enumerate(stations)
+    ]
+    closed = [
+        ClosedClass(c, int(n), float(z))
+        for c, n, z in zip(classes, populations, think_times, strict=True)
+    ]
+    try:
+        return MultiClassNetwork(tuple(per_class), tuple(closed))
+    except (InvalidModelError, InvalidTypeError) as exc:
+        raise ctx.error(("class",), str(exc)) from None
+
+
 def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     _unknown(ctx, doc, _TOP_KEYS, ())
     model = doc.get("model")
@@ -224,10 +253,7 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         if not np.any(D.sum(axis=1) + class_thinks > 0):
             raise ctx.error(("station",), "all demands and think times are zero")
         multiclass = MultiClassModel(
-            classes=classes,
-            population=class_pops,
-            think_time=class_thinks,
-            demands=D,
+            network=_multiclass_network(ctx, stations, classes, class_pops, class_thinks, D)
         )
     return ModelSpec(
         network=net,

@@ -175,15 +175,7 @@ def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
     if spec.multiclass is not None:
         from ..solvers.mva_multiclass import mva_multiclass
 
-        mc, net = spec.multiclass, spec.network
-        result = mva_multiclass(
-            mc.demands,
-            mc.population,
-            think_time=mc.think_time,
-            kinds=[s.kind for s in net.stations],
-            servers=[s.servers for s in net.stations],
-            names=list(net.names),
-        )
+        result = mva_multiclass(spec.multiclass_network)
         return MultiClassSolution(spec=spec, result=result)
     net, N = spec.network, spec.max_population
     bjb = None if net.has_multiserver else _bounds(net, N, method="bjb")
