@@ -10,7 +10,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import modelfile
-from ..report import column_widths, fmt_g, fmt_time, solution_rows, write_csv, write_json
+from ..report import (
+    column_widths,
+    fmt_g,
+    fmt_time,
+    solution_rows,
+    time_unit,
+    write_csv,
+    write_json,
+)
 
 PROG = "qnmodel"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -108,7 +116,7 @@ def _multiclass_text(sol: modelfile.MultiClassSolution) -> str:
         f"total throughput = {fmt_g(summ['total_throughput'])} jobs/s"
     )
     lines.append("")
-    factor, unit = (1.0, "s") if float(np.max(r.response_time)) >= 1.0 else (1e3, "ms")
+    factor, unit = time_unit(r.response_time)
     headers = ["class", "N", "Z", "X [jobs/s]", f"R [{unit}]"]
     rows = [
         [
@@ -161,7 +169,7 @@ def _unit_table(frame) -> str:
         if ("response_time" in c and not c.endswith("_pct")) or c == "think_time"
     ]
     top = max((float(np.nanmax(np.abs(frame[c]))) for c in times), default=0.0)
-    factor, unit = (1.0, "s") if top >= 1.0 else (1e3, "ms")
+    factor, unit = time_unit(top)
     headers, cols = [], []
     for c in frame.columns:
         if c in times:
