@@ -300,9 +300,14 @@ def compare(
 
     Notes
     -----
-    The band is balanced job bounds (Zahorjan et al. 1982; Lazowska et al.
-    1984, sec. 5.4), or the asymptotic bounds (Lazowska et al. 1984, sec. 5.3)
-    when a station has several servers.
+    The band is the balanced job bounds ([LZGS]_ sec. 5.3), or the asymptotic
+    bounds ([LZGS]_ sec. 5.2) when a station has several servers; the curve is
+    exact MVA ([LZGS]_ Algorithm 6.1, the Reiser-Lavenberg recursion).
+
+    References
+    ----------
+    .. [LZGS] E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik,
+       *Quantitative System Performance*, Prentice-Hall, 1984.
     """
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")

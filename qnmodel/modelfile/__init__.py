@@ -30,6 +30,15 @@ Schema (version 1) -- see ``docs/reference/model-files.md`` for the full text
 
 Every error names the file, the key path (``station[2].rate``) and, where it
 can be found, the line.
+
+Parts
+-----
+``reader`` (:func:`load`, :func:`loads`, :func:`with_values`, the builder),
+``_fields`` (the schema's keys and field checkers), ``_systems`` (``[system]``
+tables), ``_scanner`` (key lines, :class:`ModelFileError`), ``spec``
+(:class:`ModelSpec`; a ``[[class]]`` file is described by a
+:class:`~qnmodel.multiclass.MultiClassNetwork`), ``solution`` (:func:`solve`
+and its results), ``grid`` (:func:`sweep_model`, what-if grids).
 """
 
 from __future__ import annotations
