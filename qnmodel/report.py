@@ -397,3 +397,42 @@ def write_report(
     md = out / f"{name}.md"
     md.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return md
+
+
+# -- bottom-up check ------------------------------------------------------------------------------
+def write_check_report(result: Any, out: str | os.PathLike, name: str = "check") -> Path:
+    """``<name>.md`` (findings, the table of figures) and ``<name>.png`` into ``out``."""
+    from . import plotting
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fig = _figure(8.0, 4.2)
+    plotting.check_figures(result, ax=fig.subplots())
+    png = out / f"{name}.png"
+    fig.savefig(png, dpi=110)
+    lines = ["# Bottom-up check", ""]
+    if result.findings:
+        lines += ["## Suspects", ""] + [f"* {f}" for f in result.findings] + [""]
+    else:
+        lines += ["No figure below its peak share or its peers' median.", ""]
+    if result.incomplete:
+        lines += ["## Incomplete", ""] + [f"* {i}" for i in result.incomplete] + [""]
+    lines += [f"![bottom-up check]({png.name})", "", "## Figures", ""]
+    headers = ["node", "figure", "measured", "peak", "of peak", "others' median", "ratio", "flag"]
+    rows = [
+        [
+            r["node"],
+            r["key"],
+            fmt_g(r["measured"], 4),
+            fmt_g(r["peak"], 4) if np.isfinite(r["peak"]) else "",
+            f"{r['fraction_of_peak']:.2f}" if np.isfinite(r["fraction_of_peak"]) else "",
+            fmt_g(r["median_others"], 4) if np.isfinite(r["median_others"]) else "",
+            f"{r['ratio_to_others']:.2f}" if np.isfinite(r["ratio_to_others"]) else "",
+            r["flag"],
+        ]
+        for r in result.rows
+    ]
+    lines.append(markdown_table(headers, rows))
+    md = out / f"{name}.md"
+    md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return md

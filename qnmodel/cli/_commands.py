@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import socket
 import sys
 import tomllib
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ from typing import Any
 from .. import modelfile
 from ..calibration.comparison import read_measured
 from ..errors import BenchError, InvalidModelError, InvalidTypeError
-from ..report import fmt_g, write_csv, write_json
+from ..report import finite_or_none, fmt_g, write_csv, write_json
 from ._output import (
     EXIT_OK,
     UsageError,
@@ -251,6 +252,62 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 # -- calibrate ------------------------------------------------------------------------------------
+def _check_input(path: str) -> tuple[dict, dict | None]:
+    """Per-node figures (and optional pairs) from a JSON file, checked field by field."""
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a JSON document ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), dict):
+        raise ValueError(f'{path}: expected {{"nodes": {{NODE: {{FIGURE: value}}}}}}')
+    pairs = None
+    if "pairs" in doc:
+        items = doc["pairs"]
+        if not isinstance(items, list) or not all(
+            isinstance(t, list) and len(t) == 3 for t in items
+        ):
+            raise ValueError(f"{path}: pairs must be a list of [node, node, bandwidth]")
+        pairs = {(a, b): v for a, b, v in items}
+    return doc["nodes"], pairs
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ..check import analyse, load_hardware, measure_node
+    from ..report import write_check_report
+
+    hw = load_hardware(args.hardware) if args.hardware else None
+    if args.measured:
+        nodes, pairs = _check_input(args.measured)
+    else:
+        _info(args, "measuring memory, CPU, loopback TCP and a file write with qnbench ...")
+        nodes, pairs = {socket.gethostname(): measure_node(runtime=args.runtime)}, None
+    result = analyse(nodes, hw, pairs=pairs, tolerance=args.tolerance)
+    if args.out:
+        _info(args, f"wrote {write_check_report(result, args.out)}")
+    if args.format == "json":
+        write_json(
+            {
+                "schema": "qnmodel.check",
+                "schema_version": 1,
+                "ok": result.ok,
+                "findings": [str(f) for f in result.findings],
+                "incomplete": list(result.incomplete),
+                "rows": [{k: finite_or_none(v) for k, v in r.items()} for r in result.rows],
+            },
+            sys.stdout,
+        )
+    else:
+        frame = result.to_frame()
+        sys.stdout.write(frame.to_string(index=False) + "\n")
+        for f in result.findings:
+            sys.stdout.write(f"SUSPECT {f}\n")
+        for i in result.incomplete:
+            sys.stdout.write(f"INCOMPLETE {i}\n")
+    return EXIT_OK
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from ..calibration import calibrate_and_compare
     from ..report import write_report

@@ -7,6 +7,7 @@ import argparse
 from ._commands import (
     _cmd_bench,
     _cmd_calibrate,
+    _cmd_check,
     _cmd_demo,
     _cmd_plot,
     _cmd_report,
@@ -218,4 +219,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="measured points: a CSV (n, throughput, response_time) or a qnbench JSON trace",
     )
     p.set_defaults(func=_cmd_report)
+
+    p = add(
+        "check",
+        "bottom-up check: measured component figures against their peaks and across nodes",
+        "Measure this machine's memory, CPU, loopback link and a file write with qnbench (or\n"
+        "read per-node figures from --measured), compare them with the theoretical peaks of\n"
+        "a hardware description and with the other nodes, and name the suspect component\n"
+        "(seeds 000 and 004).",
+    )
+    p.add_argument("--hardware", help="TOML hardware description (theoretical peaks)")
+    p.add_argument(
+        "--measured",
+        help='JSON {"nodes": {NODE: {FIGURE: value}}, "pairs": [[A, B, value], ...]} '
+        "instead of measuring this machine",
+    )
+    p.add_argument("--runtime", default="0.5 s", help="seconds per qnbench run (default 0.5 s)")
+    p.add_argument(
+        "--tolerance", type=float, default=0.1, help="shortfall below the others' median (0.1)"
+    )
+    p.add_argument("--out", help="write check.md and check.png into this directory")
+    p.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
+    p.set_defaults(func=_cmd_check)
     return parser

@@ -28,6 +28,7 @@ Example
 from __future__ import annotations
 
 from ._style import BAND_STYLE, time_scale
+from .check import check_figures
 from .curves import bounds_band, bounds_vs_measured, utilization
 from .grids import bottleneck_map, heatmap, sensitivity
 
@@ -38,6 +39,7 @@ __all__ = [
     "sensitivity",
     "heatmap",
     "bottleneck_map",
+    "check_figures",
     "time_scale",
     "BAND_STYLE",
 ]
