@@ -125,9 +125,20 @@ def as_population(N: Any, name: str = "N") -> int:
 
 
 def as_populations(values: Any, name: str = "population", *, allow_zero: bool = True) -> np.ndarray:
-    """A per-class population vector of non-negative integers, as int64 (C,)."""
-    if _is_real_number(values):
+    """A per-class population vector of non-negative integers, as int64 (C,).
+
+    Also the checker of any list of job counts (e.g. the concurrency levels of a fit): a count
+    has no unit, so a string such as ``"8 Hz"`` is refused, naming the entry.
+    """
+    if _is_real_number(values) or isinstance(values, str):
         values = [values]
+    if isinstance(values, Sequence):
+        for i, v in enumerate(values):
+            if isinstance(v, str):
+                raise InvalidTypeError(
+                    f"{name} must hold integers, got dtype str: {name}[{i}] = {v!r} is "
+                    "not a plain number (a count of jobs has no unit)"
+                )
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.size == 0:
         raise InvalidModelError(f"{name} must be a non-empty 1-D sequence, got shape {arr.shape}")

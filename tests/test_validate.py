@@ -281,3 +281,10 @@ def test_check_same_length():
         InvalidModelError, match=r"^names has 1 entries but demands has 2: give one per station$"
     ):
         v.check_same_length("demands", [1, 2], "names", ["a"])
+
+
+def test_as_populations_refuses_a_count_with_a_unit():
+    with pytest.raises(InvalidTypeError, match=r"n\[1\] = '8 Hz' is not a plain number"):
+        v.as_populations([4, "8 Hz"], "n")
+    with pytest.raises(InvalidTypeError, match=r"n\[0\] = '8 Hz' is not a plain number"):
+        v.as_populations("8 Hz", "n")
