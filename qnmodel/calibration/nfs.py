@@ -127,17 +127,18 @@ def fit_nfs(
     )
     b2, b4 = res.values["b2"], res.values["b4"]
     ci2, ci4 = res.confidence_intervals["b2"], res.confidence_intervals["b4"]
+    notes = []
     if ci2 is not None and ci4 is not None and ci4[1] >= ci2[0] and ci2[1] >= ci4[0]:
         note = (
             "the miss bandwidth b4 is not distinguishable from b2: the network limits misses "
             "too (min(b2, b4) = b2), so the storage bandwidth is only known to be >= "
             f"{min(b2, b4):.4g} B/s"
         )
-        object.__setattr__(res, "warnings", res.warnings + (note,))
+        notes.append(note)
     if math.isfinite(b4) and b4 > b2 * 1.05:
         note = (
             f"b4 = {b4:.4g} B/s exceeds b2 = {b2:.4g} B/s, impossible for min(b2, b4): "
             "the hit ratios or the bandwidths are inconsistent"
         )
-        object.__setattr__(res, "warnings", res.warnings + (note,))
-    return res
+        notes.append(note)
+    return res.with_notes(*notes)
