@@ -53,7 +53,7 @@ from scipy import optimize, stats
 from .._validate import as_choice
 from ..errors import ConvergenceWarning, InvalidModelError, InvalidTypeError
 from .parameters import Parameters
-from .result import CalibrationResult
+from .result import CalibrationResult, goodness_of_fit
 
 __all__ = ["CalibrationResult", "fit_model", "UNCERTAINTY_METHODS"]
 
@@ -133,24 +133,6 @@ def _as_data(v: Any, name: str) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise InvalidModelError(f"{name}[{i}] must be finite, got {arr[i]!r}")
     return arr
-
-
-def goodness_of_fit(
-    weighted_residuals: np.ndarray, nvarys: int
-) -> tuple[float, float, float, float]:
-    """chi-square, reduced chi-square, AIC and BIC of a least-squares fit.
-
-    chi2 = sum r_i^2 over the (weighted) residuals; redchi = chi2 / (n - p) (NaN
-    without degrees of freedom); AIC = n ln(chi2/n) + 2p; BIC = n ln(chi2/n) + p ln n
-    (the forms lmfit documents for least squares).
-    """
-    r = np.asarray(weighted_residuals, dtype=np.float64)
-    n = r.size
-    chisqr = float(np.sum(r**2))
-    dof = n - nvarys
-    redchi = chisqr / dof if dof > 0 else math.nan
-    lnchi = math.log(chisqr / n) if chisqr > 0 else -math.inf
-    return chisqr, redchi, n * lnchi + 2 * nvarys, n * lnchi + math.log(n) * nvarys
 
 
 def fit_model(
@@ -274,7 +256,7 @@ def fit_model(
     fitted = prob.model(u)
     sigma = prob.sigma
     wres = (yv - fitted) / sigma
-    chisqr, redchi, aic, bic = goodness_of_fit(wres, p)
+    redchi = goodness_of_fit(wres, p)[1]
     dof = n - p
     success = bool(res.success)
     message = str(res.message)
@@ -384,11 +366,10 @@ def fit_model(
             if nm in params:
                 lo, hi = max(lo, params[nm].min), min(hi, params[nm].max)
             cis[nm] = (float(lo), float(hi))
-    errorbars = all(stderr[nm] is not None for nm in names)
 
     units = {nm: pp.unit for nm, pp in params.items()}
     units.update({dn: u_ for dn, (_f, u_) in derived.items()})
-    return CalibrationResult(
+    return CalibrationResult.from_fit(
         model=model,
         params=params,
         values=values,
@@ -397,21 +378,13 @@ def fit_model(
         ci_level=float(ci_level),
         uncertainty_method=method,
         uncertainty_message=umsg,
-        errorbars=errorbars,
         covariance=cov,
         varying=tuple(names),
         x=np.asarray(xv),
         y=yv,
         fitted=fitted,
-        residuals=yv - fitted,
         sigma=sigma,
-        ndata=n,
-        nvarys=p,
         nfev=int(res.nfev),
-        chisqr=chisqr,
-        redchi=redchi,
-        aic=aic,
-        bic=bic,
         success=success,
         message=message,
         units=units,

@@ -10,6 +10,7 @@ one it has.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,25 @@ import numpy as np
 from ..errors import InvalidModelError
 from .parameters import Parameters, format_value
 
-__all__ = ["CalibrationResult"]
+__all__ = ["CalibrationResult", "goodness_of_fit"]
+
+
+def goodness_of_fit(
+    weighted_residuals: np.ndarray, nvarys: int
+) -> tuple[float, float, float, float]:
+    """chi-square, reduced chi-square, AIC and BIC of a least-squares fit.
+
+    chi2 = sum r_i^2 over the (weighted) residuals; redchi = chi2 / (n - p) (NaN
+    without degrees of freedom); AIC = n ln(chi2/n) + 2p; BIC = n ln(chi2/n) + p ln n
+    (the forms lmfit documents for least squares).
+    """
+    r = np.asarray(weighted_residuals, dtype=np.float64)
+    n = r.size
+    chisqr = float(np.sum(r**2))
+    dof = n - nvarys
+    redchi = chisqr / dof if dof > 0 else math.nan
+    lnchi = math.log(chisqr / n) if chisqr > 0 else -math.inf
+    return chisqr, redchi, n * lnchi + 2 * nvarys, n * lnchi + math.log(n) * nvarys
 
 
 @dataclass(frozen=True, repr=False)
@@ -111,6 +130,42 @@ class CalibrationResult:
     warnings: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     func: Callable[..., Any] | None = None
+
+    @classmethod
+    def from_fit(
+        cls,
+        *,
+        y: Any,
+        fitted: Any,
+        sigma: Any,
+        stderr: dict[str, float | None],
+        varying: tuple[str, ...],
+        **fields: Any,
+    ) -> CalibrationResult:
+        """A complete result from what a fit found; the statistics every fit states alike are
+        computed here: ``residuals = y - fitted``, ``ndata``, ``nvarys``, chi-square, reduced
+        chi-square, AIC and BIC of the weighted residuals ``(y - fitted) / sigma``
+        (:func:`goodness_of_fit`) and ``errorbars``. `fields` are the other attributes."""
+        y = np.asarray(y, dtype=np.float64)
+        fitted = np.asarray(fitted, dtype=np.float64)
+        sigma = np.asarray(sigma, dtype=np.float64)
+        chisqr, redchi, aic, bic = goodness_of_fit((y - fitted) / sigma, len(varying))
+        return cls(
+            y=y,
+            fitted=fitted,
+            sigma=sigma,
+            stderr=stderr,
+            varying=tuple(varying),
+            residuals=y - fitted,
+            ndata=int(y.size),
+            nvarys=len(varying),
+            chisqr=chisqr,
+            redchi=redchi,
+            aic=aic,
+            bic=bic,
+            errorbars=all(stderr[nm] is not None for nm in varying),
+            **fields,
+        )
 
     # -- new results from this one (never mutate a frozen result) ----------------------
     def replace(self, **changes: Any) -> CalibrationResult:
