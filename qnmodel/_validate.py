@@ -22,6 +22,7 @@ from .units import DIMENSIONS, parse
 __all__ = [
     "as_quantity",
     "as_quantities",
+    "as_reals",
     "as_demands",
     "as_population",
     "as_populations",
@@ -95,6 +96,30 @@ def as_quantities(values: Any, name: str, dimension: str) -> np.ndarray:
         )
     out = [as_quantity(v, f"{name}[{i}]", dimension) for i, v in enumerate(values)]
     return np.asarray(out, dtype=np.float64).reshape(-1)
+
+
+def as_reals(values: Any, name: str) -> np.ndarray:
+    """A 1-D float64 array of finite real numbers of either sign (observations, weights).
+
+    No units: for measured quantities with a dimension use :func:`as_quantities`.
+    """
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of numbers, got {values!r} of type {type(values).__name__}"
+        )
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of numbers, got {values!r:.80}"
+        ) from None
+    if arr.ndim != 1:
+        raise InvalidModelError(f"{name} must be 1-D, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidModelError(f"{name}[{i}] must be finite, got {float(arr[i])!r}")
+    return arr
 
 
 def as_demands(values: Any, name: str = "demands") -> np.ndarray:

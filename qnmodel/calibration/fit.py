@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
-from .._validate import as_choice
+from .._validate import as_choice, as_reals
 from ..errors import ConvergenceWarning, InvalidModelError, InvalidTypeError
 from .parameters import Parameters
 from .result import CalibrationResult, goodness_of_fit
@@ -119,20 +119,6 @@ class _Problem:
             max_nfev=2000,
             kwargs={} if y is None else {"y": y},
         )
-
-
-def _as_data(v: Any, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(v, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidTypeError(f"{name} must be an array of numbers, got {v!r}") from None
-    if arr.ndim != 1:
-        raise InvalidModelError(f"{name} must be 1-D, got shape {arr.shape}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidModelError(f"{name}[{i}] must be finite, got {arr[i]!r}")
-    return arr
 
 
 def fit_model(
@@ -205,7 +191,7 @@ def fit_model(
         raise InvalidModelError(f"ci_level must be in (0, 1), got {ci_level!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 20:
         raise InvalidModelError(f"n_boot must be an integer >= 20, got {n_boot!r}")
-    yv = _as_data(y, "y")
+    yv = as_reals(y, "y")
     xv = np.asarray(x, dtype=np.float64) if not isinstance(x, np.ndarray) else x
     n = yv.size
     names = params.varying
@@ -230,7 +216,7 @@ def fit_model(
         else:
             sigma = np.ones(n)
     else:
-        sigma = _as_data(weights, "weights")
+        sigma = as_reals(weights, "weights")
         if sigma.size != n or np.any(sigma <= 0):
             raise InvalidModelError(
                 f"weights must hold one sigma > 0 per point ({n}), got {sigma.size} values "

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice
-from ..errors import InvalidModelError, InvalidTypeError
+from .._validate import as_choice, as_quantities, as_reals
+from ..errors import InvalidModelError
 
 __all__ = ["SteadyStateResult", "steady_state", "STEADY_METHODS"]
 
@@ -115,25 +115,9 @@ def _series(samples: Any, column: str, time_column: str) -> tuple[np.ndarray, np
         if all(time_column in s for s in samples):
             times = np.array([float(s[time_column]) for s in samples])
     else:
-        if isinstance(samples, str):
-            raise InvalidTypeError(f"samples must be a sequence of numbers, got {samples!r}")
-        try:
-            vals = np.asarray(samples, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InvalidTypeError(
-                f"samples must be a sequence of numbers, a DataFrame or records, got "
-                f"{type(samples).__name__}"
-            ) from None
-        if vals.ndim != 1:
-            raise InvalidModelError(f"samples must be 1-D, got shape {vals.shape}")
-    bad = ~np.isfinite(vals)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidModelError(f"samples[{i}] must be finite, got {vals[i]!r}")
-    if (vals < 0).any():
-        i = int(np.flatnonzero(vals < 0)[0])
-        raise InvalidModelError(f"samples[{i}] must be >= 0 (a rate), got {vals[i]!r}")
-    return vals, times
+        vals = as_reals(samples, "samples")
+    # the samples are rates (ops/s or B/s): finite and >= 0
+    return as_quantities(vals, "samples", "frequency"), times
 
 
 def steady_state(
