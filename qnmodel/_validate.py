@@ -28,6 +28,7 @@ __all__ = [
     "as_populations",
     "as_servers",
     "as_probability",
+    "as_hit_ratio",
     "as_choice",
     "as_positive_int",
     "check_same_length",
@@ -201,6 +202,45 @@ def as_probability(value: Any, name: str) -> float:
     if not (0.0 <= p <= 1.0):  # also rejects NaN
         raise InvalidModelError(f"{name} must be in [0, 1], got {value!r}")
     return p
+
+
+def as_hit_ratio(value: Any, name: str) -> float | np.ndarray:
+    """A cache hit ratio: a boolean (True = hit, False = miss) or a ratio in [0, 1].
+
+    Returns a float for scalars and a float64 array (any shape, to broadcast) for array input.
+    """
+    if isinstance(value, bool | np.bool_):
+        return 1.0 if value else 0.0
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        if not (0.0 <= v <= 1.0):  # also rejects NaN
+            raise InvalidModelError(
+                f"{name} must be a hit ratio in [0, 1], got {value!r}; a ratio is "
+                "hits / requests (use 0.9, not 90)"
+            )
+        return v
+    if isinstance(value, str) or value is None:
+        raise InvalidTypeError(
+            f"{name} must be a boolean or a hit ratio in [0, 1], got {value!r} "
+            f"of type {type(value).__name__}"
+        )
+    arr = np.asarray(value)
+    if arr.dtype == np.bool_:
+        return arr.astype(np.float64)
+    if arr.dtype.kind not in "iuf":
+        raise InvalidTypeError(
+            f"{name} must be booleans or hit ratios in [0, 1], got an array of dtype {arr.dtype}"
+        )
+    arr = arr.astype(np.float64)
+    bad = ~((arr >= 0.0) & (arr <= 1.0))  # NaN fails both comparisons
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f"{name}[{', '.join(map(str, idx))}]" if idx else name
+        raise InvalidModelError(
+            f"{where} must be a hit ratio in [0, 1], got {float(arr[idx])!r}; a ratio is "
+            "hits / requests (use 0.9, not 90)"
+        )
+    return arr
 
 
 def as_choice(value: Any, name: str, choices: Sequence[str]) -> str:

@@ -6,56 +6,15 @@ See :mod:`qnmodel.models.nfs` for the model and the references.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..._validate import as_quantity
-from ...errors import InvalidModelError, InvalidTypeError
+from ..._validate import as_hit_ratio, as_quantity
+from ...errors import InvalidTypeError
 
 __all__ = ["NFSBandwidth", "requests_for"]
-
-
-# --------------------------------------------------------------------------- validation
-def _as_hit_ratio(value: Any, name: str) -> float | np.ndarray:
-    """A boolean (True = hit, False = miss) or a hit ratio in [0, 1]; arrays broadcast.
-
-    Returns a float for scalars and a float64 array for array input.
-    """
-    if isinstance(value, bool | np.bool_):
-        return 1.0 if value else 0.0
-    if isinstance(value, numbers.Real):
-        v = float(value)
-        if not (0.0 <= v <= 1.0):  # also rejects NaN
-            raise InvalidModelError(
-                f"{name} must be a hit ratio in [0, 1], got {value!r}; a ratio is "
-                "hits / requests (use 0.9, not 90)"
-            )
-        return v
-    if isinstance(value, str) or value is None:
-        raise InvalidTypeError(
-            f"{name} must be a boolean or a hit ratio in [0, 1], got {value!r} "
-            f"of type {type(value).__name__}"
-        )
-    arr = np.asarray(value)
-    if arr.dtype == np.bool_:
-        return arr.astype(np.float64)
-    if arr.dtype.kind not in "iuf":
-        raise InvalidTypeError(
-            f"{name} must be booleans or hit ratios in [0, 1], got an array of dtype {arr.dtype}"
-        )
-    arr = arr.astype(np.float64)
-    bad = ~((arr >= 0.0) & (arr <= 1.0))  # NaN fails both comparisons
-    if bad.any():
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = f"{name}[{', '.join(map(str, idx))}]" if idx else name
-        raise InvalidModelError(
-            f"{where} must be a hit ratio in [0, 1], got {float(arr[idx])!r}; a ratio is "
-            "hits / requests (use 0.9, not 90)"
-        )
-    return arr
 
 
 def _out(x: np.ndarray) -> float | np.ndarray:
@@ -204,8 +163,8 @@ class NFSBandwidth:
             At h_c = 1, or h_c = 0 with h_s in {0, 1}, the case bandwidth is
             returned exactly.
         """
-        hc = _as_hit_ratio(client_hit, "client_hit")
-        hs = _as_hit_ratio(server_hit, "server_hit")
+        hc = as_hit_ratio(client_hit, "client_hit")
+        hs = as_hit_ratio(server_hit, "server_hit")
         hc, hs = np.broadcast_arrays(np.asarray(hc, dtype=np.float64), hs)
         rates = [self.client_hit_bandwidth, self.server_hit_bandwidth, self.miss_bandwidth]
         weights = [hc, (1.0 - hc) * hs, (1.0 - hc) * (1.0 - hs)]

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..._validate import as_choice, as_positive_int, as_quantity
+from ..._validate import as_choice, as_hit_ratio, as_positive_int, as_quantity
 from ...errors import InvalidModelError, InvalidTypeError
 from ...network import Network, Station
-from .cache import NFSBandwidth, _as_hit_ratio, _harmonic, _out, _rate
+from .cache import NFSBandwidth, _harmonic, _out, _rate
 
 __all__ = ["NFSSystem", "EXPORT_MODES", "OPERATIONS"]
 
@@ -129,8 +129,8 @@ class NFSSystem:
                     "leave them unset for op='write'"
                 )
             return 0.0, 0.0
-        hc = _as_hit_ratio(0.0 if client_hit is None else client_hit, "client_hit")
-        hs = _as_hit_ratio(0.0 if server_hit is None else server_hit, "server_hit")
+        hc = as_hit_ratio(0.0 if client_hit is None else client_hit, "client_hit")
+        hs = as_hit_ratio(0.0 if server_hit is None else server_hit, "server_hit")
         return hc, hs
 
     def _stage_rates(self, op: str) -> dict[str, dict[str, float]]:
