@@ -162,9 +162,12 @@ def steady_state(
     return _mser5(vals, times)
 
 
+def _never(method, vals, msg) -> SteadyStateResult:
+    """The run never became steady by `method`; `msg` says why and what to do."""
+    return SteadyStateResult(method, False, None, None, math.nan, math.nan, vals.size, msg)
+
+
 def _result(method, vals, times, start, value, msg) -> SteadyStateResult:
-    if start is None:
-        return SteadyStateResult(method, False, None, None, math.nan, math.nan, vals.size, msg)
     t0 = None if times is None else float(times[start])
     return SteadyStateResult(
         method, True, int(start), t0, float(value), float(vals[start:].mean()), vals.size, msg
@@ -174,12 +177,9 @@ def _result(method, vals, times, start, value, msg) -> SteadyStateResult:
 def _seed003(vals, times, threshold, window) -> SteadyStateResult:
     n = vals.size
     if n < window:
-        return _result(
+        return _never(
             "seed003",
             vals,
-            times,
-            None,
-            None,
             f"never steady: {n} sample(s), the rule needs {window} consecutive ones; "
             "run longer or sample more often",
         )
@@ -190,12 +190,9 @@ def _seed003(vals, times, threshold, window) -> SteadyStateResult:
     ok = np.flatnonzero(dev < threshold)
     if ok.size == 0:
         best = int(np.argmin(dev))
-        return _result(
+        return _never(
             "seed003",
             vals,
-            times,
-            None,
-            None,
             f"never steady: no {window} consecutive samples all within {threshold:.0%} of their "
             f"mean (closest: samples {best}..{best + window - 1}, largest deviation "
             f"{dev[best]:.1%}); run longer",
@@ -217,12 +214,9 @@ def _mser5(vals, times) -> SteadyStateResult:
     b = 5
     m = vals.size // b
     if m < 4:
-        return _result(
+        return _never(
             "mser5",
             vals,
-            times,
-            None,
-            None,
             f"never steady: MSER-5 needs at least 20 samples (4 batches of 5), got {vals.size}; "
             "run longer or sample more often",
         )
@@ -237,12 +231,9 @@ def _mser5(vals, times) -> SteadyStateResult:
     mser = np.maximum(sse, 0.0) / k**2
     dstar = int(np.argmin(mser))
     if dstar > m // 2:
-        return _result(
+        return _never(
             "mser5",
             vals,
-            times,
-            None,
-            None,
             f"never steady: the MSER-5 minimum lies at batch {dstar} of {m}, in the second half "
             "of the run, so the series is still drifting; run longer",
         )
