@@ -37,7 +37,7 @@ __all__ = [
     "force_numpy",
     "result_arrays",
     "mva",
-    "mva_ldn",
+    "mva_ld",
     "mva_multiclass",
     "amva_core",
 ]
@@ -65,11 +65,10 @@ def _bind(lib: ctypes.CDLL) -> None:
     lib.qnk_abi_version.argtypes = []
     lib.qnk_mva.restype = ctypes.c_int
     lib.qnk_mva.argtypes = [_I64, _I64] + [ctypes.c_void_p] * 4 + [_I64] + [ctypes.c_void_p] * 6
-    lib.qnk_mva_ldn.restype = ctypes.c_int
-    lib.qnk_mva_ldn.argtypes = [
-        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _I64, ctypes.c_void_p, ctypes.c_void_p,
-        ctypes.c_void_p, ctypes.c_int, _f8, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-        ctypes.c_void_p, ctypes.c_void_p,
+    lib.qnk_mva_ld.restype = ctypes.c_int
+    lib.qnk_mva_ld.argtypes = [
+        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _I64, _i8, _i8, ctypes.c_int,
+        _f8, _f8, _f8, _f8, _f8,
     ]  # fmt: skip
     lib.qnk_mva_multiclass.restype = ctypes.c_int
     lib.qnk_mva_multiclass.argtypes = [_I64, _I64, _i8, _f8, _f8, _f8, _f8, _f8]
@@ -210,19 +209,17 @@ def mva(D, Dq, Du, Z, rows: int, kept, X, R, Rk, Q, U) -> None:
     _check(lib.qnk_mva(int(P), int(K), *args), "mva")
 
 
-def mva_ldn(D, Dq, Du, Z: float, N: int, idx, m, Tc, mode: str, T, X, R, Rk, Q, U) -> None:
-    """One subset pass of the complement recursion (``qnk_mva_ldn``) into the given
-    arrays: T (N,) always; X, R, R_k, Q, U (from :func:`result_arrays`) unless ``mode`` is
-    "none" (then None)."""
+def mva_ld(D, Dq, Du, Z: float, N: int, idx, m, keep_all: bool, X, R, Rk, Q, U) -> None:
+    """The complement recursion over every subset of the multi-server stations ``idx``
+    (``qnk_mva_ld``) into the given arrays (from :func:`result_arrays`), rows n = 1..N
+    (``keep_all``) or n = N."""
     lib = _lib()
-    D, Dq, Du, Tc = _f(D), _f(Dq), _f(Du), _f(Tc)
+    D, Dq, Du = _f(D), _f(Dq), _f(Du)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
     m = np.ascontiguousarray(m, dtype=np.int64)
-    code = {"none": 0, "all": 1, "last": 2}[mode]
-    rc = lib.qnk_mva_ldn(
-        D.size, D, Dq, Du, float(Z), int(N), idx.size, _ptr(idx), _ptr(m), _ptr(Tc), code, T,
-        *(_ptr(a) for a in (X, R, Rk, Q, U)),
-    )  # fmt: skip
+    rc = lib.qnk_mva_ld(
+        D.size, D, Dq, Du, float(Z), int(N), idx.size, idx, m, int(keep_all), X, R, Rk, Q, U
+    )
     _check(rc, "mva_load_dependent")
 
 

@@ -5,12 +5,12 @@
   :func:`~qnmodel.solvers.mva.mva_exact` (P = 1), the what-if sweep
   (:func:`qnmodel.whatif.solve_grid`, P grid points) and the load-independent part
   of the log-space convolution in :mod:`qnmodel.solvers.mva_ld`.
-* :func:`subset_pass` -- one pass of the complement recursion of
-  :func:`~qnmodel.solvers.mva_ld.mva_load_dependent` over a subset of the
-  multi-server stations (L = 0 .. 6 of them; one multi-server station is the pass
-  with L = 1 after the pass with L = 0).
+* :func:`complement` -- the complement recursion of
+  :func:`~qnmodel.solvers.mva_ld.mva_load_dependent`: one step per population n
+  for each subset of the L = 1 .. 6 multi-server stations (one multi-server
+  station is L = 1, the same code).
 
-Each runs the compiled kernel (``qnk_mva`` and ``qnk_mva_ldn`` in ``_csrc``) when it
+Each runs the compiled kernel (``qnk_mva`` and ``qnk_mva_ld`` in ``_csrc``) when it
 is loaded, otherwise its numpy twin below. Both do the same arithmetic in the same
 order; only sums over stations differ (four partial sums in C, pairwise in numpy),
 within a few ulps (tested to 1e-12 relative). Result arrays are allocated by
@@ -35,7 +35,7 @@ from ..network import Network
 from ..results import MVAResult, handover
 from . import _kernels
 
-__all__ = ["exact", "subset_pass", "check", "result"]
+__all__ = ["exact", "complement", "check", "result"]
 
 KEEP = ("all", "last")
 
@@ -134,6 +134,9 @@ def _exact_numpy(D, Dq, Z, N: int, kept, X, R, Rk, Q) -> None:
     """
     batched = D.ndim == 2
     Zb = np.asarray(Z, dtype=np.float64) if batched else float(Z)
+    if batched:  # row-first views, so that row i of every output is a plain [i]
+        X, R = X.T, R.T
+        Rk, Q = (None if a is None else a.transpose(1, 0, 2) for a in (Rk, Q))
     q = np.zeros(D.shape)
     rs, qs = np.empty(D.shape), np.empty(D.shape)
     nxt = 0
@@ -144,94 +147,105 @@ def _exact_numpy(D, Dq, Z, N: int, kept, X, R, Rk, Q) -> None:
             i, nxt = nxt, nxt + 1
         else:
             i = -1
-        r = Rk[..., i, :] if i >= 0 and Rk is not None else rs
+        r = Rk[i] if i >= 0 and Rk is not None else rs
         np.multiply(Dq, q, out=r)
         r += D  # D_k (1 + Q_k) at queues; delay stations have Dq = 0 and keep D_k
         s = r.sum(axis=-1)
         x = n / (Zb + s)
-        q = Q[..., i, :] if i >= 0 and Q is not None else qs
+        q = Q[i] if i >= 0 and Q is not None else qs
         np.multiply(r, x[:, None] if batched else x, out=q)
         if i >= 0:
-            X[..., i] = x
-            R[..., i] = s
+            X[i] = x
+            R[i] = s
 
 
-def subset_pass(D, Dq, Du, Z: float, N: int, idx, ms, Tc, mode: str):
-    """One pass of the complement recursion over the subset S of multi-server stations.
+def complement(D, Dq, Du, Z: float, N: int, idx, ms, keep: str):
+    """The complement recursion of :func:`~qnmodel.solvers.mva_ld.mva_load_dependent`
+    (its Notes A) with L >= 1 multi-server stations, all subsets of them at once.
 
     Parameters
     ----------
     D, Dq, Du : ndarray (K,)
-        Demands of the subnetwork (0 for the multi-server stations not in S), at
-        queueing stations (0 at delays), and per server.
+        Demands, demands at queueing stations (0 at delays), per-server demands D / m.
+    Z : float
+        Think time.
     idx, ms : ndarray (L,) of int
-        The multi-server stations in S and their server counts (L may be 0).
-    Tc : ndarray (L, N)
-        Cycle times T_{S-k}(n) = n / X_{S-k}(n) of S without each of them (0 for an
-        empty network), from earlier passes.
-    mode : {"none", "all", "last"}
+        The multi-server stations and their server counts (>= 2).
+    keep : {"all", "last"}
 
     Returns
     -------
-    T : ndarray (N,)
-        Cycle times of S, T_S(n) = Z + R_S(n).
-    tuple or None
-        X, R, R_k, Q_k, U_k for every n ("all") or n = N ("last"); None for "none".
+    X, R : ndarray (P,); R_k, Q_k, U_k : ndarray (P, K)
+        P = N rows (n = 1..N) or one (n = N).
 
     Notes
     -----
-    See Notes A of :func:`~qnmodel.solvers.mva_ld.mva_load_dependent`: R_k(n) of a
-    multi-server station is (D_k/m)(1 + Q_k(n-1) + sum_{j<m-1} (m-1-j) p_k(j|n-1)),
-    p_k(j|n) = (D_k X(n) / j) p_k(j-1|n-1) and p_k(0|n) = p_k(0|n-1) X_S(n) / X_{S-k}(n).
+    Subset S (a bit mask over ``idx``) is the network of the load-independent
+    stations and Z plus the multi-server stations in S. For each n the subsets take
+    one step in increasing order of their masks, so that X_{S-k}(n) of every subset
+    without one of its stations k is ready. R_k(n) of a multi-server station is
+    (D_k/m)(1 + Q_k(n-1) + sum_{j<m-1} (m-1-j) p_k(j|n-1)); then
+    p_k(j|n) = (D_k X_S(n) / j) p_k(j-1|n-1) and p_k(0|n) = p_k(0|n-1) X_S(n) / X_{S-k}(n).
+    The last subset (all stations) gives the result. One multi-server station is
+    L = 1: the load-independent network and the whole one, side by side.
     """
     K = D.size
-    P = N if mode == "all" else 1
-    want = set() if mode == "none" else {"X", "R", "Rk", "Q", "U"}
-    X, R, Rk, Q, U = _kernels.result_arrays((), P, K, want)
-    T = np.empty(N)
+    X, R, Rk, Q, U = _kernels.result_arrays((), N if keep == "all" else 1, K, set(_FIELDS))
     if _kernels.available():
-        _kernels.mva_ldn(D, Dq, Du, Z, N, idx, ms, Tc, mode, T, X, R, Rk, Q, U)
+        _kernels.mva_ld(D, Dq, Du, Z, N, idx, ms, keep == "all", X, R, Rk, Q, U)
     else:
-        _subset_numpy(D, Dq, Du, Z, N, idx, ms, Tc, mode, T, X, R, Rk, Q, U)
-    return T, (None if mode == "none" else (X, R, Rk, Q, U))
+        _complement_numpy(D, Dq, Du, Z, N, idx, ms, keep == "all", X, R, Rk, Q, U)
+    return X, R, Rk, Q, U
 
 
-def _subset_numpy(D, Dq, Du, Z, N, idx, ms, Tc, mode, T, X, R, Rk, Q, U) -> None:
-    """The numpy twin of ``qnk_mva_ldn``."""
-    K = D.size
-    nin = len(idx)
-    Lk = [int(min(mk - 1, N)) for mk in ms]
-    p = [np.zeros(n) for n in Lk]
-    for v in p:
-        v[0] = 1.0  # p_k(0 | 0) = 1
-    wts = [(mk - 1 - np.arange(n)).astype(np.float64) for mk, n in zip(ms, Lk, strict=True)]
-    jdiv = [np.arange(1, n, dtype=np.float64) for n in Lk]
-    Dk = [float(D[k]) for k in idx]
-    Dmk = [float(D[k]) / int(mk) for k, mk in zip(idx, ms, strict=True)]
-    q = np.zeros(K)
+_FIELDS = ("X", "R", "Rk", "Q", "U")
+
+
+def _complement_numpy(D, Dq, Du, Z, N, idx, ms, keep_all, X, R, Rk, Q, U) -> None:
+    """The numpy twin of ``qnk_mva_ld``."""
+    L, K = len(idx), D.size
+    full = (1 << L) - 1
+    subsets = []  # per mask: D, Dq of the subnetwork, Q state, its multi-server stations
+    for mask in range(full + 1):
+        DS, DqS = D.copy(), Dq.copy()
+        stations = []
+        for i, (k, mk) in enumerate(zip(idx, ms, strict=True)):
+            if not mask >> i & 1:
+                DS[k] = DqS[k] = 0.0
+                continue
+            Lk = int(min(mk - 1, N))
+            p = np.zeros(Lk)
+            p[0] = 1.0  # p_k(0 | 0) = 1: the marginals p_k(j | n-1), j < Lk
+            wts = (mk - 1 - np.arange(Lk)).astype(np.float64)
+            jdiv = np.arange(1, Lk, dtype=np.float64)
+            stations.append(
+                (int(k), float(D[k]) / int(mk), float(D[k]), wts, jdiv, p, mask & ~(1 << i))
+            )
+        subsets.append((DS, DqS, np.zeros(K), stations))
+    xs = [0.0] * (full + 1)  # X_S(n); 0 for the empty network
     r = np.empty(K)
     for n in range(1, N + 1):
-        np.multiply(Dq, q, out=r)
-        r += D
-        for i in range(nin):
-            k = idx[i]
-            r[k] = Dmk[i] * ((1.0 + q[k]) + float(np.dot(wts[i], p[i])))
-        S = float(r.sum())
-        T[n - 1] = Z + S
-        if Z + S == 0.0:  # the empty network (no station, no think time): T = 0
-            continue
-        x = n / (Z + S)
-        np.multiply(r, x, out=q)
-        for i in range(nin):
-            tc = Tc[i, n - 1]  # X_S(n) / X_{S-k}(n), X_{S-k}(n) = n / T_{S-k}(n)
-            ratio = x / (n / tc) if tc > 0.0 else 0.0
-            if Lk[i] > 1:
-                p[i][1:] = ((Dk[i] * x) / jdiv[i]) * p[i][:-1]
-            p[i][0] = p[i][0] * ratio
-        if mode == "all" or (mode == "last" and n == N):
-            j = n - 1 if mode == "all" else 0
-            Rk[j] = r
-            Q[j] = q
-            np.multiply(Du, x, out=U[j])
-            X[j] = x
-            R[j] = S
+        for mask, (DS, DqS, q, stations) in enumerate(subsets):
+            np.multiply(DqS, q, out=r)
+            r += DS
+            for k, Dm, _, wts, _, p, _ in stations:
+                r[k] = Dm * ((1.0 + q[k]) + float(np.dot(wts, p)))
+            S = float(r.sum())
+            if Z + S == 0.0:  # the empty network (no station, no think time)
+                continue
+            x = n / (Z + S)
+            np.multiply(r, x, out=q)
+            for _, _, Dk, _, jdiv, p, sub in stations:
+                xc = xs[sub]
+                ratio = x / xc if xc > 0.0 else 0.0  # X_S(n) / X_{S-k}(n)
+                if p.size > 1:
+                    p[1:] = ((Dk * x) / jdiv) * p[:-1]
+                p[0] = p[0] * ratio
+            xs[mask] = x
+            if mask == full and (keep_all or n == N):
+                j = n - 1 if keep_all else 0
+                Rk[j] = r
+                Q[j] = q
+                np.multiply(Du, x, out=U[j])
+                X[j] = x
+                R[j] = S

@@ -1,10 +1,10 @@
 """Exact MVA of closed single-class networks with multi-server (load-dependent) stations.
 
 :func:`mva_load_dependent` has two exact, subtraction-free algorithms (Notes A and B
-of its docstring): the complement recursion, one pass of the kernel
-:func:`qnmodel.solvers._mva_core.subset_pass` per subset of the multi-server
-stations, and the log-space convolution. Its names are also importable from
-:mod:`qnmodel.solvers.mva`.
+of its docstring): the complement recursion, the kernel
+:func:`qnmodel.solvers._mva_core.complement` (one step per population for each subset
+of the multi-server stations), and the log-space convolution. Its names are also
+importable from :mod:`qnmodel.solvers.mva`.
 
 References
 ----------
@@ -34,7 +34,7 @@ from .._validate import as_choice
 from ..errors import InvalidModelError, NumericalInstabilityWarning
 from ..network import Network
 from ..results import MVAResult
-from ._mva_core import check, exact, result, subset_pass
+from ._mva_core import check, complement, exact, result
 
 __all__ = [
     "mva_load_dependent",
@@ -179,13 +179,15 @@ def mva_load_dependent(
 
     With L >= 2 multi-server stations the complement of k still holds the
     other L - 1 and is itself solved the same way. Every subset S of the
-    multi-server stations (with all load-independent stations and Z) is
-    solved once, in increasing order of its bit mask, so that the
-    throughputs X_{S-k}(n) of its subsets are ready; each pass carries the
+    multi-server stations (with all load-independent stations and Z) takes
+    one step per n, in increasing order of its bit mask, so that the
+    throughputs X_{S-k}(n) of its subsets are ready; each subset carries the
     marginals of the stations in S and gives X_S(n). The derivation above
     holds in each subnetwork word for word (G_{-k} is then the normalising
-    constant of S - k). Cost O(2^L N (K + L m)): linear in N, exponential in
-    L, so it is used up to L = 6 (64 passes); beyond, B.
+    constant of S - k). One multi-server station is the case L = 1 (the
+    complement is the empty subset), computed by the same kernel. Cost
+    O(2^L N (K + L m)): linear in N, exponential in L, so it is used up to
+    L = 6 (64 subsets); beyond, B.
 
     **B. Log-space convolution (any network).**
 
@@ -221,41 +223,10 @@ def mva_load_dependent(
         )
     if fits and algorithm != "convolution":
         Du = D / m.astype(np.float64)
-        X, R, Rk, Q, U = _complement(D, net.is_delay, Du, net.think_time, N, ld, m, keep)
+        Dq = np.where(net.is_delay, 0.0, D)
+        X, R, Rk, Q, U = complement(D, Dq, Du, net.think_time, N, ld, m[ld], keep)
         return result("mva.ld", net, N, keep, X, R, Q, U, Rk)
     return _ld_convolution(net, N, keep)
-
-
-def _complement(D, delay, Du, Z: float, N: int, ld: np.ndarray, m: np.ndarray, keep: str):
-    """Notes A of :func:`mva_load_dependent`: one pass per subset of the L >= 1
-    multi-server stations (L = 1: the load-independent network, then the whole one).
-
-    Subset S (a bit mask over ``ld``) is the network of the load-independent
-    stations plus the multi-server stations in S. Its pass needs, for each k
-    in S, the cycle time T_{S-k}(n) = n / X_{S-k}(n) of the subset without k,
-    computed earlier (a subset's sub-subsets are smaller integers), and gives
-    T_S(n). The pass of the full set gives the result. Returns X, R (P,),
-    R_k, Q_k, U_k (P, K), P = N or 1.
-    """
-    L = ld.size
-    full = (1 << L) - 1
-    T = {}
-    Dq_all = np.where(delay, 0.0, D)
-    out = None
-    for mask in range(full + 1):
-        inside = [i for i in range(L) if mask >> i & 1]
-        gone = ld[[i for i in range(L) if not mask >> i & 1]]
-        Dm, Dqm = D.copy(), Dq_all.copy()
-        Dm[gone] = 0.0
-        Dqm[gone] = 0.0
-        idx = ld[inside].astype(np.int64)
-        ms = m[idx].astype(np.int64)
-        Tc = np.array([T[mask & ~(1 << i)] for i in inside]).reshape(len(inside), N)
-        mode = ("all" if keep == "all" else "last") if mask == full else "none"
-        T[mask], res = subset_pass(Dm, Dqm, Du, Z, N, idx, ms, Tc, mode)
-        if mask == full:
-            out = res
-    return out
 
 
 def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:

@@ -69,65 +69,89 @@ int qnk_mva(int64_t P, int64_t K, const double *D, const double *Dq, const doubl
     return 0;
 }
 
-int qnk_mva_ldn(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
-                int64_t N, int64_t L, const int64_t *idx, const int64_t *m, const double *Tc,
-                int mode, double *T, double *X, double *R, double *Rk, double *Q, double *U) {
-    /* off[i]..off[i+1]: p_k(j | n-1), j = 0..Lk-1, of multi-server station idx[i] */
+int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
+               int64_t N, int64_t L, const int64_t *idx, const int64_t *m, int keep_all,
+               double *X, double *R, double *Rk, double *Q, double *U) {
+    /* Subset S (bit mask over idx) = the load-independent stations plus the multi-server
+     * stations in S. Its state: Q_k(n-1) at q[S*K..], and for each i in S the marginals
+     * p_i(j | n-1), j = 0..Lk_i-1, at p[S*P + off[i]..]. xs[S] = X_S(n) (0: empty S). */
+    const int64_t M = (int64_t)1 << L;
     int64_t *off = malloc((size_t)(L + 1) * sizeof(int64_t));
     if (off == NULL) return -1;
     off[0] = 0;
     for (int64_t i = 0; i < L; i++) off[i + 1] = off[i] + ((m[i] - 1 < N) ? m[i] - 1 : N);
-    double *q = calloc((size_t)K, sizeof(double));
-    double *r = malloc((size_t)K * sizeof(double));
-    double *p = calloc((size_t)(off[L] > 0 ? off[L] : 1), sizeof(double));
-    if (q == NULL || r == NULL || p == NULL) {
+    const int64_t P = off[L] > 0 ? off[L] : 1;
+    double *Dm = malloc((size_t)(2 * M * K) * sizeof(double)); /* D, Dq of each subset */
+    double *q = calloc((size_t)(M * K), sizeof(double));
+    double *r = malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
+    double *p = calloc((size_t)(M * P), sizeof(double));
+    double *xs = calloc((size_t)M, sizeof(double));
+    if (Dm == NULL || q == NULL || r == NULL || p == NULL || xs == NULL) {
         free(off);
+        free(Dm);
         free(q);
         free(r);
         free(p);
+        free(xs);
         return -1;
     }
-    for (int64_t i = 0; i < L; i++) p[off[i]] = 1.0;
+    for (int64_t S = 0; S < M; S++) {
+        double *DS = Dm + 2 * S * K, *DqS = DS + K;
+        memcpy(DS, D, (size_t)K * sizeof(double));
+        memcpy(DqS, Dq, (size_t)K * sizeof(double));
+        for (int64_t i = 0; i < L; i++) {
+            if (S >> i & 1) p[S * P + off[i]] = 1.0; /* p_i(0 | 0) = 1 */
+            else DS[idx[i]] = DqS[idx[i]] = 0.0;     /* station i is not in S */
+        }
+    }
     for (int64_t n = 1; n <= N; n++) {
-        for (int64_t k = 0; k < K; k++) r[k] = Dq[k] * q[k] + D[k];
-        for (int64_t i = 0; i < L; i++) {
-            const int64_t k = idx[i], Lk = off[i + 1] - off[i];
-            const double *pk = p + off[i];
-            double w = 0.0;
-            for (int64_t j = 0; j < Lk; j++) w += (double)(m[i] - 1 - j) * pk[j];
-            r[k] = (D[k] / (double)m[i]) * ((1.0 + q[k]) + w);
-        }
-        double S = sum4(r, K);
-        T[n - 1] = Z + S;
-        if (Z + S == 0.0) continue; /* the empty network: T = 0 */
-        double x = (double)n / (Z + S);
-        for (int64_t k = 0; k < K; k++) q[k] = r[k] * x;
-        for (int64_t i = 0; i < L; i++) {
-            const int64_t Lk = off[i + 1] - off[i];
-            double *pk = p + off[i];
-            /* X_S(n) / X_{S-k}(n), with X_{S-k}(n) = n / T_{S-k}(n); 0 for an empty S-k */
-            const double tc = Tc[i * N + n - 1];
-            double ratio = (tc > 0.0) ? x / ((double)n / tc) : 0.0;
-            double c = D[idx[i]] * x;
-            for (int64_t j = Lk - 1; j >= 1; j--) pk[j] = (c / (double)j) * pk[j - 1];
-            pk[0] = pk[0] * ratio;
-        }
-        if (mode == 1 || (mode == 2 && n == N)) {
-            int64_t row = (mode == 1) ? n - 1 : 0;
-            double *rk = Rk + row * K, *qq = Q + row * K, *u = U + row * K;
-            for (int64_t k = 0; k < K; k++) {
-                rk[k] = r[k];
-                qq[k] = q[k];
-                u[k] = x * Du[k];
+        /* subsets in increasing order: those of S - {i} have their X(n) ready in xs */
+        for (int64_t S = 0; S < M; S++) {
+            const double *DS = Dm + 2 * S * K, *DqS = DS + K;
+            double *qS = q + S * K, *pS = p + S * P;
+            for (int64_t k = 0; k < K; k++) r[k] = DqS[k] * qS[k] + DS[k];
+            for (int64_t i = 0; i < L; i++) {
+                if (!(S >> i & 1)) continue;
+                const int64_t k = idx[i], Lk = off[i + 1] - off[i];
+                const double *pk = pS + off[i];
+                double w = 0.0;
+                for (int64_t j = 0; j < Lk; j++) w += (double)(m[i] - 1 - j) * pk[j];
+                r[k] = (D[k] / (double)m[i]) * ((1.0 + qS[k]) + w);
             }
-            X[row] = x;
-            R[row] = S;
+            double sum = sum4(r, K);
+            if (Z + sum == 0.0) continue; /* the empty network: X = 0, state stays 0 */
+            double x = (double)n / (Z + sum);
+            for (int64_t k = 0; k < K; k++) qS[k] = r[k] * x;
+            for (int64_t i = 0; i < L; i++) {
+                if (!(S >> i & 1)) continue;
+                const int64_t Lk = off[i + 1] - off[i];
+                double *pk = pS + off[i];
+                const double xc = xs[S & ~((int64_t)1 << i)];
+                double ratio = (xc > 0.0) ? x / xc : 0.0; /* X_S(n) / X_{S-i}(n) */
+                double c = D[idx[i]] * x;
+                for (int64_t j = Lk - 1; j >= 1; j--) pk[j] = (c / (double)j) * pk[j - 1];
+                pk[0] = pk[0] * ratio;
+            }
+            xs[S] = x;
+            if (S == M - 1 && (keep_all || n == N)) {
+                const int64_t row = keep_all ? n - 1 : 0;
+                double *rk = Rk + row * K, *qq = Q + row * K, *u = U + row * K;
+                for (int64_t k = 0; k < K; k++) {
+                    rk[k] = r[k];
+                    qq[k] = qS[k];
+                    u[k] = x * Du[k];
+                }
+                X[row] = x;
+                R[row] = sum;
+            }
         }
     }
     free(off);
+    free(Dm);
     free(q);
     free(r);
     free(p);
+    free(xs);
     return 0;
 }
 

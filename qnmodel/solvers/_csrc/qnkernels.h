@@ -35,20 +35,20 @@ QNK_API int qnk_mva(int64_t P, int64_t K, const double *D, const double *Dq, con
                     const double *Z, int64_t nout, const int64_t *pops, double *X, double *R,
                     double *Rk, double *Q, double *U);
 
-/* One pass of the subset form of the complement recursion, the one load-dependent
- * kernel: L >= 0 multi-server stations idx[L] with m[L] >= 2 servers (L = 0: the network
- * of the load-independent stations alone; one multi-server station is L = 1 after that
- * pass); stations outside the subset have D = Dq = 0.
- * Tc[L*N] holds, for each idx[i], the cycle time T_{S-k}(n) = n / X_{S-k}(n) of the
- * subset without it (0 for an empty network). Writes T[N] = n / X(n) of this subset,
- * and mode 1: rows n = 1..N of X, R, Rk, Q, U; mode 2: one row for n = N; mode 0: T only.
- * The idle probability of station k is p_k(0|n) = p_k(0|n-1) X_S(n) / X_{S-k}(n) and
- * p_k(j|n) = (D_k X_S(n) / j) p_k(j-1|n-1) for j < m-1: no subtraction anywhere (see
- * mva_load_dependent in qnmodel/solvers/mva_ld.py for the derivation). */
-QNK_API int qnk_mva_ldn(int64_t K, const double *D, const double *Dq, const double *Du,
-                        double Z, int64_t N, int64_t L, const int64_t *idx, const int64_t *m,
-                        const double *Tc, int mode, double *T, double *X, double *R,
-                        double *Rk, double *Q, double *U);
+/* Exact single-class MVA with L >= 1 multi-server stations idx[L] (m[L] >= 2 servers
+ * each) besides single-server queues and delays: the complement recursion, the one
+ * load-dependent kernel (one multi-server station is L = 1). Every subset S of the
+ * multi-server stations (with all load-independent stations and Z) takes one step per n,
+ * in increasing order of its bit mask, so the throughputs X_{S-k}(n) of its subsets are
+ * ready: p_k(0|n) = p_k(0|n-1) X_S(n) / X_{S-k}(n), p_k(j|n) = (D_k X_S(n) / j)
+ * p_k(j-1|n-1) for j < m-1, and R_k(n) = (D_k/m)(1 + Q_k(n-1) + sum_j (m-1-j)
+ * p_k(j|n-1)); no subtraction anywhere (derivation: mva_load_dependent in
+ * qnmodel/solvers/mva_ld.py). O(2^L N (K + L m)) time, O(2^L (K + L m)) memory.
+ * D, Dq, Du as in qnk_mva (one network). keep_all: 1 -> rows n = 1..N of X[N], R[N],
+ * Rk/Q/U[N*K]; 0 -> one row for n = N. */
+QNK_API int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du,
+                       double Z, int64_t N, int64_t L, const int64_t *idx, const int64_t *m,
+                       int keep_all, double *X, double *R, double *Rk, double *Q, double *U);
 
 /* Multi-class exact MVA over the population lattice, result at N.
  *   N[C] >= 1 each; D, Dq [C*K]; Z[C]. Output X[C], R[C*K].
