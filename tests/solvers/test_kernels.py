@@ -156,8 +156,8 @@ def test_curve_kernel_fills_every_field_like_numpy():
 
 
 def test_load_dependent_complement_kernel_identical():
-    """qnk_mva_ldn, the subset pass of the complement recursion (one pass per subset of the
-    one, two or three multi-server stations), against its numpy twin, both keeps."""
+    """qnk_mva_ld, the complement recursion (every subset of the one, two or three
+    multi-server stations steps per n), against its numpy twin, both keeps."""
     rng = np.random.default_rng(12)
     for _ in range(15):
         K = int(rng.integers(1, 8))

@@ -185,7 +185,7 @@ def several_multiserver_network(draw):
 @settings(max_examples=40, deadline=None)
 @given(several_multiserver_network())
 def test_subset_complement_equals_log_space_convolution(case):
-    """L = 2 or 3 multi-server stations: one pass per subset of them, same numbers."""
+    """L = 2 or 3 multi-server stations: every subset of them steps per n, same numbers."""
     net, N = case
     a = mva_load_dependent(net, N, algorithm="complement")
     b = mva_load_dependent(net, N, algorithm="convolution")
@@ -230,9 +230,9 @@ def test_many_servers_through_the_knee_and_past_underflow_of_the_idle_probabilit
     assert log10_p0 < -308
 
 
-# One multi-server station through the subset pass with L = 1: X(n), Q_s(n) and R(n) at
+# One multi-server station through the subset recursion with L = 1: X(n), Q_s(n) and R(n) at
 # n = 1, 7 and N as the dedicated one-station recursion (qnk_mva_ld1 and its numpy twin,
-# replaced by the subset pass) computed them, printed with repr. The subset pass does the
+# replaced by qnk_mva_ld) computed them, printed with repr. The subset recursion does the
 # same arithmetic in the same order: the compiled path gives these to the last bit (checked
 # to one ulp), the numpy path within a few ulps (it sums over stations pairwise, the
 # compiled kernel with four partial sums, as the numpy twin of the old recursion did).
@@ -267,7 +267,7 @@ PREVIOUS_ONE_STATION = {
 
 @pytest.mark.parametrize("name", sorted(PREVIOUS_ONE_STATION))
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
-def test_subset_pass_with_one_station_equals_the_previous_one_station_recursion(name, compiled):
+def test_subset_recursion_with_one_station_equals_the_former_one_station_kernel(name, compiled):
     from qnmodel.solvers import _kernels
 
     c, X, Qs, R = PREVIOUS_ONE_STATION[name]
