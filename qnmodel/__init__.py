@@ -42,7 +42,7 @@ from .models.storage import NetworkedRAID
 from .network import Network, Station
 from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
-from .sweep import sweep  # eager: the function must shadow the module of the same name
+from .whatif import sweep  # the module qnmodel.whatif (it was qnmodel.sweep)
 
 __version__ = "0.1.0"
 
