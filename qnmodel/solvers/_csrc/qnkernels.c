@@ -86,15 +86,8 @@ int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du, d
     double *r = malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
     double *p = calloc((size_t)(M * P), sizeof(double));
     double *xs = calloc((size_t)M, sizeof(double));
-    if (Dm == NULL || q == NULL || r == NULL || p == NULL || xs == NULL) {
-        free(off);
-        free(Dm);
-        free(q);
-        free(r);
-        free(p);
-        free(xs);
-        return -1;
-    }
+    int status = -1;
+    if (Dm == NULL || q == NULL || r == NULL || p == NULL || xs == NULL) goto done;
     for (int64_t S = 0; S < M; S++) {
         double *DS = Dm + 2 * S * K, *DqS = DS + K;
         memcpy(DS, D, (size_t)K * sizeof(double));
@@ -146,13 +139,15 @@ int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du, d
             }
         }
     }
+    status = 0;
+done:
     free(off);
     free(Dm);
     free(q);
     free(r);
     free(p);
     free(xs);
-    return 0;
+    return status;
 }
 
 int qnk_mva_multiclass(int64_t C, int64_t K, const int64_t *N, const double *D,
