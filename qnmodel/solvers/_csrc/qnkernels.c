@@ -86,8 +86,10 @@ int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du, d
     double *r = malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
     double *p = calloc((size_t)(M * P), sizeof(double));
     double *xs = calloc((size_t)M, sizeof(double));
+    double *dm = malloc((size_t)L * sizeof(double)); /* D_k / m_k, once */
     int status = -1;
-    if (Dm == NULL || q == NULL || r == NULL || p == NULL || xs == NULL) goto done;
+    if (Dm == NULL || q == NULL || r == NULL || p == NULL || xs == NULL || dm == NULL) goto done;
+    for (int64_t i = 0; i < L; i++) dm[i] = D[idx[i]] / (double)m[i];
     for (int64_t S = 0; S < M; S++) {
         double *DS = Dm + 2 * S * K, *DqS = DS + K;
         memcpy(DS, D, (size_t)K * sizeof(double));
@@ -98,8 +100,9 @@ int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du, d
         }
     }
     for (int64_t n = 1; n <= N; n++) {
-        /* subsets in increasing order: those of S - {i} have their X(n) ready in xs */
-        for (int64_t S = 0; S < M; S++) {
+        /* 1. every subset's step n from its state at n - 1 (no subset needs another's);
+         *    the whole network first, whose rows are the result */
+        for (int64_t S = M - 1; S >= 0; S--) {
             const double *DS = Dm + 2 * S * K, *DqS = DS + K;
             double *qS = q + S * K, *pS = p + S * P;
             for (int64_t k = 0; k < K; k++) r[k] = DqS[k] * qS[k] + DS[k];
@@ -109,23 +112,14 @@ int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du, d
                 const double *pk = pS + off[i];
                 double w = 0.0;
                 for (int64_t j = 0; j < Lk; j++) w += (double)(m[i] - 1 - j) * pk[j];
-                r[k] = (D[k] / (double)m[i]) * ((1.0 + qS[k]) + w);
+                r[k] = dm[i] * ((1.0 + qS[k]) + w);
             }
             double sum = sum4(r, K);
+            xs[S] = 0.0;
             if (Z + sum == 0.0) continue; /* the empty network: X = 0, state stays 0 */
             double x = (double)n / (Z + sum);
-            for (int64_t k = 0; k < K; k++) qS[k] = r[k] * x;
-            for (int64_t i = 0; i < L; i++) {
-                if (!(S >> i & 1)) continue;
-                const int64_t Lk = off[i + 1] - off[i];
-                double *pk = pS + off[i];
-                const double xc = xs[S & ~((int64_t)1 << i)];
-                double ratio = (xc > 0.0) ? x / xc : 0.0; /* X_S(n) / X_{S-i}(n) */
-                double c = D[idx[i]] * x;
-                for (int64_t j = Lk - 1; j >= 1; j--) pk[j] = (c / (double)j) * pk[j - 1];
-                pk[0] = pk[0] * ratio;
-            }
             xs[S] = x;
+            for (int64_t k = 0; k < K; k++) qS[k] = r[k] * x;
             if (S == M - 1 && (keep_all || n == N)) {
                 const int64_t row = keep_all ? n - 1 : 0;
                 double *rk = Rk + row * K, *qq = Q + row * K, *u = U + row * K;
@@ -138,6 +132,21 @@ int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du, d
                 R[row] = sum;
             }
         }
+        /* 2. the marginals at n, now that X_{S-i}(n) of every subset is known */
+        for (int64_t S = 1; S < M; S++) {
+            const double x = xs[S];
+            double *pS = p + S * P;
+            for (int64_t i = 0; i < L; i++) {
+                if (!(S >> i & 1)) continue;
+                const int64_t Lk = off[i + 1] - off[i];
+                double *pk = pS + off[i];
+                const double xc = xs[S & ~((int64_t)1 << i)];
+                double ratio = (xc > 0.0) ? x / xc : 0.0; /* X_S(n) / X_{S-i}(n) */
+                double c = D[idx[i]] * x;
+                for (int64_t j = Lk - 1; j >= 1; j--) pk[j] = (c / (double)j) * pk[j - 1];
+                pk[0] = pk[0] * ratio;
+            }
+        }
     }
     status = 0;
 done:
@@ -147,6 +156,7 @@ done:
     free(r);
     free(p);
     free(xs);
+    free(dm);
     return status;
 }
 

@@ -39,8 +39,8 @@ QNK_API int qnk_mva(int64_t P, int64_t K, const double *D, const double *Dq, con
  * each) besides single-server queues and delays: the complement recursion, the one
  * load-dependent kernel (one multi-server station is L = 1). Every subset S of the
  * multi-server stations (with all load-independent stations and Z) takes one step per n,
- * in increasing order of its bit mask, so the throughputs X_{S-k}(n) of its subsets are
- * ready: p_k(0|n) = p_k(0|n-1) X_S(n) / X_{S-k}(n), p_k(j|n) = (D_k X_S(n) / j)
+ * then the marginals of every subset move to n with the throughputs X_{S-k}(n) of its
+ * subsets: p_k(0|n) = p_k(0|n-1) X_S(n) / X_{S-k}(n), p_k(j|n) = (D_k X_S(n) / j)
  * p_k(j-1|n-1) for j < m-1, and R_k(n) = (D_k/m)(1 + Q_k(n-1) + sum_j (m-1-j)
  * p_k(j|n-1)); no subtraction anywhere (derivation: mva_load_dependent in
  * qnmodel/solvers/mva_ld.py). O(2^L N (K + L m)) time, O(2^L (K + L m)) memory.
