@@ -181,10 +181,11 @@ def complement(D, Dq, Du, Z: float, N: int, idx, ms, keep: str):
     Notes
     -----
     Subset S (a bit mask over ``idx``) is the network of the load-independent
-    stations and Z plus the multi-server stations in S. For each n the subsets take
-    one step in increasing order of their masks, so that X_{S-k}(n) of every subset
-    without one of its stations k is ready. R_k(n) of a multi-server station is
-    (D_k/m)(1 + Q_k(n-1) + sum_{j<m-1} (m-1-j) p_k(j|n-1)); then
+    stations and Z plus the multi-server stations in S. For each n every subset takes
+    one step, and its marginals then move to n with X_{S-k}(n) of each subset without
+    one of its stations k (the compiled kernel does all the steps first, the numpy
+    twin both per subset in increasing mask order; the numbers are the same). R_k(n) of
+    a multi-server station is (D_k/m)(1 + Q_k(n-1) + sum_{j<m-1} (m-1-j) p_k(j|n-1)); then
     p_k(j|n) = (D_k X_S(n) / j) p_k(j-1|n-1) and p_k(0|n) = p_k(0|n-1) X_S(n) / X_{S-k}(n).
     The last subset (all stations) gives the result. One multi-server station is
     L = 1: the load-independent network and the whole one, side by side.
