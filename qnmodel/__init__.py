@@ -44,7 +44,7 @@ from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import Network, Station
 from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
-from .sweep import sweep  # eager: the function must shadow the module of the same name
+from .whatif import sweep  # the module qnmodel.whatif (it was qnmodel.sweep)
 
 __version__ = "0.1.0"
 

@@ -2,7 +2,7 @@
 
 All functions compute the whole range n = 1..N in one vectorised call. The
 ``*_from_aggregates`` kernels broadcast over any array shape of aggregates,
-which is what :mod:`qnmodel.sweep` uses to bound a whole what-if grid at once.
+which is what :mod:`qnmodel.whatif` uses to bound a whole what-if grid at once.
 
 Delay stations and think time
 -----------------------------
