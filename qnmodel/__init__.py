@@ -39,9 +39,10 @@ from .errors import (
 from .models import raid
 from .models.nfs import USL, NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
-from .network import Network, Station
+from .network import ForkJoin, Network, Station
 from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
+from .solvers.forkjoin import ForkJoinResult, fork_join
 from .sweep import sweep  # eager: the function must shadow the module of the same name
 
 __version__ = "0.1.0"
@@ -81,6 +82,8 @@ __all__ = [
     "BoundsResult",
     "ConvergenceError",
     "ConvergenceWarning",
+    "ForkJoin",
+    "ForkJoinResult",
     "InvalidModelError",
     "InvalidTypeError",
     "LatticeTooLargeError",
@@ -103,6 +106,7 @@ __all__ = [
     "calibration",
     "bench",
     "demands",
+    "fork_join",
     "load_model",
     "modelfile",
     "mva",

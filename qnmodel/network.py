@@ -27,7 +27,7 @@ import numpy as np
 from ._validate import as_choice, as_quantity, as_servers, check_same_length
 from .errors import InvalidModelError, InvalidTypeError
 
-__all__ = ["Station", "Network", "STATION_KINDS"]
+__all__ = ["Station", "Network", "STATION_KINDS", "ForkJoin", "refuse_forkjoin"]
 
 STATION_KINDS = ("queue", "delay")
 
@@ -140,9 +140,9 @@ class Network:
         if not stations:
             raise InvalidModelError("stations is empty: a network needs at least one station")
         for i, s in enumerate(stations):
-            if not isinstance(s, Station):
+            if not isinstance(s, Station | ForkJoin):
                 raise InvalidTypeError(
-                    f"stations[{i}] must be a Station, got {s!r} ({type(s).__name__})"
+                    f"stations[{i}] must be a Station or ForkJoin, got {s!r} ({type(s).__name__})"
                 )
         seen: set[str] = set()
         for s in stations:
@@ -233,3 +233,166 @@ class Network:
             for s in self.stations
         )
         return f"Network(K={self.K}, Z={self.think_time:.6g}s: {rows})"
+
+
+# ==================================================================================
+# Fork-join elements (issue 13). Self-contained block: the class, and the one helper
+# that solvers without fork-join support call to refuse such a network.
+# ==================================================================================
+
+
+@dataclass(frozen=True)
+class ForkJoin:
+    """A fork-join element: a request forks into one sub-request per branch and joins.
+
+    Usable wherever a :class:`Station` is, in ``Network(stations=[...])``. The request
+    leaves when ``k`` of its ``n`` sub-requests have finished (``k = n``, the default,
+    is a full-stripe read or write; ``k < n`` a degraded or erasure-coded read). The
+    other ``n - k`` sub-requests still run to completion on their branches (they are
+    not cancelled), so every branch serves one sub-request per request.
+
+    Parameters
+    ----------
+    name : str
+        Unique, non-empty name within its network (e.g. ``"stripe"``).
+    branches : sequence of Station
+        At least one branch; each a queueing Station (``kind="queue"``, possibly
+        multi-server) with a name unique within this element. Its ``demand`` is the
+        service time of one sub-request. Identical or different branches.
+    k : int, optional
+        Sub-requests to wait for, 1 <= k <= n; default n.
+
+    Attributes
+    ----------
+    n : int
+        Number of branches.
+    demand : float
+        The largest branch demand D_max (s). :class:`Network` puts it in
+        ``Network.demands``: by the utilisation law the busiest branch has
+        utilisation X D_max, so the bottleneck bound X <= 1 / D_max holds. It is
+        *not* the element's response time, even for one request (that is the
+        mean of the k-th order statistic of the branch times, E[max] for k = n).
+    kind : str
+        ``"forkjoin"``.
+
+    Notes
+    -----
+    Solvers that do not model the join (``mva``, ``amva``, ``bounds``,
+    ``mva_multiclass``) refuse a network holding a ForkJoin (:func:`refuse_forkjoin`);
+    use :func:`qnmodel.fork_join`.
+
+    Examples
+    --------
+    >>> fj = ForkJoin("stripe", [Station(f"m{i}", "5 ms") for i in range(4)])
+    >>> fj.n, fj.k, fj.demand
+    (4, 4, 0.005)
+    """
+
+    name: str
+    branches: tuple[Station, ...]
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InvalidTypeError(
+                f"ForkJoin name must be a string, got {self.name!r} ({type(self.name).__name__})"
+            )
+        if not self.name.strip():
+            raise InvalidModelError("ForkJoin name must be a non-empty string, got ''")
+        label = f"ForkJoin {self.name!r}"
+        branches = self.branches
+        if isinstance(branches, Station):
+            branches = (branches,)
+        if not isinstance(branches, Sequence) or isinstance(branches, str):
+            raise InvalidTypeError(
+                f"{label}: branches must be a sequence of Station, got {type(branches).__name__}"
+            )
+        branches = tuple(branches)
+        if not branches:
+            raise InvalidModelError(
+                f"{label}: branches is empty; a fork-join needs at least one branch Station"
+            )
+        seen: set[str] = set()
+        for i, b in enumerate(branches):
+            if not isinstance(b, Station):
+                raise InvalidTypeError(
+                    f"{label}: branches[{i}] must be a Station, got {b!r} ({type(b).__name__})"
+                )
+            if b.kind != "queue":
+                raise InvalidModelError(
+                    f"{label}: branches[{i}] ({b.name!r}) is a {b.kind!r} station; every branch "
+                    "must be a queueing station (kind='queue'): a delay branch never queues, "
+                    "model it as a think time or a delay Station outside the fork"
+                )
+            if b.name in seen:
+                raise InvalidModelError(
+                    f"{label}: branch names must be unique; {b.name!r} appears twice"
+                )
+            seen.add(b.name)
+        object.__setattr__(self, "branches", branches)
+        n = len(branches)
+        if self.k is None:
+            k = n
+        else:
+            from ._validate import as_positive_int
+
+            k = as_positive_int(self.k, f"{label}: k")
+            if k > n:
+                raise InvalidModelError(
+                    f"{label}: k must be between 1 and the number of branches n = {n}, "
+                    f"got k={self.k!r}"
+                )
+        object.__setattr__(self, "k", k)
+
+    # Duck-typed like a Station so that Network builds its arrays unchanged.
+    @property
+    def n(self) -> int:
+        """Number of branches."""
+        return len(self.branches)
+
+    @property
+    def demand(self) -> float:
+        """Largest branch demand D_max, seconds (see the class docstring)."""
+        return max(float(b.demand) for b in self.branches)
+
+    @property
+    def branch_demands(self) -> np.ndarray:
+        """Branch demands in branch order, seconds (a fresh float64 array)."""
+        return np.array([b.demand for b in self.branches], dtype=np.float64)
+
+    @property
+    def kind(self) -> str:
+        return "forkjoin"
+
+    @property
+    def servers(self) -> int:
+        return 1
+
+    @property
+    def is_delay(self) -> bool:
+        return False
+
+    @property
+    def rate_multipliers(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{b.name}={b.demand:.6g}s" for b in self.branches)
+        join = "" if self.k == self.n else f", k={self.k}"
+        return f"ForkJoin({self.name!r}, n={self.n}{join}: {rows})"
+
+
+def refuse_forkjoin(net: Any, solver: str) -> None:
+    """Raise InvalidModelError if ``net`` holds a fork-join element ``solver`` cannot solve.
+
+    The one check the solvers without fork-join support call (``mva``, ``amva``,
+    ``bounds``, ``mva_multiclass``). Duck-typed on ``.branches`` so that any network
+    type with a ``stations`` sequence works.
+    """
+    for s in getattr(net, "stations", ()) or ():
+        if hasattr(s, "branches"):
+            raise InvalidModelError(
+                f"{solver} cannot solve station {s.name!r}: it is a fork-join element "
+                f"(n={len(s.branches)}, k={s.k}) and {solver} has no join; use "
+                "qnmodel.fork_join(net, N) (approximate fork-join MVA) or simulate the network"
+            )

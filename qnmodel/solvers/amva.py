@@ -35,6 +35,7 @@ import numpy as np
 
 from .._validate import as_choice, as_positive_int
 from ..errors import ConvergenceError, InvalidModelError
+from ..network import refuse_forkjoin
 from ..results import AMVAResult
 from . import _kernels
 from .mva_multiclass import _fold, _package, _prepare, seidmann_split
@@ -195,6 +196,7 @@ def amva(
     Cost per iteration O(C K) (Schweitzer), O(C^2 K) per core iteration and
     C + 1 cores per outer iteration (Linearizer).
     """
+    refuse_forkjoin(demands, "amva")
     model = _prepare(demands, population, think_time, kinds, servers, names)
     as_choice(method, "method", AMVA_METHODS)
     if isinstance(tol, bool) or not isinstance(tol, int | float) or not (0.0 < tol < 1.0):

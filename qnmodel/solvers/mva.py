@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError, NumericalInstabilityWarning
-from ..network import Network
+from ..network import Network, refuse_forkjoin
 from ..results import MVAResult, handover
 from . import _kernels
 
@@ -52,6 +52,7 @@ _KEEP = ("all", "last")
 def _check(net: Network, N: int, keep: str) -> int:
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    refuse_forkjoin(net, "mva")
     N = as_population(N, "N")
     as_choice(keep, "keep", _KEEP)
     if net.total_demand + net.think_time <= 0.0:

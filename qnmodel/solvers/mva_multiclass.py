@@ -36,7 +36,7 @@ import numpy as np
 
 from .._validate import as_choice, as_population, as_populations, as_quantity, as_servers
 from ..errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError
-from ..network import Network
+from ..network import Network, refuse_forkjoin
 from ..results import MultiClassResult
 from . import _kernels
 
@@ -404,6 +404,7 @@ def mva_multiclass(
     throughput curve; see ``docs/explanation/performance.md`` and
     ``tests/solvers/test_mva_multiclass.py`` for the measured bound.
     """
+    refuse_forkjoin(demands, "mva_multiclass")
     model = _prepare(demands, population, think_time, kinds, servers, names)
     C, K = model.D.shape
     limit = as_quantity(max_memory, "max_memory", "size", positive=True)
