@@ -302,14 +302,25 @@ class ForkJoinResult:
         """A phase-type law of the response time at population n (default: the last) and its label.
 
         Open networks of single-server queues only: *exact* (hypoexponential, [Rei57]).
-        Otherwise an approximation: stations as independent exponential stages
-        with the solver's mean residence times (delay stations: Exp(D)), a
-        fork-join as the join of independent exponential branch sojourns scaled
-        to the solver's R_fj. Its error against simulation is measured in
-        ``tests/solvers/test_forkjoin_percentiles.py`` and the fork-join docs page.
+        Otherwise an approximation with the solver's means, stages independent:
+
+        * closed: a queue's residence R_k(n) is the service of the Q_k(n-1)
+          requests found ahead plus its own, so it is fitted as an Erlang
+          mixture of mean R_k(n) and SCV 1 / (1 + Q_k(n-1)) ([Tij94]; exponential
+          at n = 1, Erlang-like near saturation); a fork-join is the wait for
+          the requests ahead (same fit, SCV 1/Q_fj(n-1)) followed by the exact
+          race of this request's exponential sub-requests (k-th order statistic);
+          delay stations are Exp(D);
+        * open: exponential stages (exact for M/M/1); a fork-join is the join
+          of independent exponential branch sojourns scaled to R_fj.
+
+        Errors against simulation: ``tests/solvers/fj_sim.py`` and the fork-join docs page.
         """
         m: _Model = self._model
         i = self._row(n)
+        closed = self.arrival_rate is None
+        # requests found ahead on arrival: Q(n-1) (arrival theorem), none for n = 1
+        ahead = self.queue_length[i - 1] if closed and i > 0 else np.zeros(len(m.kind))
         parts = []
         fj_of = {idx: (d, k) for idx, d, k, _b in m.fj}
         col = 0
@@ -319,18 +330,31 @@ class ForkJoinResult:
                 d, k = fj_of[j]
                 b = self.branch_response_time[i, col : col + d.size]
                 col += d.size
-                law = _ph.order_statistic_ph(b, k)
-                parts.append(law.scaled(r / law.mean))
+                if closed:  # the queue ahead, then the race of this request's sub-requests
+                    own = _ph.order_statistic_ph(d, k)
+                    wait = r - own.mean
+                    if wait > 1e-12 * r:
+                        parts.append(_ph.erlang_mixture(wait, 1.0 / max(ahead[j], 1.0)))
+                    parts.append(own)
+                else:
+                    law = _ph.order_statistic_ph(b, k)
+                    parts.append(law.scaled(r / law.mean))
             elif r > 0.0:
-                parts.append(_ph.exponential_stage(r))
+                scv = 1.0 / (1.0 + ahead[j]) if closed and kind == "queue" else 1.0
+                parts.append(_ph.erlang_mixture(r, scv))
         if not parts:
             raise InvalidModelError("every demand is zero: the response time is 0")
-        exact = self.arrival_rate is not None and all(k == "queue" for k in m.kind)
+        exact = not closed and all(k == "queue" for k in m.kind)
         label = (
             "exact (open M/M/1 tandem: hypoexponential sum of sojourns)"
             if exact
-            else "approximate (independent exponential stages; fork-join: scaled join "
-            "of exponential branch sojourns)"
+            else (
+                "approximate (closed: Erlang-mixture stages of SCV 1/(1 + Q_k(n-1)); "
+                "fork-join: queue ahead then the race of exponential sub-requests)"
+                if closed
+                else "approximate (exponential stages; fork-join: join of independent "
+                "exponential branch sojourns scaled to the mean)"
+            )
         )
         return _ph.series(*parts), label
 

@@ -32,6 +32,8 @@ References
    M/M/1 queues).
 .. [Kle75] L. Kleinrock, *Queueing Systems, Vol. 1*, Wiley 1975, sec. 3.2 (the
    M/M/1 sojourn time is exponential with rate mu - lambda), sec. 4.8.
+.. [Tij94] H. C. Tijms, *Stochastic Models: An Algorithmic Approach*, Wiley
+   1994, appendix on fitting a mixture of Erlang laws to the first two moments.
 .. [Tri02] K. S. Trivedi, *Probability and Statistics with Reliability, Queuing
    and Computer Science Applications*, 2nd ed., Wiley 2002, sec. 3.4 (order
    statistics of exponentials; E[max of n iid Exp(mean d)] = d H_n).
@@ -52,6 +54,7 @@ from ..errors import InvalidModelError
 __all__ = [
     "PhaseType",
     "exponential_stage",
+    "erlang_mixture",
     "order_statistic_ph",
     "series",
     "hypoexponential_cdf",
@@ -122,6 +125,34 @@ def exponential_stage(mean: float) -> PhaseType:
     if not (mean > 0.0 and math.isfinite(mean)):
         raise InvalidModelError(f"an exponential stage needs a finite mean > 0, got {mean!r}")
     return PhaseType(np.ones(1), np.array([[-1.0 / mean]]))
+
+
+def erlang_mixture(mean: float, scv: float, max_phases: int = 512) -> PhaseType:
+    """A PH law of the given mean and squared coefficient of variation scv in (0, 1].
+
+    Tijms' two-moment fit ([Tij94]): a mixture of Erlang(m-1) and Erlang(m) with
+    one rate, for 1/m <= scv <= 1/(m-1); with probability p the sum of m - 1
+    phases, else of m phases, each of rate mu,
+
+        p = (m scv - sqrt(m (1 + scv) - m^2 scv)) / (1 + scv),   mu = (m - p) / mean.
+
+    scv = 1 is the exponential law; scv is raised to 1/max_phases if smaller.
+    """
+    if not (mean > 0.0 and math.isfinite(mean)):
+        raise InvalidModelError(f"a stage needs a finite mean > 0, got {mean!r}")
+    scv = min(1.0, max(float(scv), 1.0 / max_phases))
+    if scv >= 1.0:
+        return exponential_stage(mean)
+    m = math.ceil(1.0 / scv - 1e-12)
+    p = (m * scv - math.sqrt(max(m * (1.0 + scv) - m * m * scv, 0.0))) / (1.0 + scv)
+    p = min(max(p, 0.0), 1.0)
+    mu = (m - p) / mean
+    T = np.diag(np.full(m, -mu)) + np.diag(np.full(m - 1, mu), 1)
+    alpha = np.zeros(m)
+    # start in phase 1 (m phases) w.p. 1 - p, in phase 2 (m - 1 phases) w.p. p
+    alpha[0] = 1.0 - p
+    alpha[1] += p
+    return PhaseType(alpha, T)
 
 
 def order_statistic_ph(means: Sequence[float], k: int | None = None) -> PhaseType:

@@ -173,7 +173,7 @@ def _table():  # pragma: no cover - documentation helper
     for name, net in cases.items():
         for N in (1, 2, 4, 8, 16):
             m = qn.fork_join(net, N)
-            s = simulate_net(net, N=N, jobs=200_000, warmup=20_000, seed=7)
+            s = simulate_net(net, N=N, jobs=100_000, warmup=10_000, seed=7)
             R = m.response_time[-1]
             p95, p99 = np.quantile(s["R"], [0.95, 0.99])
             e = 100 * (R / s["R"].mean() - 1)
@@ -186,7 +186,7 @@ def _table():  # pragma: no cover - documentation helper
         for rho in (0.3, 0.6, 0.8):
             net = qn.Network([qn.ForkJoin("fj", [S(f"m{i}", 1.0) for i in range(n)])])
             m = qn.fork_join(net, arrival_rate=rho)
-            s = simulate_net(net, arrival_rate=rho, jobs=200_000, warmup=20_000, seed=7)
+            s = simulate_net(net, arrival_rate=rho, jobs=100_000, warmup=10_000, seed=7)
             R = m.response_time[0]
             p99 = np.quantile(s["R"], 0.99)
             print(f"n={n} rho={rho} R={R:.4f} sim={s['R'].mean():.4f} "
@@ -195,7 +195,7 @@ def _table():  # pragma: no cover - documentation helper
     for rho in (0.3, 0.6, 0.8):
         net = qn.Network([qn.ForkJoin("fj", [S("a", 0.5), S("b", 1.0), S("c", 0.8)])])
         m = qn.fork_join(net, arrival_rate=rho)
-        s = simulate_net(net, arrival_rate=rho, jobs=200_000, warmup=20_000, seed=7)
+        s = simulate_net(net, arrival_rate=rho, jobs=100_000, warmup=10_000, seed=7)
         R = m.response_time[0]
         print(f"hetero (0.5,1,0.8) lambda={rho} R={R:.4f} sim={s['R'].mean():.4f} "
               f"err={100 * (R / s['R'].mean() - 1):+.2f}%")  # fmt: skip
