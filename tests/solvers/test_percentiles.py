@@ -132,3 +132,13 @@ def test_closed_percentiles_vs_reference_simulation(net):
     p95, p99 = np.quantile(sim["R"], [0.95, 0.99])
     assert model.response_time_quantile(0.95) == pytest.approx(p95, rel=0.10)
     assert model.response_time_quantile(0.99) == pytest.approx(p99, rel=0.12)
+
+
+@pytest.mark.parametrize("branches", [[1.0] * 4, [0.5, 1.0, 0.8]])
+def test_open_fork_join_percentiles_vs_reference_simulation(branches):
+    net = qn.Network([qn.ForkJoin("fj", [S(f"b{i}", d) for i, d in enumerate(branches)])])
+    sim = simulate_net(net, arrival_rate=0.6, jobs=40_000, warmup=4_000, seed=5)
+    model = qn.fork_join(net, arrival_rate=0.6)
+    p95, p99 = np.quantile(sim["R"], [0.95, 0.99])
+    assert model.response_time_quantile(0.95) == pytest.approx(p95, rel=0.08)
+    assert model.response_time_quantile(0.99) == pytest.approx(p99, rel=0.10)
