@@ -247,9 +247,10 @@ class ForkJoin:
 
     Usable wherever a :class:`Station` is, in ``Network(stations=[...])``. The request
     leaves when ``k`` of its ``n`` sub-requests have finished (``k = n``, the default,
-    is a full-stripe read or write; ``k < n`` a degraded or erasure-coded read). The
-    other ``n - k`` sub-requests still run to completion on their branches (they are
-    not cancelled), so every branch serves one sub-request per request.
+    is a full-stripe read or write; ``k < n`` an erasure-coded read that needs any k
+    of n fragments). The other ``n - k`` sub-requests are then cancelled, whether
+    queued or in service, so with k < n a branch is busy for less than its demand
+    per request.
 
     Parameters
     ----------
@@ -268,10 +269,13 @@ class ForkJoin:
         Number of branches.
     demand : float
         The largest branch demand D_max (s). :class:`Network` puts it in
-        ``Network.demands``: by the utilisation law the busiest branch has
-        utilisation X D_max, so the bottleneck bound X <= 1 / D_max holds. It is
-        *not* the element's response time, even for one request (that is the
-        mean of the k-th order statistic of the branch times, E[max] for k = n).
+        ``Network.demands``. For k = n every branch serves every sub-request, so
+        by the utilisation law the busiest branch has utilisation X D_max and the
+        bottleneck bound X <= 1 / D_max holds; for k < n cancellation shortens
+        the busy time (``qnmodel.solvers.forkjoin.busy_per_request``). It is *not*
+        the element's response time, even for one request: that is the mean of
+        the k-th order statistic of the branch times (d H_n for n identical
+        exponential branches of mean d and k = n).
     kind : str
         ``"forkjoin"``.
 
