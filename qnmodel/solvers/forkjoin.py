@@ -133,7 +133,8 @@ def nelson_tantawi(n: int, rho: float, demand: float) -> float:
 
 def _survival(t: float, shifts: np.ndarray, means: np.ndarray, k: int) -> float:
     """P(fewer than k of the shifted exponentials shift_i + Exp(mean_i) are <= t)."""
-    done = np.where(t > shifts, -np.expm1(-(t - shifts) / means), 0.0)
+    with np.errstate(divide="ignore"):  # a zero-demand branch is done at its shift
+        done = np.where(t > shifts, -np.expm1(-(t - shifts) / means), 0.0)
     # Poisson-binomial: dist[j] = P(exactly j done), truncated at k
     dist = np.zeros(k + 1)
     dist[0] = 1.0
@@ -189,6 +190,9 @@ def busy_per_request(means: Any, k: int | None = None) -> np.ndarray:
     out = np.empty(n)
     zeros = np.zeros(n - 1)
     for i in range(n):
+        if d[i] == 0.0:
+            out[i] = 0.0
+            continue
         others = np.delete(d, i)
         out[i], _ = quad(
             lambda t, i=i, others=others: math.exp(-t / d[i]) * _survival(t, zeros, others, k),
@@ -341,6 +345,10 @@ class ForkJoinResult:
                 d, k = fj_of[j]
                 b = self.branch_response_time[i, col : col + d.size]
                 col += d.size
+                k -= int(np.count_nonzero(d == 0.0))  # zero-demand branches finish at once
+                b, d = b[d > 0.0], d[d > 0.0]
+                if k <= 0:
+                    continue
                 if closed:  # the queue ahead, then the race of this request's sub-requests
                     own = _ph.order_statistic_ph(d, k)
                     wait = r - own.mean

@@ -293,3 +293,12 @@ def test_open_mean_response_time_vs_reference_simulation(branches, lam):
     sim = simulate_net(net, arrival_rate=lam, jobs=40_000, warmup=4_000, seed=11)
     model = qn.fork_join(net, arrival_rate=lam)
     assert model.response_time[0] == pytest.approx(sim["R"].mean(), rel=0.05)
+
+
+def test_zero_demand_branch_finishes_at_once():
+    fj = qn.ForkJoin("fj", [S("a", 0.0), S("b", 1.0), S("c", 1.0)])
+    r = qn.fork_join(qn.Network([fj]), 3)
+    assert r.response_time[0] == pytest.approx(1.5)  # max of the two others: d H_2
+    assert r.response_time_quantile(0.5, n=1) == pytest.approx(-math.log(1 - 0.5**0.5))
+    two_of_three = qn.fork_join(qn.Network([qn.ForkJoin("g", fj.branches, k=2)]), 1)
+    assert two_of_three.response_time[0] == pytest.approx(0.5)  # first of the two others
