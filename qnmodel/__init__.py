@@ -39,8 +39,9 @@ from .errors import (
 from .models import raid
 from .models.nfs import USL, NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
+from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import ForkJoin, Network, Station
-from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
+from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .solvers.forkjoin import ForkJoinResult, fork_join
 from .sweep import sweep  # eager: the function must shadow the module of the same name
@@ -76,10 +77,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AMVACurveResult",
     "AMVAResult",
     "BenchError",
     "BenchNotFoundError",
     "BoundsResult",
+    "ClosedClass",
     "ConvergenceError",
     "ConvergenceWarning",
     "ForkJoin",
@@ -89,12 +92,14 @@ __all__ = [
     "LatticeTooLargeError",
     "MVAResult",
     "MeasurementArtefactWarning",
+    "MultiClassNetwork",
     "MultiClassResult",
     "NFSBandwidth",
     "NFSSystem",
     "Network",
     "NetworkedRAID",
     "NumericalInstabilityWarning",
+    "OpenClass",
     "Station",
     "TraceError",
     "USL",
