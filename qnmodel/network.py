@@ -223,7 +223,7 @@ def check_stations(stations: Any) -> tuple[Station, ...]:
     for i, s in enumerate(stations):
         if not isinstance(s, Station | ForkJoin):
             raise InvalidTypeError(
-                f"stations[{i}] must be a Station or ForkJoin, got {s!r} ({type(s).__name__})"
+                f"stations[{i}] must be a Station, got {s!r} ({type(s).__name__})"
             )
     seen: set[str] = set()
     for s in stations:
