@@ -302,3 +302,16 @@ def test_zero_demand_branch_finishes_at_once():
     assert r.response_time_quantile(0.5, n=1) == pytest.approx(-math.log(1 - 0.5**0.5))
     two_of_three = qn.fork_join(qn.Network([qn.ForkJoin("g", fj.branches, k=2)]), 1)
     assert two_of_three.response_time[0] == pytest.approx(0.5)  # first of the two others
+
+
+def test_multiclass_network_holds_a_forkjoin_and_its_solvers_refuse_it():
+    net = qn.MultiClassNetwork(
+        [S("cpu", {"r": 0.1, "w": 0.2}), stripe(3, 0.5)],
+        [qn.ClosedClass("r", N=2), qn.ClosedClass("w", N=1)],
+    )
+    assert net.names == ("cpu", "stripe")
+    np.testing.assert_allclose(net.demands[:, 1], [0.5, 0.5])  # D_max for every class
+    with pytest.raises(qn.InvalidModelError, match="mva_multiclass.*'stripe'.*fork_join"):
+        qn.mva_multiclass(net, [2, 1])
+    with pytest.raises(qn.InvalidTypeError, match="net must be a Network"):
+        qn.fork_join(net, 2)
