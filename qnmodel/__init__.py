@@ -41,9 +41,10 @@ from .models.nfs import NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
 from .models.usl import USL
 from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
-from .network import Network, Station
+from .network import ForkJoin, Network, Station
 from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
+from .solvers.forkjoin import ForkJoinResult, fork_join
 from .whatif import sweep  # the module qnmodel.whatif (it was qnmodel.sweep)
 
 __version__ = "0.1.0"
@@ -85,6 +86,8 @@ __all__ = [
     "ClosedClass",
     "ConvergenceError",
     "ConvergenceWarning",
+    "ForkJoin",
+    "ForkJoinResult",
     "InvalidModelError",
     "InvalidTypeError",
     "LatticeTooLargeError",
@@ -109,6 +112,7 @@ __all__ = [
     "calibration",
     "bench",
     "demands",
+    "fork_join",
     "load_model",
     "modelfile",
     "mva",

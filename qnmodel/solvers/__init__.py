@@ -9,6 +9,7 @@ from .bounds import (
     bounds_aba,
     bounds_bjb,
 )
+from .forkjoin import ForkJoinResult, fork_join
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
 
@@ -21,6 +22,8 @@ __all__ = [
     "bounds",
     "bounds_aba",
     "bounds_bjb",
+    "fork_join",
+    "ForkJoinResult",
     "lattice_memory_bytes",
     "log_convolve",
     "mva",

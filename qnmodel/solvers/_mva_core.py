@@ -31,7 +31,7 @@ import numpy as np
 
 from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError
-from ..network import Network
+from ..network import Network, refuse_forkjoin
 from ..results import MVAResult, handover
 from . import _kernels
 
@@ -44,6 +44,7 @@ def check(net: Network, N: int, keep: str) -> int:
     """Validate the common arguments of the single-class solvers; returns N."""
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    refuse_forkjoin(net, "mva")
     N = as_population(N, "N")
     as_choice(keep, "keep", KEEP)
     if net.total_demand + net.think_time <= 0.0:

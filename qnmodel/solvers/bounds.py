@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError
-from ..network import Network
+from ..network import Network, refuse_forkjoin
 from ..results import BoundsResult
 
 __all__ = [
@@ -165,6 +165,7 @@ def bjb_from_aggregates(n, D, Dmax, Davg, Z, Ddelay=0.0):
 
 
 def _aggregates(net: Network) -> dict:
+    refuse_forkjoin(net, "bounds")
     q = ~net.is_delay
     per_server = np.where(q, net.demands / net.servers, 0.0)
     Dq = float(net.demands[q].sum())
