@@ -41,7 +41,11 @@ from .models.nfs import USL, NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
 from .network import Network, Station
 from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
+from .results_open import OpenMultiClassResult, OpenResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
+from .solvers.mixed import mixed_network
+from .solvers.mva_ld_general import mva_ld_general
+from .solvers.open import open_network
 from .sweep import sweep  # eager: the function must shadow the module of the same name
 
 __version__ = "0.1.0"
@@ -92,6 +96,8 @@ __all__ = [
     "Network",
     "NetworkedRAID",
     "NumericalInstabilityWarning",
+    "OpenMultiClassResult",
+    "OpenResult",
     "Station",
     "TraceError",
     "USL",
@@ -104,12 +110,15 @@ __all__ = [
     "bench",
     "demands",
     "load_model",
+    "mixed_network",
     "modelfile",
     "mva",
     "mva_exact",
+    "mva_ld_general",
     "mva_load_dependent",
     "mva_multiclass",
     "nfs_aggregate_bandwidth",
+    "open_network",
     "plotting",
     "raid",
     "sweep",

@@ -9,8 +9,11 @@ from .bounds import (
     bounds_aba,
     bounds_bjb,
 )
+from .mixed import mixed_network
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
+from .mva_ld_general import mva_ld_general, mva_multiclass_ld
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
+from .open import erlang_b, erlang_c, open_network
 
 __all__ = [
     "AMVA_METHODS",
@@ -21,7 +24,13 @@ __all__ = [
     "bounds",
     "bounds_aba",
     "bounds_bjb",
+    "erlang_b",
+    "erlang_c",
     "lattice_memory_bytes",
+    "mixed_network",
+    "mva_ld_general",
+    "mva_multiclass_ld",
+    "open_network",
     "log_convolve",
     "mva",
     "mva_exact",
