@@ -192,20 +192,26 @@ def test_bad_multipliers_are_named(rm, match):
         mva_ld_general(net, 3, rate_multipliers=rm)
 
 
-def test_multiclass_split_is_exact_at_one_job_and_close_in_between():
-    """Seidmann-like split vs the exact single-class solution: measured error."""
+@pytest.mark.parametrize(
+    ("D", "Z", "bound"),
+    [([0.05, 0.02], 0.3, 0.008), ([0.05, 0.001], 0.0, 0.08)],
+    ids=["with-think-time", "ld-station-alone"],
+)
+def test_multiclass_split_is_exact_at_one_job_and_close_in_between(D, Z, bound):
+    """Seidmann-like split vs the exact single-class solution, N = 1..100: measured
+    worst throughput error 0.71 % (N = 16) with think time, 7.3 % (N = 4) when the
+    load-dependent station is nearly alone."""
     rm = [[1.0, 1.8, 2.4, 2.8], None]
-    D, Z = [0.05, 0.02], 0.3
-    exact = mva_ld_general(qn.Network.from_demands(D, think_time=Z), 60, rate_multipliers=rm)
+    exact = mva_ld_general(qn.Network.from_demands(D, think_time=Z), 100, rate_multipliers=rm)
     errs = []
-    for N in (1, 2, 5, 10, 20, 60):
+    for N in range(1, 101):
         approx = mva_multiclass_ld([D], [N], Z, rate_multipliers=rm)
-        assert "approximate" in approx.method
         errs.append(abs(approx.throughput[0] / exact.throughput[N - 1] - 1))
+    assert "approximate" in approx.method
     assert errs[0] < 1e-14  # one job: D / r(1) exactly
-    assert errs[-1] < 1e-4  # heavy traffic: the asymptote r_max / D (measured 3.5e-5)
-    assert max(errs) < 0.06  # measured: 3.7 % at N = 5
+    assert errs[-1] < 1e-3  # heavy traffic: the asymptote r_max / D
+    assert bound / 2 < max(errs) < bound
+    two = mva_multiclass_ld([D, D], [5, 5], [Z, Z], rate_multipliers=rm)
     amva = mva_multiclass_ld([D, D], [5, 5], [Z, Z], rate_multipliers=rm, method="schweitzer")
-    assert amva.converged and amva.throughput.sum() == pytest.approx(
-        mva_multiclass_ld([D, D], [5, 5], [Z, Z], rate_multipliers=rm).throughput.sum(), rel=0.05
-    )
+    assert amva.converged
+    assert amva.throughput.sum() == pytest.approx(two.throughput.sum(), rel=0.05)
