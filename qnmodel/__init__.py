@@ -41,8 +41,9 @@ from .models.nfs import USL, NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
 from .network import Network, Station
 from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
-from .results_open import OpenMultiClassResult, OpenResult
+from .results_open import OpenMultiClassResult, OpenResult, UpgradeResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
+from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .solvers.mixed import mixed_network
 from .solvers.mva_ld_general import mva_ld_general
 from .solvers.open import open_network
@@ -103,13 +104,18 @@ __all__ = [
     "USL",
     "UnitError",
     "UnstableModelError",
+    "UpgradeResult",
     "__version__",
     "amva",
+    "best_upgrade",
     "bounds",
     "calibration",
     "bench",
     "demands",
     "load_model",
+    "max_arrival_rate",
+    "max_population",
+    "min_servers",
     "mixed_network",
     "modelfile",
     "mva",

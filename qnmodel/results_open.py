@@ -26,7 +26,7 @@ import numpy as np
 
 from .results import _freeze, _import_pandas
 
-__all__ = ["OpenResult", "OpenMultiClassResult"]
+__all__ = ["OpenResult", "OpenMultiClassResult", "UpgradeResult"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -254,4 +254,52 @@ class OpenMultiClassResult:
         return (
             f"OpenMultiClassResult(method={self.method!r},\n  {cls},\n"
             f"  bottleneck={self.bottleneck!r}, saturation_scale={self.saturation_scale:.6g})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class UpgradeResult:
+    """Single upgrades ranked by the mean response time they give (best first).
+
+    Attributes
+    ----------
+    options : tuple of str
+        The upgrades, e.g. ``"disk: 2x faster"``, ``"disk: 3 servers"``.
+    response_time : ndarray (n,)
+        R with each upgrade, seconds (inf: the open network stays unstable).
+    baseline_response_time : float
+        R without any upgrade, seconds (inf if the open network is unstable).
+    workload : str
+        The workload solved (``"arrival_rate=..."`` or ``"population=..."``).
+    """
+
+    options: tuple[str, ...]
+    response_time: np.ndarray
+    baseline_response_time: float
+    workload: str
+
+    def __post_init__(self) -> None:
+        _freeze(self)
+
+    @property
+    def best(self) -> str:
+        """The upgrade with the lowest response time."""
+        return self.options[0]
+
+    def to_frame(self) -> Any:
+        """One row per upgrade: ``option, response_time, speedup`` (baseline R / R)."""
+        pd = _import_pandas()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = self.baseline_response_time / self.response_time
+        return pd.DataFrame(
+            {"option": list(self.options), "response_time": self.response_time, "speedup": gain}
+        )
+
+    def __repr__(self) -> str:
+        rows = ", ".join(
+            f"{o}: R={r:.6g}s" for o, r in zip(self.options[:4], self.response_time, strict=False)
+        )
+        return (
+            f"UpgradeResult({self.workload}, baseline R={self.baseline_response_time:.6g}s,\n"
+            f"  {rows}{', ...' if len(self.options) > 4 else ''})"
         )

@@ -9,6 +9,7 @@ from .bounds import (
     bounds_aba,
     bounds_bjb,
 )
+from .capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .mixed import mixed_network
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
 from .mva_ld_general import mva_ld_general, mva_multiclass_ld
@@ -24,6 +25,10 @@ __all__ = [
     "bounds",
     "bounds_aba",
     "bounds_bjb",
+    "best_upgrade",
+    "max_arrival_rate",
+    "max_population",
+    "min_servers",
     "erlang_b",
     "erlang_c",
     "lattice_memory_bytes",
