@@ -184,12 +184,16 @@ def stretch(
             single[k] = False
             g[:, k] = _ld_stretch(a[:, k], np.asarray(r, dtype=np.float64))
     g[:, single] = 1.0 / (1.0 - a[:, single])
-    for k in np.flatnonzero(~delay & (np.asarray(servers) > 1)):
-        if multipliers[k] is not None:
-            continue
-        m = int(servers[k])
-        ak = a[:, k]
-        g[:, k] = 1.0 + erlang_c(m, ak) / (m - ak)
+    ms = [k for k in np.flatnonzero(~delay & (np.asarray(servers) > 1)) if multipliers[k] is None]
+    if ms:  # every M/M/m station at once: the Erlang B recursion, frozen past each station's m
+        m = np.asarray(servers, dtype=np.float64)[ms]
+        am = a[:, ms]
+        B = np.ones_like(am)
+        for j in range(1, int(m.max()) + 1):
+            aB = am * B
+            np.copyto(B, aB / (j + aB), where=(j <= m)[None, :])
+        C = B / (1.0 - (am / m) * (1.0 - B))
+        g[:, ms] = 1.0 + C / (m - am)
     return g
 
 
