@@ -39,8 +39,9 @@ from .errors import (
 from .models import raid
 from .models.nfs import USL, NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
+from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import Network, Station
-from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
+from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .results_open import OpenMultiClassResult, OpenResult, UpgradeResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
@@ -80,10 +81,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AMVACurveResult",
     "AMVAResult",
     "BenchError",
     "BenchNotFoundError",
     "BoundsResult",
+    "ClosedClass",
     "ConvergenceError",
     "ConvergenceWarning",
     "InvalidModelError",
@@ -91,12 +94,14 @@ __all__ = [
     "LatticeTooLargeError",
     "MVAResult",
     "MeasurementArtefactWarning",
+    "MultiClassNetwork",
     "MultiClassResult",
     "NFSBandwidth",
     "NFSSystem",
     "Network",
     "NetworkedRAID",
     "NumericalInstabilityWarning",
+    "OpenClass",
     "OpenMultiClassResult",
     "OpenResult",
     "Station",

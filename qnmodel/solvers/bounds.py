@@ -263,8 +263,7 @@ def bounds_bjb(net: Network, N: int) -> BoundsResult:
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
     multi = [s.name for s in net.stations if s.servers > 1]
-    rm = getattr(net, "rate_multipliers", None) or (None,) * net.K
-    ld = [name for name, r in zip(net.names, rm, strict=True) if r is not None]
+    ld = [s.name for s in net.stations if getattr(s, "rate_multipliers", None) is not None]
     if ld:  # load-dependent stations (issue 12): BJB assumes load-independent ones
         raise InvalidModelError(
             f"balanced job bounds assume load-independent stations; station {ld[0]!r} has "

@@ -35,12 +35,13 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from .._validate import as_choice, as_quantity
-from ..errors import InvalidModelError, UnstableModelError
+from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..results_open import OpenMultiClassResult
 from .amva import amva
 from .mva_multiclass import DEFAULT_MAX_MEMORY, lattice_memory_bytes, mva_multiclass
@@ -116,7 +117,7 @@ def mixed_solve(
     Q = X[:, None] * Rk
     U = X[:, None] * D / cap[None, :]
     a_open = lam @ D
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         s = np.where(~delay & (a_open > 0), cap / np.where(a_open > 0, a_open, 1.0), np.inf)
     kb = (
         int(np.argmin(s)) if np.isfinite(s).any() else int(np.argmax(np.where(delay, -1, U.sum(0))))
@@ -146,6 +147,7 @@ def mixed_network(
     net: Any,
     arrival_rate: Any = None,
     *,
+    N: Any = None,
     method: str = "auto",
     max_memory: Any = DEFAULT_MAX_MEMORY,
 ) -> OpenMultiClassResult:
@@ -158,6 +160,9 @@ def mixed_network(
         population > 0.
     arrival_rate : mapping, sequence or None
         Open-class rates as in :func:`qnmodel.open_network` (default the network's).
+    N : mapping, sequence or None
+        Closed-class populations (``MultiClassNetwork.population_vector``); default the
+        network's.
     method : {"auto", "exact", "amva"}
         How the closed classes are solved: exact multi-class MVA, Schweitzer-Bard AMVA
         (approximate), or exact unless the lattice exceeds ``max_memory`` (default).
@@ -188,4 +193,8 @@ def mixed_network(
             "a single-class Network has no open and closed classes together: use "
             "qnmodel.mva (closed) or qnmodel.open_network (open)"
         )
-    return mixed_solve(model, _class_rates(model, arrival_rate), method, max_memory)
+    if N is not None:
+        if not hasattr(net, "population_vector"):
+            raise InvalidTypeError("N needs a MultiClassNetwork (its population_vector)")
+        model = dataclasses.replace(model, population=net.population_vector(N))
+    return mixed_solve(model, _class_rates(model, arrival_rate, net), method, max_memory)

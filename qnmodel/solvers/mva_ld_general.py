@@ -88,6 +88,8 @@ def ld_rates(net: Any, rate_multipliers: Sequence | None = None) -> tuple:
     if given is None:
         given = getattr(net, "rate_multipliers", None)
     if given is None:
+        given = tuple(getattr(s, "rate_multipliers", None) for s in getattr(net, "stations", ()))
+    if not given:
         given = (None,) * K
     given = tuple(given)
     if len(given) != K:

@@ -204,7 +204,7 @@ def stretch(
 
 def _saturation(load_per_unit: np.ndarray, cap: np.ndarray, delay: np.ndarray, names):
     """(s_max, bottleneck): the largest factor s with s * load < cap at every queueing station."""
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         s = np.where(
             ~delay & (load_per_unit > 0),
             cap / np.where(load_per_unit > 0, load_per_unit, 1.0),
@@ -469,8 +469,11 @@ def _rate(value: Any, name: str) -> float:
     return as_quantity(value, name, "frequency")
 
 
-def _class_rates(model: Model, arrival_rate: Any) -> np.ndarray:
-    """The (C,) vector of arrival rates from None, a mapping, or a sequence."""
+def _class_rates(model: Model, arrival_rate: Any, net: Any = None) -> np.ndarray:
+    """The (C,) vector of arrival rates from None, a mapping, or a sequence (a
+    MultiClassNetwork's own ``arrival_rate_vector`` when there is one)."""
+    if hasattr(net, "arrival_rate_vector"):
+        return np.asarray(net.arrival_rate_vector(arrival_rate), dtype=np.float64)
     C = model.is_open.size
     lam = np.where(model.is_open, model.arrival_rate, 0.0).astype(np.float64)
     open_idx = np.flatnonzero(model.is_open)
@@ -567,8 +570,8 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
         Single-class sweep only: at a rate that saturates a station, raise (default)
         or fill that row's response and residence times and queue lengths with inf.
     **mixed
-        Options of :func:`qnmodel.mixed_network` (``method``, ``max_memory``) when
-        the network has closed classes.
+        Options of :func:`qnmodel.mixed_network` (``N``, ``method``, ``max_memory``)
+        when the network has closed classes.
 
     Returns
     -------
@@ -609,11 +612,11 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
             model.names,
             unstable=unstable,
         )
-    lam = _class_rates(model, arrival_rate)
-    if (~model.is_open & (model.population > 0)).any():
-        from .mixed import mixed_solve
+    if (~model.is_open & (model.population > 0)).any() or mixed.get("N") is not None:
+        from .mixed import mixed_network
 
-        return mixed_solve(model, lam, **mixed)
+        return mixed_network(net, arrival_rate, **mixed)
+    lam = _class_rates(model, arrival_rate, net)
     if mixed:
         raise InvalidModelError(f"unexpected options {sorted(mixed)} for an open network")
     if not model.is_open.any():

@@ -21,25 +21,23 @@ from qnmodel.solvers.mva_ld_general import (
 )
 
 
-class _LDNetwork(qn.Network):
-    """A Network carrying per-station rate multipliers (stands in for the L1 field)."""
+class _LDNetwork:
+    """Networks whose stations carry rate multipliers (L1 ``Station.rate_multipliers``)."""
 
-    @classmethod
-    def make(cls, demands, rm, think_time=0.0, kinds=None, servers=None):
-        base = qn.Network.from_demands(demands, think_time=think_time, kinds=kinds, servers=servers)
-        net = cls(base.stations, think_time=base.think_time)
-        object.__setattr__(
-            net, "_rm", tuple(None if r is None else np.asarray(r, float) for r in rm)
+    @staticmethod
+    def make(demands, rm, think_time=0.0, kinds=None, servers=None):
+        K = len(demands)
+        kinds = kinds or ["queue"] * K
+        servers = servers or [1] * K
+        return qn.Network(
+            tuple(
+                qn.Station(
+                    f"s{k}", demands[k], kind=kinds[k], servers=servers[k], rate_multipliers=rm[k]
+                )
+                for k in range(K)
+            ),
+            think_time=think_time,
         )
-        return net
-
-    @property
-    def rate_multipliers(self):
-        return self._rm
-
-    @property
-    def is_load_dependent(self):
-        return np.array([r is not None for r in self._rm])
 
 
 def _exact_mp(D, rm, Z, N):
@@ -215,3 +213,23 @@ def test_multiclass_split_is_exact_at_one_job_and_close_in_between(D, Z, bound):
     amva = mva_multiclass_ld([D, D], [5, 5], [Z, Z], rate_multipliers=rm, method="schweitzer")
     assert amva.converged
     assert amva.throughput.sum() == pytest.approx(two.throughput.sum(), rel=0.05)
+
+
+def test_l1_station_rate_multipliers_reach_every_solver():
+    stations = (
+        qn.Station("nvme", "4 ms", rate_multipliers=[1, 1.8, 2.4, 2.8]),
+        qn.Station("cpu", "1 ms"),
+    )
+    net = qn.Network(stations, think_time="20 ms")
+    res = qn.mva(net, 40)
+    assert res.method == "mva.ld_general"
+    ref = mva_ld_general(
+        qn.Network.from_demands([0.004, 0.001], think_time=0.02),
+        40,
+        rate_multipliers=[[1, 1.8, 2.4, 2.8], None],
+    )
+    np.testing.assert_array_equal(res.throughput, ref.throughput)
+    opened = qn.open_network(net, "500/s")
+    assert opened.capacity.tolist() == [2.8, 1.0]
+    assert opened.saturation_arrival_rate == pytest.approx(700.0, rel=1e-15)
+    assert qn.bounds(net, 40, method="aba").saturation_throughput == pytest.approx(700.0)

@@ -146,3 +146,37 @@ def test_little_utilisation_and_job_count(case):
     jobs = res.queue_length[cl].sum(axis=1) + res.throughput[cl] * net.think_time[cl]
     np.testing.assert_allclose(jobs, net.population[cl], rtol=1e-10)
     assert np.all(res.station_utilization[~delay] < 1.0 + 1e-12)
+
+
+def test_multiclass_network_objects_open_and_mixed():
+    """The L1 description (MultiClassNetwork, OpenClass, ClosedClass) solves like the arrays."""
+    stations = [
+        qn.Station("cpu", {"batch": "20 ms", "web": "10 ms"}),
+        qn.Station("disk", {"batch": "50 ms", "web": "30 ms"}),
+        qn.Station("lan", {"batch": "300 ms", "web": "100 ms"}, kind="delay"),
+    ]
+    mixed = qn.MultiClassNetwork(
+        stations, [qn.ClosedClass("batch", 5, think_time=0.5), qn.OpenClass("web", "7/s")]
+    )
+    ref = _net(
+        [[0.02, 0.05, 0.3], [0.01, 0.03, 0.1]],
+        [False, True],
+        [0.0, 7.0],
+        [5, 0],
+        [0.5, 0.0],
+        ["queue", "queue", "delay"],
+    )
+    a, b = qn.mixed_network(mixed), qn.mixed_network(ref)
+    np.testing.assert_allclose(a.residence_time, b.residence_time, rtol=1e-15)
+    assert a.class_names == ("batch", "web") and a.station_names == ("cpu", "disk", "lan")
+    c = qn.open_network(mixed, {"web": "3/s"}, N={"batch": 2})
+    assert c.population.tolist() == [2, 0] and c.arrival_rate.tolist() == [0.0, 3.0]
+    only_open = qn.MultiClassNetwork(
+        stations, [qn.OpenClass("web", 7.0), qn.OpenClass("batch", 1.0)]
+    )
+    res = qn.open_network(only_open)
+    assert res.method == "open" and res.class_names == ("web", "batch")
+    with pytest.raises(
+        InvalidModelError, match=r"arrival_rate\['batch'\]: class 'batch' is closed"
+    ):
+        qn.open_network(mixed, {"batch": 1.0})
