@@ -177,8 +177,10 @@ def stretch(
     The caller guarantees a_k < c_k at queueing stations (see :func:`station_capacity`).
     """
     a = np.asarray(a, dtype=np.float64)
-    g = np.ones_like(a)
     single = ~delay & (np.asarray(servers) == 1)
+    if single.all() and all(r is None for r in multipliers):
+        return 1.0 / (1.0 - a)  # single-server queues only: one pass
+    g = np.ones_like(a)
     for k, r in enumerate(multipliers):
         if r is not None and not delay[k]:
             single[k] = False
@@ -275,7 +277,7 @@ def open_single(
                 f"the network sustains at most {lam_sat:.6g}/s (bottleneck {bn!r})",
             )
         )
-    a_ok = np.where(bad_rows[:, None], 0.0, a)
+    a_ok = np.where(bad_rows[:, None], 0.0, a) if bad_rows.any() else a
     g = stretch(a_ok, delay, servers, multipliers)
     Rk = D[None, :] * g
     Q = a * g
