@@ -175,6 +175,11 @@ def min_servers(
     k = net.names.index(net.station(station).name)
     if net.is_delay[k]:
         raise InvalidModelError(f"station {station!r} is a delay station: it has no servers")
+    if getattr(net.stations[k], "rate_multipliers", None) is not None:
+        raise InvalidModelError(
+            f"station {station!r} has rate_multipliers: its servers are part of its rate "
+            "curve; scale the curve instead"
+        )
     max_servers = as_positive_int(max_servers, "max_servers")
 
     def ok(m: int) -> bool:
@@ -208,7 +213,8 @@ def best_upgrade(
     """Rank the single upgrades of each queueing station by the response time they buy.
 
     Candidates per queueing station: a device ``speedup`` times faster (demand divided
-    by ``speedup``) and one more server. Each is solved at the given workload (an
+    by ``speedup``) and one more server (not for a station with rate multipliers,
+    whose curve already describes its parallelism). Each is solved at the given workload (an
     open ``arrival_rate`` or a closed ``population``); an upgrade that leaves an open
     network unstable has R = inf.
 
@@ -232,6 +238,8 @@ def best_upgrade(
         R.append(
             _workload_R(_with_station(net, k, demand=s.demand / speedup), arrival_rate, population)
         )
+        if getattr(s, "rate_multipliers", None) is not None:
+            continue  # its curve already says how it serves more requests at once
         options.append(f"{s.name}: {int(s.servers) + 1} servers")
         R.append(
             _workload_R(_with_station(net, k, servers=int(s.servers) + 1), arrival_rate, population)

@@ -76,3 +76,17 @@ def test_best_upgrade_ranks_the_bottleneck_first():
         best_upgrade(net)
     with pytest.raises(InvalidModelError, match="speedup must be a number > 1"):
         best_upgrade(net, population=3, speedup=1.0)
+
+
+def test_load_dependent_station_gets_the_faster_device_option_only():
+    """Regression: adding a server to a station with rate_multipliers raised in L1."""
+    st = (
+        qn.Station("cpu", "15 us"),
+        qn.Station("nvme", "80 us", rate_multipliers=[1, 1.8, 2.4, 2.8]),
+    )
+    net = qn.Network(st)
+    up = best_upgrade(net, arrival_rate="30000/s")
+    assert set(up.options) == {"cpu: 2x faster", "cpu: 2 servers", "nvme: 2x faster"}
+    assert up.best == "nvme: 2x faster"
+    with pytest.raises(InvalidModelError, match="'nvme' has rate_multipliers"):
+        min_servers(net, "nvme", "1 ms", arrival_rate=1000.0)
