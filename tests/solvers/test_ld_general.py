@@ -233,3 +233,33 @@ def test_l1_station_rate_multipliers_reach_every_solver():
     assert opened.capacity.tolist() == [2.8, 1.0]
     assert opened.saturation_arrival_rate == pytest.approx(700.0, rel=1e-15)
     assert qn.bounds(net, 40, method="aba").saturation_throughput == pytest.approx(700.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(1e-3, 0.1), min_size=1, max_size=5),
+    st.lists(st.floats(0.1, 1.0), min_size=1, max_size=7),
+    st.sampled_from([0.0, 0.01, 1.0]),
+    st.integers(1, 150),
+)
+def test_one_station_complement_recursion_equals_the_convolution(D, inc, Z, N):
+    """The O(N (K + L)) recursion for one non-decreasing curve vs the log-space convolution."""
+    from qnmodel.solvers.mva_ld_general import _ld_convolution_general, ld_general_arrays
+
+    D = np.array(D)
+    delay = np.zeros(D.size, dtype=bool)
+    rates = [np.cumsum(inc)] + [None] * (D.size - 1)
+    fast = ld_general_arrays(D, delay, Z, N, rates)
+    slow = _ld_convolution_general(D, delay, Z, N, rates, "all", D > 0, [0])
+    for a, b in zip(fast, slow, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def test_one_station_recursion_at_saturation_vs_60_digits():
+    rm = [[1.0, 1.8, 2.4, 2.8], None, None]
+    D, Z, N = [0.05, 0.01, 0.02], 0.05, 80
+    X, Q = _exact_mp(D, rm, Z, N)
+    res = mva_ld_general(_LDNetwork.make(D, rm, think_time=Z), N)
+    assert res.utilization[-1, 0] > 0.9999  # X D / 2.8 -> 1
+    assert res.throughput[-1] == pytest.approx(X, rel=1e-11)
+    np.testing.assert_allclose(res.queue_length[-1], Q, rtol=1e-10)
