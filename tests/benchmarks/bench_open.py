@@ -147,6 +147,30 @@ def main(argv: list[str]) -> int:
             print(f"   MISMATCH qncsmvald: X {res.throughput[0]!r} vs {out['X'][0]!r}")
             status = 1
     _row("exact MVA, 8 general LD stations, N=500 (qncsmvald)", t_q, t_o)
+    # 4. one general load-dependent station (the complement recursion)
+    for Nld in (1000, 10_000):
+        rm1 = [rm[0]] + [None] * 9
+        t0 = time.perf_counter()
+        res = mva_ld_general(base, Nld, keep="last", rate_multipliers=rm1)
+        t_q = time.perf_counter() - t0
+        t_o = float("nan")
+        if have_octave and Nld <= 1000:
+            j = np.arange(1, Nld + 1)
+            rows = [
+                np.full(Nld, d) if r is None else d / r[np.minimum(j, r.size) - 1]
+                for d, r in zip(Dl, rm1, strict=True)
+            ]
+            script = PRELUDE + f"S = {_mat(np.array(rows))};\n"
+            script += f"tic; [U R Q X] = qncsmvald({Nld}, S, ones(1, 10), 1.0); t = toc;\n"
+            script += "printf('t %.17g\\nX %.17g\\n', t, X(1));\n"
+            out = parse_tagged(run_octave(script))
+            t_o = float(out["t"][0])
+            if out["X"][0] > 0 and not np.isclose(res.throughput[0], out["X"][0], rtol=1e-9):
+                print(f"   MISMATCH qncsmvald (1 LD): {res.throughput[0]:.17g}, {out['X'][0]:.17g}")
+                status = 1
+            elif not out["X"][0] > 0:
+                print(f"   qncsmvald unstable at N = {Nld}: X = {out['X'][0]:.6g}")
+        _row(f"exact MVA, 1 general LD station, N={Nld} (qncsmvald)", t_q, t_o)
     if not have_octave:
         print("   (Octave queueing not installed: peer columns are NaN)")
     return status
