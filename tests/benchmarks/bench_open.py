@@ -9,7 +9,9 @@ start-up and ``pkg load`` excluded) and the ratio peer / qnmodel (> 1: qnmodel f
 2. mixed: 3 closed classes of 20 jobs and 10 open classes, K = 10, against ``qnmix``;
 3. exact MVA with 8 general load-dependent stations (rate tables) and 2 queues, at
    N = 500 (qnmodel's log-space convolution is O(L N^2): the issue's N = 10^4 takes
-   minutes and is not run) against ``qncsmvald``.
+   minutes and is not run) against ``qncsmvald``;
+4. one general load-dependent station (the complement recursion, O(N (K + L))) at
+   N = 1000 against ``qncsmvald`` and at N = 10^4 alone.
 
 Results are compared (1e-9 relative); the exit status is 1 if a peer disagrees.
 Run: ``python tests/benchmarks/bench_open.py`` or ``python tests/benchmarks/run.py open``.
