@@ -257,7 +257,7 @@ def test_one_station_complement_recursion_equals_the_convolution(D, inc, Z, N):
 
 def test_one_station_recursion_at_saturation_vs_60_digits():
     rm = [[1.0, 1.8, 2.4, 2.8], None, None]
-    D, Z, N = [0.05, 0.01, 0.02], 0.05, 80
+    D, Z, N = [0.05, 0.01, 0.01], 0.05, 80
     X, Q = _exact_mp(D, rm, Z, N)
     res = mva_ld_general(_LDNetwork.make(D, rm, think_time=Z), N)
     assert res.utilization[-1, 0] > 0.9999  # X D / 2.8 -> 1
