@@ -43,72 +43,20 @@ References
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .errors import InvalidModelError
-from .network import Network
+from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
+from .network import Station
 from .solvers.open import network_model
 
-__all__ = ["JMVAModel", "to_jmva", "from_jmva", "read_jmva", "write_jmva", "THINK_STATION"]
+__all__ = ["to_jmva", "from_jmva", "read_jmva", "write_jmva", "THINK_STATION"]
 
 THINK_STATION = "think_time"
 _LD_MAX_POP = 100_000
-
-
-@dataclass(frozen=True)
-class JMVAModel:
-    """A model as JMVA describes it (arrays over C classes and K stations).
-
-    Attributes
-    ----------
-    station_names : tuple of str
-    is_delay : ndarray (K,) of bool
-    servers : ndarray (K,) of int
-    rate_multipliers : tuple (K,) of None or ndarray
-    class_names : tuple of str
-    is_open : ndarray (C,) of bool
-    population : ndarray (C,) of int (0 for open classes)
-    arrival_rate : ndarray (C,) (0 for closed classes), jobs/s
-    think_time : ndarray (C,), seconds
-    demands : ndarray (C, K), seconds
-    """
-
-    station_names: tuple[str, ...]
-    is_delay: np.ndarray
-    servers: np.ndarray
-    rate_multipliers: tuple
-    class_names: tuple[str, ...]
-    is_open: np.ndarray
-    population: np.ndarray
-    arrival_rate: np.ndarray
-    think_time: np.ndarray
-    demands: np.ndarray
-
-    # the attribute names network_model() reads
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.station_names
-
-    def network(self) -> Network:
-        """The single-class :class:`~qnmodel.network.Network` of a model with one closed
-        class. Rate multipliers are not carried: pass ``self.rate_multipliers`` to
-        :func:`qnmodel.mva_ld_general` alongside."""
-        if self.demands.shape[0] != 1 or self.is_open[0]:
-            raise InvalidModelError(
-                f"network() needs one closed class; this model has {self.demands.shape[0]} "
-                f"classes ({'open' if self.is_open[0] else 'closed'} first)"
-            )
-        return Network.from_demands(
-            self.demands[0],
-            think_time=float(self.think_time[0]),
-            names=self.station_names,
-            kinds=["delay" if d else "queue" for d in self.is_delay],
-            servers=[int(m) for m in self.servers],
-        )
 
 
 def _f(x: float) -> str:
@@ -120,7 +68,7 @@ def to_jmva(net: Any, population: Any = None) -> str:
 
     Parameters
     ----------
-    net : Network, MultiClassNetwork or JMVAModel
+    net : Network or MultiClassNetwork
         A single-class :class:`~qnmodel.network.Network` is one closed class of
         ``population`` jobs (required then).
     population : int, optional
@@ -221,8 +169,10 @@ def _per_class(el: ET.Element, path: str, names: tuple[str, ...], where: str) ->
     return out
 
 
-def from_jmva(text: str) -> JMVAModel:
-    """Parse JMVA XML text (see the module docstring for the subset read)."""
+def from_jmva(text: str) -> MultiClassNetwork:
+    """Parse JMVA XML text into a :class:`~qnmodel.multiclass.MultiClassNetwork` (see the
+    module docstring for the subset read); ``.class_network(0)`` gives the
+    :class:`~qnmodel.network.Network` of a one-class model."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -302,19 +252,20 @@ def from_jmva(text: str) -> JMVAModel:
         m = 1 if e.tag == "delaystation" else int(_num(e.get("servers", "1"), f"{where} servers"))
         servers.append(max(m, 1))
         cols.append(S * V)
-    is_open_a = np.array(is_open)
-    return JMVAModel(
-        station_names=tuple(snames),
-        is_delay=np.array(delay),
-        servers=np.array(servers, dtype=np.int64),
-        rate_multipliers=tuple(rms),
-        class_names=names_t,
-        is_open=is_open_a,
-        population=np.array(pop, dtype=np.int64),
-        arrival_rate=np.array(lam),
-        think_time=np.where(is_open_a, 0.0, Z),
-        demands=np.array(cols).T.reshape(C, len(cols)),
-    )
+    classes = [
+        OpenClass(n, lam[c]) if is_open[c] else ClosedClass(n, pop[c], think_time=float(Z[c]))
+        for c, n in enumerate(names_t)
+    ]
+    stations = []
+    for k, name in enumerate(snames):
+        demand = {n: float(cols[k][c]) for c, n in enumerate(names_t)}
+        if delay[k]:
+            stations.append(Station(name, demand, kind="delay"))
+        elif rms[k] is not None:
+            stations.append(Station(name, demand, rate_multipliers=rms[k]))
+        else:
+            stations.append(Station(name, demand, servers=servers[k]))
+    return MultiClassNetwork(stations, classes)
 
 
 def write_jmva(path: str | Path, net: Any, population: Any = None) -> Path:
@@ -324,6 +275,6 @@ def write_jmva(path: str | Path, net: Any, population: Any = None) -> Path:
     return p
 
 
-def read_jmva(path: str | Path) -> JMVAModel:
+def read_jmva(path: str | Path) -> MultiClassNetwork:
     """Read a JMVA file written by JMT or :func:`write_jmva`."""
     return from_jmva(Path(path).read_text(encoding="utf-8"))

@@ -42,11 +42,11 @@ def test_closed_network_round_trip(tmp_path):
     )
     path = write_jmva(tmp_path / "m.jmva", net, population=12)
     model = read_jmva(path)
-    back = model.network()
+    back = model.class_network(0)
     np.testing.assert_array_equal(back.demands, net.demands)  # repr() keeps every bit
     assert back.names == net.names and back.think_time == 1.5
     np.testing.assert_array_equal(back.servers, net.servers)
-    assert model.population.tolist() == [12]
+    assert model.N.tolist() == [12]
     np.testing.assert_array_equal(qn.mva(back, 12).throughput, qn.mva(net, 12).throughput)
 
 
@@ -90,13 +90,13 @@ def test_load_dependent_station_round_trip_rescales_to_r1_one():
     text = to_jmva(net, population=9)
     assert "<ldstation" in text and text.count(";") == 8  # S(1..9)
     model = from_jmva(text)
-    assert model.rate_multipliers[0] == pytest.approx(
+    assert model.stations[0].rate_multipliers == pytest.approx(
         [1.0, 1.5, 1.75, 1.75, 1.75, 1.75, 1.75, 1.75, 1.75]
     )
     assert model.demands[0, 0] == pytest.approx(0.02)  # D / r(1)
     base = qn.Network.from_demands([0.04, 0.01], think_time=0.2, names=["nvme", "cpu"])
     a = mva_ld_general(base, 9, rate_multipliers=rm)
-    b = mva_ld_general(model.network(), 9, rate_multipliers=model.rate_multipliers)
+    b = qn.mva(model.class_network(0), 9)
     np.testing.assert_allclose(b.throughput, a.throughput, rtol=1e-13)
     np.testing.assert_allclose(b.queue_length, a.queue_length, rtol=1e-12)
 
@@ -140,10 +140,11 @@ def test_reads_a_jmva_document_as_written():
   <algParams><algType maxSamples="10000" name="MVA" tolerance="1.0E-7"/></algParams>
 </model>"""
     m = from_jmva(text)
-    assert m.station_names == ("Disk", "Terminals")
+    assert m.names == ("Disk", "Terminals")
     np.testing.assert_allclose(m.demands, [[0.2, 1.0], [0.04, 0.0]], rtol=1e-15)
     assert m.is_delay.tolist() == [False, True]
-    assert m.population.tolist() == [3, 0] and m.arrival_rate.tolist() == [0.0, 2.5]
+    assert m.N.tolist() == [3, 0] and m.arrival_rate.tolist() == [0.0, 2.5]
+    assert isinstance(m, qn.MultiClassNetwork)
 
 
 @pytest.mark.parametrize(
