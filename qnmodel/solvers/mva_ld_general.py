@@ -384,7 +384,7 @@ def ld_seidmann_split(D: np.ndarray, delay: np.ndarray, rates: Sequence):
 
 def mva_multiclass_ld(
     demands: Any,
-    population: Any,
+    population: Any = None,
     think_time: Any = 0.0,
     kinds: Any = None,
     rate_multipliers: Sequence | None = None,
@@ -395,8 +395,11 @@ def mva_multiclass_ld(
 
     Parameters
     ----------
-    demands : array_like (C, K)
-    population : array_like of int (C,)
+    demands : array_like (C, K) or MultiClassNetwork
+        A closed :class:`~qnmodel.multiclass.MultiClassNetwork` supplies the demands,
+        think times, kinds, station names and rate multipliers (the remaining
+        arguments then default to them).
+    population : array_like of int (C,), optional for a MultiClassNetwork
     think_time : float or array_like (C,)
     kinds : sequence of {"queue", "delay"} (K,), optional
     rate_multipliers : sequence (K,) of None or sequence of float
@@ -415,6 +418,23 @@ def mva_multiclass_ld(
     from .amva import amva
     from .mva_multiclass import mva_multiclass
 
+    if hasattr(demands, "class_names") and hasattr(demands, "stations"):  # a MultiClassNetwork
+        net = demands
+        if np.any(net.is_open):
+            raise InvalidModelError(
+                "mva_multiclass_ld solves closed classes; this network has open classes: "
+                "use qnmodel.mixed_network or qnmodel.open_network"
+            )
+        if np.any(net.servers[~net.is_delay] > 1):
+            raise InvalidModelError(
+                "give multi-server stations as rate_multipliers=[1, 2, ..., m] here"
+            )
+        demands = np.array(net.demands)
+        population = net.population_vector(population)
+        think_time = np.array(net.think_time)
+        kinds = ["delay" if d else "queue" for d in net.is_delay]
+        rate_multipliers = ld_rates(net, rate_multipliers)
+        names = net.names
     try:
         D = np.atleast_2d(np.asarray(demands, dtype=np.float64))
     except (TypeError, ValueError):

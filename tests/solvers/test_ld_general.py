@@ -263,3 +263,26 @@ def test_one_station_recursion_at_saturation_vs_60_digits():
     assert res.utilization[-1, 0] > 0.9999  # X D / 2.8 -> 1
     assert res.throughput[-1] == pytest.approx(X, rel=1e-11)
     np.testing.assert_allclose(res.queue_length[-1], Q, rtol=1e-10)
+
+
+def test_multiclass_split_takes_a_multiclass_network():
+    stations = [
+        qn.Station("nvme", {"a": 0.05, "b": 0.03}, rate_multipliers=[1.0, 1.8, 2.4, 2.8]),
+        qn.Station("cpu", {"a": 0.02, "b": 0.01}),
+    ]
+    net = qn.MultiClassNetwork(
+        stations, [qn.ClosedClass("a", 4, think_time=0.3), qn.ClosedClass("b", 3, think_time=0.1)]
+    )
+    res = mva_multiclass_ld(net)
+    ref = mva_multiclass_ld(
+        [[0.05, 0.02], [0.03, 0.01]],
+        [4, 3],
+        [0.3, 0.1],
+        rate_multipliers=[[1, 1.8, 2.4, 2.8], None],
+    )
+    np.testing.assert_array_equal(res.throughput, ref.throughput)
+    assert res.station_names == ("nvme", "cpu")
+    with pytest.raises(InvalidModelError, match="has open classes"):
+        mva_multiclass_ld(
+            qn.MultiClassNetwork(stations, [qn.OpenClass("a", 1.0), qn.ClosedClass("b", 1)])
+        )
