@@ -43,9 +43,10 @@ import numpy as np
 from .._validate import as_choice, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..results_open import OpenMultiClassResult
+from ._open_model import Model, _class_rates, network_model
 from .amva import amva
 from .mva_multiclass import DEFAULT_MAX_MEMORY, lattice_memory_bytes, mva_multiclass
-from .open import Model, _class_rates, network_model, station_capacity
+from .open import station_capacity
 
 __all__ = ["mixed_network", "mixed_solve", "MIXED_METHODS"]
 
