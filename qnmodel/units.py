@@ -136,6 +136,7 @@ def _build_tables() -> tuple[dict[str, tuple[Decimal, str]], dict[str, str]]:
         if p in _DECIMAL:
             units[f"{p}bps"] = (f * _EIGHTH, "rate")
             units[f"{p}Hz"] = (f, "frequency")
+            units[f"{p}T/s"] = (f, "frequency")  # transfers per second (memory: "1333 MT/s")
         if p:
             ambiguous[f"{p}b"] = f"write '{p}bit' for bits or '{p}B' for bytes"
             ambiguous[f"{p}b/s"] = f"write '{p}bit/s' for bits or '{p}B/s' for bytes per second"

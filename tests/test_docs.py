@@ -8,17 +8,13 @@ must not raise. A snippet that cannot run here (it needs a device, a second
 machine, ...) is preceded by the line ``<!-- docs-test: skip REASON -->``
 with a reason; a skip marker without a reason is an error.
 
-Checks that the docs build (``mkdocs build --strict``) live in the same file,
-marked ``slow``-free but skipped with a reason when mkdocs is not installed.
+The strict build of the whole site, and the site in a browser, are in ``tests/test_site.py``.
 """
 
 from __future__ import annotations
 
-import doctest
-import os
+import importlib.util
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,36 +22,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S
-)
-SKIP = re.compile(r"<!--\s*docs-test:\s*skip(?P<reason>[^>]*?)-->\s*$")
+_SNIPPETS = ROOT / "docs" / "_build" / "snippets.py"
+_spec = importlib.util.spec_from_file_location("qnmodel_docs_snippets", _SNIPPETS)
+docsnip = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = docsnip
+_spec.loader.exec_module(docsnip)
+FENCE, SKIP = docsnip.FENCE, docsnip.SKIP
 
 
 def snippets(path: Path) -> list[tuple[int, str, str | None]]:
     """(line, code, skip reason) of each ```python block of a Markdown page."""
-    text = path.read_text(encoding="utf-8")
-    out = []
-    for m in FENCE.finditer(text):
-        info = m.group("info").strip().split()
-        if not info or info[0] not in ("python", "py", "pycon"):
-            continue
-        line = text.count("\n", 0, m.start()) + 1
-        before = text[: m.start()].rstrip("\n").splitlines()
-        reason = None
-        if before:
-            s = SKIP.search(before[-1])
-            if s:
-                reason = s.group("reason").strip()
-                if not reason:
-                    raise AssertionError(f"{path}:{line}: docs-test skip marker needs a reason")
-        indent = m.group("indent")
-        body = "\n".join(
-            ln[len(indent) :] if ln.startswith(indent) else ln
-            for ln in m.group("body").splitlines()
-        )
-        out.append((line, body + "\n", reason))
-    return out
+    where = str(path.relative_to(ROOT))
+    return [(s.line, s.code, s.skip) for s in docsnip.snippets(path.read_text("utf-8"), where)]
 
 
 PAGES = sorted(p for p in DOCS.rglob("*.md") if snippets(p))
@@ -66,36 +44,10 @@ def test_docs_have_snippets():
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
-def test_page_snippets_run(page, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("QNMODEL_EXAMPLES", str(ROOT / "examples"))
-    namespace: dict = {"__name__": "__docs__"}
-    parser = doctest.DocTestParser()
-    runner = doctest.DocTestRunner(
-        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False
-    )
-    ran = 0
-    for line, code, reason in snippets(page):
-        if reason is not None:
-            continue
-        where = f"{page.relative_to(ROOT)}:{line}"
-        if code.lstrip().startswith(">>>"):
-            test = parser.get_doctest(code, namespace, where, str(page), line)
-            out: list[str] = []
-            result = runner.run(test, out=out.append, clear_globs=False)
-            namespace.update(test.globs)  # DocTest works on a copy of the globals
-            assert result.failed == 0, f"doctest failed at {where}:\n" + "".join(out)
-        else:
-            try:
-                exec(compile(code, where, "exec"), namespace)
-            except Exception as exc:  # noqa: BLE001 - report the page and line
-                raise AssertionError(f"snippet at {where} raised {exc!r}") from exc
-        ran += 1
-    assert ran > 0
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
+def test_page_snippets_run(page):
+    """One page, one session (docs/_build/snippets.py, which the site build also uses)."""
+    ran = docsnip.run_page(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT)))
+    assert len(ran) > 0
 
 
 def toml_models() -> list[tuple[Path, int, str]]:
@@ -125,30 +77,6 @@ def test_skip_markers_have_reasons():
             if "docs-test:" in line:
                 m = SKIP.search(line)
                 assert m and m.group("reason").strip(), f"{page}:{line_no}: {line!r}"
-
-
-def test_mkdocs_build_strict(tmp_path):
-    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
-    if mkdocs is None:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail("mkdocs is not installed under CI: install the 'docs' extra")
-        pytest.skip(
-            "mkdocs not installed (pip install 'qnmodel[docs]'); the docs build is unchecked"
-        )
-    # No --quiet: it raises the log level above WARNING, and mkdocs' strict mode then
-    # never sees the warnings it should turn into a failure.
-    proc = subprocess.run(
-        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    warnings = [line for line in proc.stderr.splitlines() if line.startswith("WARNING")]
-    assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr[-4000:]
-    assert (tmp_path / "site" / "index.html").exists()
-    assert (tmp_path / "site" / "reference" / "api" / "index.html").exists()
 
 
 def _shell_commands(text: str) -> list[str]:

@@ -1,0 +1,172 @@
+"""The figures of the documentation gallery, drawn at build from the library.
+
+Each entry is one function that returns a matplotlib Figure; ``docs/gallery.md`` shows the
+figures in a grid (``<!-- gallery -->``) and each function's source under its heading, via
+the ``--8<-- [start:NAME]`` markers below. The functions use only the public API and the
+measured traces committed in ``data/traces/``.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACES = ROOT / "data" / "traces"
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    title: str
+    draw: Callable
+
+    @property
+    def anchor(self) -> str:
+        return self.name.replace("_", "-")
+
+
+def draw(entry: Entry, dpi: int = 72) -> bytes:
+    """The entry's figure as PNG bytes (closed after drawing)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = entry.draw()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+# --8<-- [start:bounds_band]
+def bounds_band():
+    """Bounds band, exact MVA curve and measured points of one emulated device."""
+    import qnmodel as qn
+    from qnmodel import plotting
+    from qnmodel.calibration import load_trace
+
+    trace = load_trace(TRACES / "emu-closed-loop.json")  # qnbench emu, 1..16 clients
+    pts = trace.points
+    # the device qnbench emulated: 5 ms positioning + 64 KiB at 50 MB/s; 20 ms think time
+    net = qn.Network([qn.Station("device", 0.005 + 65536 / 50e6)], think_time="20 ms")
+    measured = {
+        "n": pts["jobs"],
+        "throughput": pts["throughput_ops_s"],
+        "response_time": pts["latency_mean_s"],
+    }
+    axes = plotting.bounds_vs_measured(net, 16, measured)
+    return axes[0].figure
+
+
+# --8<-- [end:bounds_band]
+
+
+# --8<-- [start:utilization_bottleneck]
+def utilization_bottleneck():
+    """Utilisation of every station against n, with the bottleneck and the knee N*."""
+    import qnmodel as qn
+    from qnmodel import plotting
+
+    net = qn.Network.from_demands(
+        ["0.4 ms", "0.524 ms", "5.243 ms", "0.7 ms", "4.88 ms"],
+        think_time="50 ms",
+        names=["client_cpu", "client_nic", "network", "server_cpu", "disk"],
+    )
+    ax = plotting.utilization(qn.mva(net, 40), n_star=qn.bounds(net, 40).n_star)
+    return ax.figure
+
+
+# --8<-- [end:utilization_bottleneck]
+
+
+# --8<-- [start:whatif_heatmap]
+def whatif_heatmap():
+    """Response time at 32 clients over link rate and master cache hit rate (seed 002)."""
+    import numpy as np
+
+    import qnmodel as qn
+    from qnmodel import plotting
+
+    system = qn.NetworkedRAID.cui2006(op="read")
+    grid = qn.sweep(
+        system,
+        N=[32],
+        methods=("mva",),
+        link_rate=np.array([12.5e6, 25e6, 62.5e6, 125e6, 312.5e6]),
+        master_cache_hit=np.linspace(0.0, 0.8, 5),
+    )
+    ax = plotting.heatmap(
+        grid, "link_rate", "master_cache_hit", "mva_response_time", annotate=True, logx=True,
+        xlabel="link rate [B/s]", ylabel="master cache hit rate P_m", label="R(32) [s]",
+    )  # fmt: skip
+    return ax.figure
+
+
+# --8<-- [end:whatif_heatmap]
+
+
+# --8<-- [start:sensitivity_curves]
+def sensitivity_curves():
+    """Response time against concurrency for four link rates (seed 002, fig. 3's study)."""
+    import numpy as np
+
+    import qnmodel as qn
+    from qnmodel import plotting
+
+    system = qn.NetworkedRAID.cui2006(op="read")
+    grid = qn.sweep(
+        system, N=range(1, 33), methods=("mva",), link_rate=np.array([12.5e6, 62.5e6, 125e6])
+    )
+    ax = plotting.sensitivity(grid, "n", "mva_response_time", hue="link_rate")
+    return ax.figure
+
+
+# --8<-- [end:sensitivity_curves]
+
+
+# --8<-- [start:calibration_fit]
+def calibration_fit():
+    """Device fit t = a + B / r to a qnbench size sweep, with its 95 % confidence band."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from qnmodel.calibration import fit_device, load_trace
+
+    pts = load_trace(TRACES / "emu-size-sweep.json").points
+    B, t = pts["bs_bytes"].to_numpy(float), pts["service_s_mean"].to_numpy(float)
+    fit = fit_device(B, t, seek_floor=None)
+    a, r = fit.values["a"], fit.values["r"]
+    x = np.geomspace(B.min(), B.max(), 100)
+    # delta method: var t(x) = g' C g with g = (dt/da, dt/dr) = (1, -x / r^2)
+    g = np.vstack([np.ones_like(x), -x / r**2])
+    band = 1.96 * np.sqrt(np.einsum("in,ij,jn->n", g, fit.covariance, g))
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    ax.fill_between(x, (a + x / r - band) * 1e3, (a + x / r + band) * 1e3, alpha=0.3,
+                    label="95 % confidence band")  # fmt: skip
+    ax.plot(x, (a + x / r) * 1e3, label=f"fit: a = {a * 1e3:.3g} ms, r = {r / 1e6:.3g} MB/s")
+    ax.plot(B, t * 1e3, "o", label="measured (qnbench emu)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("request size B [bytes]")
+    ax.set_ylabel("service time [ms]")
+    ax.legend(fontsize=8)
+    return fig
+
+
+# --8<-- [end:calibration_fit]
+
+
+ENTRIES = (
+    Entry("bounds_band", "Bounds band, exact MVA and measured points", bounds_band),
+    Entry(
+        "utilization_bottleneck",
+        "Utilisation per station and the bottleneck",
+        utilization_bottleneck,
+    ),  # fmt: skip
+    Entry("whatif_heatmap", "What-if heatmap: link rate x cache hit rate", whatif_heatmap),
+    Entry("sensitivity_curves", "Sensitivity: response time vs concurrency", sensitivity_curves),
+    Entry("calibration_fit", "Calibration fit with its confidence band", calibration_fit),
+)
