@@ -148,3 +148,37 @@ def test_a_real_run_on_this_machine_reports_its_figures():
     assert len(res.rows) == 4 and res.incomplete == ()
     # loopback TCP is nowhere near 1000 Gbit/s: the check says so, naming the link
     assert [(f.key, f.kind) for f in res.findings] == [("link:loopback", "peak")]
+
+
+def test_check_command_reads_per_node_figures_writes_a_report_and_names_the_suspect(tmp_path):
+    import json
+
+    from qnmodel.cli import main
+
+    figs, pairs = cluster()
+    doc = {"nodes": figs, "pairs": [[a, b, v] for (a, b), v in pairs.items()]}
+    (tmp_path / "figs.json").write_text(json.dumps(doc))
+    (tmp_path / "hw.toml").write_text(HW)
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["-q", "check", "--measured", str(tmp_path / "figs.json"), "--hardware",
+                     str(tmp_path / "hw.toml"), "--out", str(tmp_path / "rep"), "--format",
+                     "json"])  # fmt: skip
+    assert code == 0
+    out = json.loads(buf.getvalue())
+    assert out["schema"] == "qnmodel.check" and out["ok"] is False
+    assert any(s.startswith("oss2: memory") for s in out["findings"])
+    assert any(s.startswith("oss5: pair:link") for s in out["findings"])
+    md = (tmp_path / "rep" / "check.md").read_text()
+    assert "## Suspects" in md and "oss4: metadata:create" in md and "![bottom-up check]" in md
+    assert (tmp_path / "rep" / "check.png").stat().st_size > 10_000
+
+
+def test_check_command_refuses_a_foreign_file(tmp_path):
+    from qnmodel.cli import main
+
+    (tmp_path / "x.json").write_text('{"results": []}')
+    assert main(["-q", "check", "--measured", str(tmp_path / "x.json")]) == 1

@@ -582,7 +582,7 @@ def test_plot_and_report_take_a_qnbench_trace_as_measured(tmp_path):
     ok = (b.throughput_lower[i] <= x + e) & (x - e <= b.throughput_upper[i])
     assert [r.split("|")[8].strip() for r in rows] == ["yes" if v else "no" for v in ok]
     assert [float(r.split("|")[4]) for r in rows] == pytest.approx(exact, rel=1e-4)
-    mean_err = np.mean(np.abs(x / exact - 1)) * 100
+    mean_err = np.mean(np.abs((exact - x) / x)) * 100  # errors are (model - measured)/measured
     assert f"mean absolute error of X: {mean_err:.1f}%" in section
     assert f"{int(ok.sum())} of 8 measured throughputs inside the BJB band" in section
 
@@ -616,3 +616,30 @@ def test_sweep_and_calibrate_tables_carry_units():
         "response_time_error_pct [%]",
     ):
         assert col in header
+
+
+def test_report_and_calibrate_use_one_sign_convention(tmp_path):
+    # `qnmodel report --measured` computed X err as measured/model - 1, `qnmodel calibrate`
+    # as (model - measured)/measured; both now print (model - measured)/measured.
+    traces = ROOT / "data" / "traces"
+    sweep, closed = str(traces / "emu-size-sweep.json"), str(traces / "emu-closed-loop.json")
+    code, out, err = run("-q", "calibrate", sweep, closed, "--format", "csv")
+    assert code == 0, err
+    cal = pd.read_csv(io.StringIO(out))
+    net = qn.Network.from_demands([5e-3 + 65536 / 50e6], think_time="20 ms")
+    model = tmp_path / "emu.toml"
+    model.write_text(
+        '[model]\nname = "emu"\nthink_time = "20 ms"\npopulation = 16\n'
+        f'[[station]]\nname = "device"\ndemand = {float(net.demands[0])!r}\n'
+    )
+    code, _, err = run("report", str(model), "--measured", closed, "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    section = (tmp_path / "r" / "emu.md").read_text().split("## Measured against the model")[1]
+    rows = [ln for ln in section.split("## Plots")[0].splitlines() if ln.startswith("|")][2:]
+    x_meas = np.array([float(r.split("|")[2]) for r in rows])
+    x_mva = np.array([float(r.split("|")[4]) for r in rows])
+    x_err = np.array([float(r.split("|")[7]) for r in rows])
+    assert x_err == pytest.approx(100 * (x_mva - x_meas) / x_meas, abs=0.06)
+    # calibrate prints the same convention
+    mva, meas = cal["mva_throughput"], cal["measured_throughput"]
+    assert cal["throughput_error_pct"].tolist() == pytest.approx(100 * (mva - meas) / meas)

@@ -36,7 +36,7 @@ def snippets(path: Path) -> list[tuple[int, str, str | None]]:
     return [(s.line, s.code, s.skip) for s in docsnip.snippets(path.read_text("utf-8"), where)]
 
 
-PAGES = sorted(p for p in DOCS.rglob("*.md") if snippets(p))
+PAGES = sorted(p for p in DOCS.rglob("*.md") if any(r is None for _, _, r in snippets(p)))
 
 
 def test_docs_have_snippets():

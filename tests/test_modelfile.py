@@ -517,3 +517,38 @@ def test_with_values_class_population():
     assert s2.solve().result.throughput[1] == 0.0
     with pytest.raises(qn.InvalidModelError, match="class.<name>.population"):
         with_values(spec, {"class.scan.population": 3})
+
+
+def test_multiclass_file_builds_the_l1_description():
+    spec = load(EXAMPLES / "read_write_mix.toml")
+    net = spec.multiclass_network
+    assert isinstance(net, qn.MultiClassNetwork) and spec.multiclass.network is net
+    assert net.class_names == ("read", "write") and net.N.tolist() == [40, 10]
+    assert net.think_time.tolist() == [0.2, 1.0] and net.servers.tolist() == [1, 2, 1, 1]
+    # The same model written with the Python API: per-class demands, closed classes.
+    ref = qn.MultiClassNetwork(
+        [
+            qn.Station("network", {"read": 65536 / 125e6, "write": 262144 / 125e6}),
+            qn.Station("server_cpu", {"read": "0.3 ms", "write": "0.9 ms"}, servers=2),
+            qn.Station("disk", {"read": 0.4 * 6e-3, "write": "6 ms"}),
+            qn.Station("mirror_disk", {"write": "6 ms"}),
+        ],
+        [qn.ClosedClass("read", 40, "200 ms"), qn.ClosedClass("write", 10, "1 s")],
+    )  # fmt: skip
+    np.testing.assert_allclose(net.demands, ref.demands, rtol=1e-15)
+    a, b = spec.solve().result, qn.mva_multiclass(ref)
+    np.testing.assert_allclose(a.throughput, b.throughput, rtol=1e-14)
+    assert load(EXAMPLES / "demo_storage.toml").multiclass_network is None
+
+
+def test_multiclass_model_constructor_is_deprecated_but_works():
+    from qnmodel.modelfile import MultiClassModel
+
+    with pytest.warns(DeprecationWarning, match="MultiClassNetwork"):
+        mc = MultiClassModel(("a", "b"), np.array([2, 1]), np.array([0.1, 0.0]),
+                             np.array([[1e-3, 2e-3], [3e-3, 0.0]]))  # fmt: skip
+    assert mc.classes == ("a", "b") and mc.population.tolist() == [2, 1]
+    assert mc.demands.tolist() == [[1e-3, 2e-3], [3e-3, 0.0]]
+    assert isinstance(mc.network, qn.MultiClassNetwork)
+    with pytest.raises(AttributeError, match="read-only"):
+        mc.classes = ("c",)

@@ -62,6 +62,7 @@ def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
         think_dist="const",
         runtime=1.0,
         warmup=0.1,
+        realtime=rt,  # 32 clients on 2 cores: otherwise the scheduler is measured too
         executable_path=qnbench,
         **DEMO_DEVICE,
     )

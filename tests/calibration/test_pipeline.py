@@ -91,5 +91,80 @@ def test_inconsistent_inputs_are_refused():
 
     net = build_device_network({"a": A, "r": R}, "64 KiB", devices=2)
     assert net.demands[0] == pytest.approx((A + B / R) / 2)
-    with pytest.raises(InvalidModelError, match="no 'response_time' column"):
-        compare(net, pd.DataFrame({"n": [1], "throughput": [1.0]}))
+    # One comparison serves `calibrate` and `report --measured`: either quantity may be
+    # missing (its columns are NaN), not both.
+    with pytest.raises(InvalidModelError, match="needs a 'throughput' or a 'response_time'"):
+        compare(net, pd.DataFrame({"n": [1], "think_time": [1.0]}))
+    only_x = compare(net, pd.DataFrame({"n": [1], "throughput": [1.0]}))
+    assert np.isnan(only_x.mape_response_time) and only_x.mape_throughput > 0
+
+
+def test_compare_refuses_populations_that_are_not_positive_integers():
+    # Before the fix, n = [0, 2.7, 5] compared n = 0 with the model at N = 5 (index -1)
+    # and truncated 2.7 to 2.
+    import pandas as pd
+
+    net = build_device_network({"a": A, "r": R}, "64 KiB", devices=2)
+    x = qn.mva(net, 5).throughput
+    for n, bad in (([0, 2, 5], "0"), ([1, 2.7, 5], "2.7"), ([1, -3, 5], "-3")):
+        frame = pd.DataFrame({"n": n, "throughput": x[[0, 1, 4]], "response_time": [1.0] * 3})
+        with pytest.raises(
+            InvalidModelError, match=rf"measured n\[\d\] must be an integer >= 1, got {bad}"
+        ):
+            compare(net, frame)
+
+
+def test_relative_errors_are_model_minus_measured_over_measured():
+    import pandas as pd
+
+    net = build_device_network({"a": A, "r": R}, "64 KiB", devices=2)
+    m = qn.mva(net, 4)
+    measured = pd.DataFrame(
+        {"n": [1, 4], "throughput": m.throughput[[0, 3]] * 0.8,
+         "response_time": m.response_time[[0, 3]] * 1.25}
+    )  # fmt: skip
+    c = compare(net, measured)
+    # model/measured - 1 = 1/0.8 - 1 = +25% (X), 1/1.25 - 1 = -20% (R)
+    assert c.table["throughput_error_pct"].tolist() == pytest.approx([25.0, 25.0])
+    assert c.table["response_time_error_pct"].tolist() == pytest.approx([-20.0, -20.0])
+    assert c.mape_throughput == pytest.approx(25.0) and c.mape_response_time == pytest.approx(20.0)
+
+
+def test_report_names_the_traces_own_sample_interval(tmp_path):
+    # The stored closed loop was sampled every 0.5 s; the report said "0.1 s samples".
+    # (The synthetic documents of this file carry no interval_s option: their sample times.)
+    from pathlib import Path
+
+    traces = Path(__file__).resolve().parents[2] / "data" / "traces"
+    c = calibrate_and_compare(traces / "emu-size-sweep.json", traces / "emu-closed-loop.json")
+    text = " ".join(c.notes)
+    assert "of the 500 ms throughput samples" in text and "100 ms" not in text
+    c = calibrate_and_compare(_device_doc(), _closed_doc())  # samples every 0.1 s
+    assert "of the 100 ms throughput samples" in " ".join(c.notes)
+
+
+def test_default_plot_is_a_deprecated_alias_of_bounds_vs_measured():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from qnmodel.calibration import pipeline
+
+    net = build_device_network({"a": A, "r": R}, "64 KiB", devices=2)
+    measured = measured_curve(_closed_doc(jobs=(1, 4)))
+    with pytest.warns(DeprecationWarning, match="plotting.bounds_vs_measured"):
+        axes = pipeline.default_plot(net, 4, measured)
+    assert [ax.get_ylabel() for ax in axes] == [
+        "throughput X(n) [jobs/s]",
+        "response time R(n) [ms]",
+    ]
+
+
+def test_compare_checks_multiserver_models_against_the_asymptotic_band():
+    # BJB assume single-server stations: with a two-server station the band is ABA.
+    net = qn.Network((qn.Station("cpu", "10 ms", servers=2), qn.Station("disk", "4 ms")))
+    m = qn.mva(net, 8)
+    c = compare(net, {"n": [1, 8], "throughput": m.throughput[[0, 7]]})
+    assert c.band == "aba" and "aba_throughput_lower" in c.table
+    aba = qn.bounds(net, 8, method="aba")
+    assert c.table["aba_throughput_upper"].tolist() == aba.throughput_upper[[0, 7]].tolist()
+    assert c.mape_throughput == pytest.approx(0.0, abs=1e-12) and c.coverage == 1.0

@@ -1,0 +1,65 @@
+"""The ``qnmodel`` command.
+
+Sub-commands
+------------
+``demo``       the main job: measure -> calibrate -> compare with qnbench on this machine,
+               then solve the networked-RAID test bed of Cui et al. (2006) and the demo model
+``solve``      bounds and exact MVA of a TOML model file
+``sweep``      what-if grid over model-file values (tidy table)
+``plot``       bounds band + exact MVA (+ measured points) and utilisation, as PNG/SVG/PDF
+``report``     a Markdown report: model, bottleneck, table, plots
+``bench``      run the bundled qnbench microbenchmark (over :func:`qnmodel.bench.run`)
+``calibrate``  fit a model from qnbench traces and compare it with the measured curve
+``check``      bottom-up check: component figures against their peaks and across nodes
+
+Conventions: data (table, CSV or JSON) goes to stdout and JSON output is
+alone there; progress and diagnostics go to stderr. Exit status 0 on
+success, 1 when the work fails (a bad model file, a solver error, an I/O
+error), 2 for a command-line usage error. Errors are one line on stderr;
+``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from ..demo import run_offline_demo
+from ..errors import QNModelError
+from ..modelfile import sweep_model  # noqa: F401  (moved to qnmodel.modelfile; kept here)
+from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG, UsageError
+from ._parser import _EPILOGS, build_parser  # noqa: F401  (_EPILOGS: read by the docs tests)
+
+__all__ = ["main", "run_offline_demo", "build_parser"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``qnmodel`` command; returns the exit status (0 ok, 1 failure, 2 usage)."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            raise UsageError("a command is required (see 'qnmodel --help')")
+        return int(args.func(args))
+    except UsageError as exc:
+        if debug:
+            raise
+        print(f"{PROG}: usage error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`qnmodel ... | head`): not an error; silence the final flush.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except (QNModelError, ValueError, TypeError, OSError, ImportError) as exc:
+        if debug:
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"{PROG}: error: {msg}", file=sys.stderr)
+        return EXIT_FAILURE

@@ -1,0 +1,367 @@
+"""The sub-commands of ``qnmodel``: read the arguments, call the library, print."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import socket
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import modelfile
+from ..calibration.comparison import read_measured
+from ..errors import BenchError, InvalidModelError, InvalidTypeError
+from ..report import finite_or_none, fmt_g, write_csv, write_json
+from ._output import (
+    EXIT_OK,
+    UsageError,
+    _emit_solution,
+    _info,
+    _Progress,
+    _single_class,
+    _text_table,
+    _unit_table,
+)
+
+
+def _float_or_none(v: Any) -> float | None:
+    return None if v is None else float(v)  # NaN becomes null in write_json
+
+
+# -- demo -----------------------------------------------------------------------------------------
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from ..demo import run_main_demo, run_offline_demo
+
+    out = Path(args.out)
+    if args.offline or args.model is not None:
+        _info(args, "solving the demo storage model (bounds and exact MVA) ...")
+        paths = run_offline_demo(out, model=args.model)
+    else:
+        paths = run_main_demo(out, progress=not args.quiet, say=lambda msg: _info(args, msg))
+    for key, p in paths.items():
+        print(f"wrote {key:18s} {p}")
+    return EXIT_OK
+
+
+# -- solve ----------------------------------------------------------------------------------------
+def _override(spec: modelfile.ModelSpec, values: dict[str, Any], given: str):
+    """``with_values``, with a bad value reported as the command-line mistake it is."""
+    try:
+        return modelfile.with_values(spec, values)
+    except modelfile.ModelFileError as exc:
+        raise UsageError(f"{given}: {exc.key}: {exc.reason}") from exc
+    except (InvalidModelError, TypeError) as exc:
+        raise UsageError(f"{given}: {exc}") from exc
+
+
+def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
+    spec = modelfile.load(args.model)
+    values: dict[str, Any] = {}
+    given = []
+    if getattr(args, "population", None) is not None:
+        if spec.is_multiclass:
+            first = spec.multiclass.classes[0]
+            raise UsageError(
+                f"-N sets the population of a single-class model; this one has classes "
+                f"{list(spec.multiclass.classes)}: use --set class.{first}.population=N"
+            )
+        values["population"] = args.population
+        given.append(f"-N {args.population}")
+    for item in getattr(args, "set", None) or []:
+        key, value = _parse_assignment(item, "--set")
+        values[key] = value
+        given.append(f"--set {item}")
+    return _override(spec, values, ", ".join(given)) if values else spec
+
+
+def _parse_scalar(text: str) -> Any:
+    """A command-line value as the model file would hold it.
+
+    Read as a TOML value first (``3``, ``0.25``, ``true``, ``[1, 10, 100]``,
+    ``{ read = 0.4, write = 1 }``, ``"4.9 ms"``); anything else is a bare
+    string (``4.9 ms``, ``100 Mbit/s``).
+    """
+    t = text.strip()
+    try:
+        return tomllib.loads(f"v = {t}")["v"]
+    except tomllib.TOMLDecodeError:
+        return t
+
+
+def _parse_assignment(item: str, option: str) -> tuple[str, Any]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise UsageError(
+            f"{option} expects KEY=VALUE (e.g. disk.service_time='5 ms'), got {item!r}"
+        )
+    return key.strip(), _parse_scalar(value)
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    sol = _load_with_overrides(args).solve()
+    _emit_solution(sol, args.format, sys.stdout)
+    return EXIT_OK
+
+
+# -- sweep ----------------------------------------------------------------------------------------
+def _parse_vary(item: str) -> tuple[str, list[Any]]:
+    key, sep, values = item.partition("=")
+    if not sep or not key.strip() or not values.strip():
+        raise UsageError(
+            f"--vary expects KEY=V1,V2,... (e.g. network.rate='100 Mbit/s,1 Gbit/s'), got {item!r}"
+        )
+    vals = [_parse_scalar(v) for v in values.split(",") if v.strip()]
+    if not vals:
+        raise UsageError(f"--vary {key}: no values given")
+    return key.strip(), vals
+
+
+# -- sweep ----------------------------------------------------------------------------------------
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    spec = _load_with_overrides(args)
+    grid = dict(_parse_vary(v) for v in args.vary)
+    for key, values in grid.items():  # every value valid before the first solve
+        for v in values:
+            _override(spec, {key: v}, f"--vary {key}={v}")
+    total = math.prod(len(v) for v in grid.values())
+    bar = _Progress(total, "sweep", quiet=args.quiet or total < 20)
+    frame = modelfile.sweep_model(spec, grid, progress=bar.update)
+    if args.format == "json":
+        write_json(
+            {
+                "schema": "qnmodel.sweep",
+                "schema_version": 1,
+                "model": spec.name,
+                "source": spec.source,
+                "vary": grid,
+                "results": frame.to_dict(orient="records"),
+            },
+            sys.stdout,
+        )
+    elif args.format == "csv":
+        write_csv(frame, sys.stdout)
+    else:
+        sys.stdout.write(_unit_table(frame))
+    return EXIT_OK
+
+
+# -- plot -----------------------------------------------------------------------------------------
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from ..report import model_figure_title, save_bounds_figure, save_utilization_figure
+
+    spec = _load_with_overrides(args)
+    _single_class(spec, "plot")
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    measured = read_measured(args.measured) if args.measured else None
+    title = model_figure_title(spec)
+    written = [save_bounds_figure(spec.network, spec.max_population, out, measured, title=title)]
+    if args.utilization:
+        u_path = out.with_name(out.stem + "_utilization" + out.suffix)
+        written.append(save_utilization_figure(spec.solve(), u_path))
+    for p in written:
+        print(f"wrote {p}")
+    return EXIT_OK
+
+
+# -- report ---------------------------------------------------------------------------------------
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ..report import write_model_report
+
+    spec = _load_with_overrides(args)
+    _single_class(spec, "report")
+    measured = read_measured(args.measured) if args.measured else None
+    paths = write_model_report(spec, args.out, measured=measured)
+    print(f"wrote {paths['markdown']}")
+    return EXIT_OK
+
+
+# -- bench ----------------------------------------------------------------------------------------
+_BENCH_COLUMNS = (
+    "point",
+    "jobs",
+    "bs_bytes",
+    "op",
+    "throughput_ops_s",
+    "throughput_B_s",
+    "latency_mean_s",
+    "latency_p99_s",
+)
+_BENCH_LISTS = {"jobs", "bs", "mem_op", "cpu_op"}
+
+
+def _bench_options(items: Sequence[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for item in items:
+        key, value = _parse_assignment(item, "an option")
+        key = key.replace("-", "_")
+        if key in options:
+            raise UsageError(f"option {key!r} given twice")
+        if key in _BENCH_LISTS and isinstance(value, str) and "," in value:
+            value = [_parse_scalar(v) for v in value.split(",") if v.strip()]
+        options[key] = value
+    return options
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .. import bench
+
+    options = _bench_options(args.options)
+    _info(args, f"running qnbench {args.engine} ...")
+    try:
+        trace = bench.run(
+            args.engine,
+            progress=not args.quiet,
+            timeout=args.timeout,
+            executable_path=args.qnbench,
+            **options,
+        )
+    except BenchError as exc:
+        if str(exc).startswith("qnbench rejected the options"):
+            raise UsageError(str(exc)) from None
+        raise
+    except (InvalidModelError, InvalidTypeError) as exc:  # an option value (unit, domain)
+        raise UsageError(str(exc)) from exc
+    if args.out:
+        path = trace.save(args.out)
+        _info(args, f"wrote {path}")
+    if args.format == "json":
+        write_json(trace.document, sys.stdout)
+        return EXIT_OK
+    frame = trace.to_frame()
+    if args.format == "csv":
+        write_csv(frame, sys.stdout)
+        return EXIT_OK
+    cols = [c for c in _BENCH_COLUMNS if c in frame.columns]
+    headers = [c for c in cols]
+    rows = [
+        [fmt_g(v) if isinstance(v, float) else str(v) for v in rec]
+        for rec in frame[cols].itertuples(index=False)
+    ]
+    sys.stdout.write(
+        f"qnbench {trace.engine} on {trace.host.get('hostname', '?')}"
+        f"{'' if trace.complete else ' (INCOMPLETE)'}\n\n"
+    )
+    sys.stdout.write(_text_table(headers, rows))
+    return EXIT_OK
+
+
+# -- calibrate ------------------------------------------------------------------------------------
+def _check_input(path: str) -> tuple[dict, dict | None]:
+    """Per-node figures (and optional pairs) from a JSON file, checked field by field."""
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a JSON document ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("nodes"), dict):
+        raise ValueError(f'{path}: expected {{"nodes": {{NODE: {{FIGURE: value}}}}}}')
+    pairs = None
+    if "pairs" in doc:
+        items = doc["pairs"]
+        if not isinstance(items, list) or not all(
+            isinstance(t, list) and len(t) == 3 for t in items
+        ):
+            raise ValueError(f"{path}: pairs must be a list of [node, node, bandwidth]")
+        pairs = {(a, b): v for a, b, v in items}
+    return doc["nodes"], pairs
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ..check import analyse, load_hardware, measure_node
+    from ..report import write_check_report
+
+    hw = load_hardware(args.hardware) if args.hardware else None
+    if args.measured:
+        nodes, pairs = _check_input(args.measured)
+    else:
+        _info(args, "measuring memory, CPU, loopback TCP and a file write with qnbench ...")
+        nodes, pairs = {socket.gethostname(): measure_node(runtime=args.runtime)}, None
+    result = analyse(nodes, hw, pairs=pairs, tolerance=args.tolerance)
+    if args.out:
+        _info(args, f"wrote {write_check_report(result, args.out)}")
+    if args.format == "json":
+        write_json(
+            {
+                "schema": "qnmodel.check",
+                "schema_version": 1,
+                "ok": result.ok,
+                "findings": [str(f) for f in result.findings],
+                "incomplete": list(result.incomplete),
+                "rows": [{k: finite_or_none(v) for k, v in r.items()} for r in result.rows],
+            },
+            sys.stdout,
+        )
+    else:
+        frame = result.to_frame()
+        sys.stdout.write(frame.to_string(index=False) + "\n")
+        for f in result.findings:
+            sys.stdout.write(f"SUSPECT {f}\n")
+        for i in result.incomplete:
+            sys.stdout.write(f"INCOMPLETE {i}\n")
+    return EXIT_OK
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..calibration import calibrate_and_compare
+    from ..report import write_report
+
+    if args.demo:
+        if args.device_trace or args.closed_trace:
+            raise UsageError("--demo measures by itself: give no trace files with it")
+        if not args.out:
+            raise UsageError("--demo needs --out DIR for its report")
+        from ..demo import run_demo
+
+        report = run_demo(Path(args.out), progress=not args.quiet)
+        print(f"wrote {'report':18s} {report}")
+        return EXIT_OK
+    if not (args.device_trace and args.closed_trace):
+        raise UsageError(
+            "give DEVICE_TRACE and CLOSED_TRACE (qnbench JSON files), or --demo --out DIR"
+        )
+    for p in (args.device_trace, args.closed_trace):
+        if not Path(p).exists():
+            raise FileNotFoundError(f"{p}: no such trace file")
+    _info(args, "calibrating the device from its size sweep, comparing with the closed loop ...")
+    cmp = calibrate_and_compare(args.device_trace, args.closed_trace)
+    if args.out:
+        report = write_report(cmp, args.out)
+        _info(args, f"wrote {report}")
+    if args.format == "json":
+        fit = cmp.calibration["device"]
+        write_json(
+            {
+                "schema": "qnmodel.calibrate",
+                "schema_version": 1,
+                "device_trace": str(args.device_trace),
+                "closed_trace": str(args.closed_trace),
+                "parameters": {
+                    k: {"value": float(v), "stderr": _float_or_none(fit.stderr.get(k))}
+                    for k, v in fit.values.items()
+                },
+                "network": {
+                    "stations": [
+                        {"name": s.name, "demand": float(s.demand)} for s in cmp.network.stations
+                    ],
+                    "think_time": float(cmp.network.think_time),
+                },
+                "mape_throughput": cmp.mape_throughput,
+                "mape_response_time": cmp.mape_response_time,
+                "coverage_bjb": cmp.coverage,
+                "results": cmp.to_frame().to_dict(orient="records"),
+            },
+            sys.stdout,
+        )
+    elif args.format == "csv":
+        write_csv(cmp.to_frame(), sys.stdout)
+    else:
+        sys.stdout.write(f"{cmp!r}\n\n")
+        sys.stdout.write(_unit_table(cmp.to_frame()))
+    return EXIT_OK

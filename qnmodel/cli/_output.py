@@ -1,0 +1,191 @@
+"""What the ``qnmodel`` command prints: aligned text tables, progress, and its exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import modelfile
+from ..report import (
+    column_widths,
+    fmt_g,
+    fmt_time,
+    solution_rows,
+    time_unit,
+    write_csv,
+    write_json,
+)
+
+PROG = "qnmodel"
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A command-line mistake: exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = column_widths(headers, rows)
+    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+class _Progress:
+    """Progress on stderr: a live counter on a terminal, a few lines otherwise."""
+
+    def __init__(self, total: int, label: str, stream=None, quiet: bool = False) -> None:
+        self.total, self.label = max(int(total), 1), label
+        self.stream = stream if stream is not None else sys.stderr
+        self.quiet = quiet
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.monotonic()
+        self.last_decile = -1
+
+    def update(self, done: int) -> None:
+        if self.quiet:
+            return
+        frac = done / self.total
+        elapsed = time.monotonic() - self.start
+        if self.tty:
+            self.stream.write(
+                f"\r{self.label}: {done}/{self.total} ({100 * frac:3.0f}%) {elapsed:5.1f} s"
+            )
+            if done >= self.total:
+                self.stream.write("\n")
+            self.stream.flush()
+        else:
+            decile = int(10 * frac)
+            if decile != self.last_decile and (decile % 5 == 0 or done >= self.total):
+                self.last_decile = decile
+                self.stream.write(f"{self.label}: {done}/{self.total} ({100 * frac:.0f}%)\n")
+
+
+def _info(args: argparse.Namespace, message: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(message, file=sys.stderr)
+
+
+def _model_text(sol: modelfile.ModelSolution) -> str:
+    spec, summ = sol.spec, sol.summary()
+    net = spec.network
+    lines = [f"model {spec.name!r} ({spec.source})"]
+    if spec.description:
+        lines.append(f"  {spec.description}")
+    st_rows = [[s.name, s.kind, str(s.servers), fmt_time(s.demand)] for s in net.stations]
+    lines.append("")
+    lines.append(_text_table(["station", "kind", "servers", "demand"], st_rows).rstrip())
+    lines.append("")
+    lines.append(
+        f"think time Z = {fmt_time(net.think_time)}, "
+        f"total demand D = {fmt_time(summ['total_demand'])}, "
+        f"bottleneck = {summ['bottleneck']}, "
+        f"saturation X = {fmt_g(summ['saturation_throughput'])} jobs/s, "
+        f"N* = {fmt_g(summ['n_star'], 4)}"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _multiclass_text(sol: modelfile.MultiClassSolution) -> str:
+    spec, r, mc = sol.spec, sol.result, sol.spec.multiclass
+    lines = [f"model {spec.name!r} ({spec.source}), {len(mc.classes)} classes"]
+    if spec.description:
+        lines.append(f"  {spec.description}")
+    headers = ["station", "kind", "servers"] + [f"D {c}" for c in mc.classes]
+    rows = [
+        [s.name, s.kind, str(s.servers)]
+        + [fmt_time(float(mc.demands[i, k])) for i in range(len(mc.classes))]
+        for k, s in enumerate(spec.network.stations)
+    ]
+    lines += ["", _text_table(headers, rows).rstrip(), ""]
+    summ = sol.summary()
+    lines.append(
+        f"bottleneck = {summ['bottleneck']} (utilisation {summ['bottleneck_utilization']:.4g}), "
+        f"total throughput = {fmt_g(summ['total_throughput'])} jobs/s"
+    )
+    lines.append("")
+    factor, unit = time_unit(r.response_time)
+    headers = ["class", "N", "Z", "X [jobs/s]", f"R [{unit}]"]
+    rows = [
+        [
+            c,
+            str(int(mc.population[i])),
+            fmt_time(float(mc.think_time[i])),
+            fmt_g(float(r.throughput[i])),
+            fmt_g(float(r.response_time[i]) * factor),
+        ]
+        for i, c in enumerate(mc.classes)
+    ]
+    lines.append(_text_table(headers, rows).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _single_class(spec: modelfile.ModelSpec, command: str) -> None:
+    if spec.is_multiclass:
+        raise modelfile.ModelFileError(
+            spec.source,
+            "class",
+            None,
+            f"'qnmodel {command}' draws single-class models (bounds vs n); this model has "
+            f"classes {list(spec.multiclass.classes)}: use 'qnmodel solve'",
+        )
+
+
+def _emit_solution(sol, fmt: str, stream) -> None:
+    if fmt == "json":
+        write_json(sol.to_dict(), stream)
+    elif fmt == "csv":
+        write_csv(sol.to_frame(), stream)
+    elif isinstance(sol, modelfile.MultiClassSolution):
+        stream.write(_multiclass_text(sol))
+    else:
+        headers, rows, _ = solution_rows(sol)
+        stream.write(_model_text(sol))
+        stream.write("\n")
+        stream.write(_text_table(headers, rows))
+
+
+def _unit_table(frame) -> str:
+    """An aligned table whose throughput and time columns carry their unit in the header.
+
+    Throughputs are jobs/s; every column of times (``response_time``, ``think_time``,
+    and their bounds and errors) is drawn in one unit, ms or s, chosen from the largest.
+    """
+    times = [
+        c
+        for c in frame.columns
+        if ("response_time" in c and not c.endswith("_pct")) or c == "think_time"
+    ]
+    top = max((float(np.nanmax(np.abs(frame[c]))) for c in times), default=0.0)
+    factor, unit = time_unit(top)
+    headers, cols = [], []
+    for c in frame.columns:
+        if c in times:
+            headers.append(f"{c} [{unit}]")
+            cols.append(frame[c] * factor)
+        elif c.endswith("_pct"):
+            headers.append(f"{c} [%]")
+            cols.append(frame[c])
+        elif "throughput" in c:
+            headers.append(f"{c} [jobs/s]")
+            cols.append(frame[c])
+        else:
+            headers.append(str(c))
+            cols.append(frame[c])
+    rows = [
+        [fmt_g(v) if isinstance(v, float) else str(v) for v in rec]
+        for rec in zip(*(col.tolist() for col in cols), strict=True)
+    ]
+    return _text_table(headers, rows)
