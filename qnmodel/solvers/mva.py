@@ -99,6 +99,10 @@ def mva_exact(net: Network, N: int, keep: str = "all") -> MVAResult:
 def mva(net: Network, N: int, keep: str = "all") -> MVAResult:
     """Exact MVA for n = 1..N: :func:`mva_exact`, or :func:`mva_load_dependent`
     when the network has multi-server stations."""
+    if np.any(getattr(net, "is_load_dependent", False)):  # general rate curves (issue 12)
+        from .mva_ld_general import mva_ld_general
+
+        return mva_ld_general(net, N, keep)
     if isinstance(net, Network) and net.has_multiserver:
         return mva_load_dependent(net, N, keep)
     return mva_exact(net, N, keep)
