@@ -56,6 +56,8 @@ _LAZY = {
     "symbolic": ("qnmodel.symbolic", None),
     "modelfile": ("qnmodel.modelfile", None),
     "demands": ("qnmodel.demands", None),
+    "simulate": ("qnmodel.simulation", "simulate"),
+    "simulation": ("qnmodel.simulation", None),
 }
 
 
@@ -112,6 +114,8 @@ __all__ = [
     "nfs_aggregate_bandwidth",
     "plotting",
     "raid",
+    "simulate",
+    "simulation",
     "sweep",
     "symbolic",
     "units",
