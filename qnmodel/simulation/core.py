@@ -295,10 +295,12 @@ def _estimate(info, model, runs, length, confidence, qs) -> dict:
     util = busy[:, :, np.maximum(ns, 0)] / (T * cap[np.maximum(ns, 0)])
     util[:, :, fj] = np.nan
     put("utilization", util)
-    put("queue_length", narea / T)
+    # plain nodes: jobs at their station; fork-join nodes: jobs between fork and join
+    qlen = np.where(fj[None, None, :], narea, area[:, :, np.maximum(ns, 0)]) / T
+    put("queue_length", qlen)
     put("residence_time", _ratio(resid, visits))
     put("station_utilization", util.sum(axis=1))
-    put("station_queue_length", narea.sum(axis=1) / T)
+    put("station_queue_length", qlen.sum(axis=1))
     bs = info.branch_station
     put("branch_utilization", busy[:, :, bs].sum(axis=1) / (T * cap[bs]))
     put("branch_queue_length", area[:, :, bs].sum(axis=1) / T)

@@ -153,7 +153,8 @@ typedef struct {
 typedef struct {
     int64_t n;    /* tasks present */
     int64_t busy; /* busy servers (queue, delay) */
-    int32_t *q;   /* FIFO ring of waiting tasks (queue) or of all tasks present (LD) */
+    int32_t *q;   /* FIFO ring (capacity a power of two) of waiting tasks (queue) or of all
+                   * tasks present (LD) */
     int64_t qcap, qhead, qlen;
     double work, t_upd; /* LD: remaining work of the head, time of last update */
     uint32_t epoch;
@@ -271,20 +272,20 @@ static int q_push(st_t *s, int32_t v) {
         int64_t nc = s->qcap ? 2 * s->qcap : 16;
         int32_t *nq = malloc((size_t)nc * sizeof(int32_t));
         if (!nq) return QNS_ENOMEM;
-        for (int64_t i = 0; i < s->qlen; i++) nq[i] = s->q[(s->qhead + i) % s->qcap];
+        for (int64_t i = 0; i < s->qlen; i++) nq[i] = s->q[(s->qhead + i) & (s->qcap - 1)];
         free(s->q);
         s->q = nq;
         s->qcap = nc;
         s->qhead = 0;
     }
-    s->q[(s->qhead + s->qlen) % s->qcap] = v;
+    s->q[(s->qhead + s->qlen) & (s->qcap - 1)] = v;
     s->qlen++;
     return QNS_OK;
 }
 
 static int32_t q_pop(st_t *s) {
     int32_t v = s->q[s->qhead];
-    s->qhead = (s->qhead + 1) % s->qcap;
+    s->qhead = (s->qhead + 1) & (s->qcap - 1);
     s->qlen--;
     return v;
 }
@@ -380,7 +381,7 @@ static void leave_node(sim_t *S, int32_t task, double t) {
     task_t *j = &S->T[task];
     int64_t c = j->cls, k = S->routes[S->route_off[c] + j->pos];
     int64_t i = c * S->K + k;
-    bump(S->ncnt, S->nlast, S->a_narea, i, t, -1);
+    if (S->node_kind[k] != QNS_NODE_STATION) bump(S->ncnt, S->nlast, S->a_narea, i, t, -1);
     S->a_visits[i] += 1.0;
     S->a_resid[i] += t - j->t_node;
     j->pos++;
@@ -406,11 +407,11 @@ static void leave_node(sim_t *S, int32_t task, double t) {
 static void enter_node(sim_t *S, int32_t task, double t) {
     int64_t c = S->T[task].cls, k = S->routes[S->route_off[c] + S->T[task].pos];
     S->T[task].t_node = t;
-    bump(S->ncnt, S->nlast, S->a_narea, c * S->K + k, t, +1);
-    if (S->node_kind[k] == QNS_NODE_STATION) {
+    if (S->node_kind[k] == QNS_NODE_STATION) { /* its jobs are counted at the station */
         station_arrive(S, task, S->node_first[k], t);
         return;
     }
+    bump(S->ncnt, S->nlast, S->a_narea, c * S->K + k, t, +1);
     /* fork: one sub-job per branch with work for this class; a branch without work for it
      * counts as finished at once (the route skips nodes where that alone reaches k) */
     uint32_t gen = ++S->T[task].gen;

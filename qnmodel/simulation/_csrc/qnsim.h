@@ -63,7 +63,8 @@ QNS_API int qns_run(
     double *o_quant,  /* (B, C, NQ) response-time quantiles of the batch */
     double *o_area,   /* (B, C, P) time integral of class-c jobs at station p */
     double *o_busy,   /* (B, C, P) time integral of servers busy with class c at p */
-    double *o_narea,  /* (B, C, K) time integral of class-c jobs at node k (fork-join: parents) */
+    double *o_narea,  /* (B, C, K) time integral of class-c jobs at fork-join node k (parents);
+                       * 0 for other nodes, whose jobs are in o_area */
     double *o_visits, /* (B, C, K) completed visits of class c to node k */
     double *o_resid,  /* (B, C, K) sum of their residence times */
     int64_t *o_events /* (1) events processed, warm-up included */
