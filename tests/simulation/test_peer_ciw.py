@@ -1,4 +1,4 @@
-"""Cross-check against Ciw (Palmer, Knight, Harper, Hawa, J. Simulation 13(4), 2019), an
+"""Cross-check against Ciw (Palmer, Knight, Harper, Hawa, J. Simulation 13(1):68-82, 2019), an
 independent discrete-event simulator in Python, on the same open network.
 
 The network: Poisson arrivals at lambda = 40/s into a tandem of an M/M/1 (S = 10 ms), an M/M/2
