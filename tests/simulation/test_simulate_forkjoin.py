@@ -102,3 +102,29 @@ def test_forkjoin_bad_input():
     delay = SimpleNamespace(name="fj", branches=(qn.Station("d", 0.01, kind="delay"),), k=None, n=1)
     with pytest.raises(qn.InvalidModelError, match="branch 'd'.*not a delay"):
         qn.simulate(net_of(delay), 1, seed=1)
+
+
+def test_open_two_way_fork_join_nelson_tantawi():
+    # Poisson arrivals into a fork onto two identical M/M/1 branches: the mean response time is
+    # exactly (12 - rho) / 8 / (mu - lambda) (L. Flatto, S. Hahn, SIAM J. Appl. Math. 44(5),
+    # 1984; R. Nelson, A. N. Tantawi, IEEE Trans. Computers 37(6):739-743, 1988, eq. 6).
+    d, rho = 0.01, 0.6
+    lam = rho / d
+    net = net_of(forkjoin("fj", [d, d]))
+    r = qn.simulate(net, arrival_rate=lam, seed=6, replications=10, run_length=3000.0)
+    exact = (12 - rho) / 8 / (1 / d - lam)
+    assert abs(r.response_time[0] - exact) <= 3 * r.response_time_halfwidth[0]
+    assert r.response_time_halfwidth[0] / exact < 0.015
+
+
+def test_open_k_of_n_conserves_work_and_obeys_little():
+    # 2 of 4 under load: parents leave while stragglers run on (their job slots are reused);
+    # every branch still serves d per arrival, and Little's law holds at the element.
+    d, lam = 0.01, 60.0
+    net = net_of(forkjoin("fj", [d] * 4, k=2))
+    r = qn.simulate(net, arrival_rate=lam, seed=12, replications=10, run_length=500.0)
+    np.testing.assert_allclose(r.branch_utilization, lam * d, rtol=0.02)
+    np.testing.assert_allclose(r.queue_length[0, 0], r.throughput[0] * r.residence_time[0, 0],
+                               rtol=5e-3)  # fmt: skip
+    # between the 2nd order statistic of an idle system and the full join of a loaded one
+    assert d * (H(4) - H(2)) < r.response_time[0] < (12 - lam * d) / 8 / (1 / d - lam) * 2

@@ -146,8 +146,8 @@ typedef struct {
     int32_t cls, pos;       /* class; index into the class route */
     int32_t parent;         /* -1 for a job, the job's index for a fork-join sub-job */
     int32_t need;           /* jobs: branch completions still needed to join */
-    uint32_t gen;           /* jobs: fork counter; sub-jobs: the parent's gen at the fork */
     int32_t next_free;
+    uint64_t gen; /* jobs: id of their latest fork (unique in the run); sub-jobs: their fork's */
 } task_t;
 
 typedef struct {
@@ -184,6 +184,8 @@ typedef struct {
     task_t *T;
     int64_t ntask, capt;
     int32_t free_head;
+    uint64_t forks; /* forks so far: fork ids are never reused, so a straggler of an old fork
+                     * never counts towards a later join in a reused job slot */
     st_t *st;
     int64_t *cnt, *busyc, *ncnt; /* (C,P), (C,P), (C,K) */
     double *last, *lastb, *nlast;
@@ -259,6 +261,7 @@ static int32_t task_alloc(sim_t *S) {
     }
     int32_t i = (int32_t)S->ntask++;
     S->T[i].gen = 0;
+    S->T[i].need = 0;
     return i;
 }
 
@@ -414,7 +417,8 @@ static void enter_node(sim_t *S, int32_t task, double t) {
     bump(S->ncnt, S->nlast, S->a_narea, c * S->K + k, t, +1);
     /* fork: one sub-job per branch with work for this class; a branch without work for it
      * counts as finished at once (the route skips nodes where that alone reaches k) */
-    uint32_t gen = ++S->T[task].gen;
+    uint64_t gen = ++S->forks;
+    S->T[task].gen = gen;
     int32_t need = (int32_t)S->node_k[k];
     for (int64_t b = 0; b < S->node_count[k]; b++) {
         int64_t p = S->node_first[k] + b;
@@ -472,9 +476,10 @@ static void station_done(sim_t *S, int32_t task, int64_t p, double t) {
         leave_node(S, task, t);
         return;
     }
-    uint32_t gen = S->T[task].gen;
+    uint64_t gen = S->T[task].gen;
     task_free(S, task);
-    if (S->T[par].gen == gen && S->T[par].need > 0 && --S->T[par].need == 0) leave_node(S, par, t);
+    task_t *pj = &S->T[par];
+    if (pj->parent < 0 && pj->gen == gen && pj->need > 0 && --pj->need == 0) leave_node(S, par, t);
 }
 
 /* ---------------------------------------------------------------- batches */
