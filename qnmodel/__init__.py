@@ -39,8 +39,9 @@ from .errors import (
 from .models import raid
 from .models.nfs import USL, NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
+from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import Network, Station
-from .results import AMVAResult, BoundsResult, MultiClassResult, MVAResult
+from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .sweep import sweep  # eager: the function must shadow the module of the same name
 
@@ -77,10 +78,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AMVACurveResult",
     "AMVAResult",
     "BenchError",
     "BenchNotFoundError",
     "BoundsResult",
+    "ClosedClass",
     "ConvergenceError",
     "ConvergenceWarning",
     "InvalidModelError",
@@ -88,12 +91,14 @@ __all__ = [
     "LatticeTooLargeError",
     "MVAResult",
     "MeasurementArtefactWarning",
+    "MultiClassNetwork",
     "MultiClassResult",
     "NFSBandwidth",
     "NFSSystem",
     "Network",
     "NetworkedRAID",
     "NumericalInstabilityWarning",
+    "OpenClass",
     "Station",
     "TraceError",
     "USL",

@@ -23,9 +23,11 @@ __all__ = [
     "as_quantity",
     "as_quantities",
     "as_demands",
+    "as_demand_matrix",
     "as_population",
     "as_populations",
     "as_servers",
+    "as_rate_multipliers",
     "as_probability",
     "as_choice",
     "as_positive_int",
@@ -105,6 +107,41 @@ def as_demands(values: Any, name: str = "demands") -> np.ndarray:
     return arr
 
 
+def as_demand_matrix(demands: Any, name: str = "demands") -> np.ndarray:
+    """A C x K demand matrix (classes x stations), seconds or unit strings, as float64.
+
+    A 1-D sequence is one class. Every entry finite and >= 0.
+    """
+    if isinstance(demands, str) or np.isscalar(demands):
+        raise InvalidTypeError(
+            f"{name} must be a C x K matrix of demands (classes x stations), got {demands!r}"
+        )
+    try:
+        arr = np.asarray(demands, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None:  # unit strings, ragged rows: row by row through the shared checker
+        rows = [as_demands(r, f"{name}[{i}]") for i, r in enumerate(demands)]
+        if len({r.size for r in rows}) > 1:
+            raise InvalidModelError(
+                f"{name} rows differ in length ({[r.size for r in rows]}): "
+                "give one demand per station for every class"
+            )
+        arr = np.vstack(rows)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.size == 0:
+        raise InvalidModelError(
+            f"{name} must be a non-empty C x K matrix (classes x stations), got shape {arr.shape}"
+        )
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        c, k = (int(i) for i in np.argwhere(bad)[0])
+        rule = "finite" if not np.isfinite(arr[c, k]) else ">= 0"
+        raise InvalidModelError(f"{name}[{c}, {k}] must be {rule}, got {arr[c, k]!r}")
+    return arr.copy()
+
+
 def as_population(N: Any, name: str = "N") -> int:
     """A job population: an integer >= 1 (integral floats such as 3.0 are accepted)."""
     if isinstance(N, bool | np.bool_):
@@ -155,6 +192,39 @@ def as_positive_int(value: Any, name: str, minimum: int = 1) -> int:
 def as_servers(value: Any, name: str = "servers") -> int:
     """A server count of a multi-server station: an integer >= 1."""
     return as_positive_int(value, name, 1)
+
+
+def as_rate_multipliers(values: Any, name: str = "rate_multipliers") -> np.ndarray:
+    """A load-dependent rate curve r(1), r(2), ...: non-empty, finite and > 0, as float64 (L,).
+
+    Dimensionless: a unit string is refused (the rate with j jobs is r(j) / D).
+    """
+    if isinstance(values, str | bytes) or _is_real_number(values):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of positive numbers, one per queue depth "
+            f"(e.g. [1, 1.8, 2.4, 2.8]), got {values!r}"
+        )
+    if not isinstance(values, Iterable):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of positive numbers, got {type(values).__name__}"
+        )
+    items = list(values)
+    if not items:
+        raise InvalidModelError(
+            f"{name} is empty: give the rate multiplier at 1, 2, ... jobs (e.g. [1, 1.8, 2.4])"
+        )
+    out = np.empty(len(items), dtype=np.float64)
+    for i, v in enumerate(items):
+        if not _is_real_number(v):
+            raise InvalidTypeError(f"{name}[{i}] must be a number, got {v!r}")
+        f = float(v)
+        if not math.isfinite(f) or f <= 0.0:
+            raise InvalidModelError(
+                f"{name}[{i}] must be finite and > 0 (a rate that falls to zero never "
+                f"completes a job), got {v!r}"
+            )
+        out[i] = f
+    return out
 
 
 def as_probability(value: Any, name: str) -> float:

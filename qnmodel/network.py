@@ -14,47 +14,73 @@ Station kinds
 ``"delay"``
     An infinite-server (IS) station: jobs never wait, residence time is the
     demand. Equivalent to (and additive with) the terminal think time.
+
+A queueing station may instead be *load-dependent* with a general rate curve
+(``rate_multipliers``): with ``j`` jobs present it serves at
+``r(j) / D`` where ``r(j) = rate_multipliers[min(j, L) - 1]``; a multi-server
+station is the special case ``r(j) = min(j, m)``.
+
+Several classes (closed or open) are described by
+:class:`~qnmodel.multiclass.MultiClassNetwork`, whose stations carry one demand
+per class (``Station("disk", {"read": "5 ms", "write": "8 ms"})``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from ._validate import as_choice, as_quantity, as_servers, check_same_length
+from ._validate import (
+    as_choice,
+    as_quantity,
+    as_rate_multipliers,
+    as_servers,
+    check_same_length,
+)
 from .errors import InvalidModelError, InvalidTypeError
 
-__all__ = ["Station", "Network", "STATION_KINDS"]
+__all__ = ["Station", "Network", "STATION_KINDS", "check_stations", "station_arrays"]
 
 STATION_KINDS = ("queue", "delay")
 
 
 @dataclass(frozen=True)
 class Station:
-    """One service centre of a closed network.
+    """One service centre of a queueing network.
 
     Parameters
     ----------
     name : str
         Unique, non-empty name within its network (e.g. ``"disk"``).
-    demand : float or str
+    demand : float, str or mapping
         Service demand D_k = V_k * S_k, total service time a job needs at this
         station per interaction, in **seconds**; a string must carry a time
-        unit (``"4.9 ms"``). Must be finite and >= 0.
+        unit (``"4.9 ms"``). Must be finite and >= 0. In a
+        :class:`~qnmodel.multiclass.MultiClassNetwork` it may be a mapping
+        ``{class name: demand}`` (classes not named have demand 0 here); a plain
+        value there is the demand of every class.
     kind : {"queue", "delay"}
         Queueing station (jobs wait for a server) or delay (infinite-server).
     servers : int
         Number of identical servers of a ``"queue"`` station (>= 1). Leave at 1
         for a delay station.
+    rate_multipliers : sequence of float, optional
+        General load-dependent service: with j jobs present the station serves
+        at ``rate_multipliers[min(j, L) - 1] / D`` (the last value holds beyond
+        the curve). Finite and > 0; only for a single-server ``"queue"``
+        station (``servers=m`` is the special case ``min(j, m)``). Typically
+        fitted from a queue-depth sweep (NVMe, disks with command queueing).
     """
 
     name: str
-    demand: float
+    demand: Any
     kind: str = "queue"
     servers: int = 1
+    rate_multipliers: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -64,7 +90,21 @@ class Station:
         if not self.name.strip():
             raise InvalidModelError("Station name must be a non-empty string, got ''")
         label = f"Station {self.name!r}"
-        object.__setattr__(self, "demand", as_quantity(self.demand, f"{label}: demand", "time"))
+        if isinstance(self.demand, Mapping):
+            per_class = {}
+            for cls, d in self.demand.items():
+                if not isinstance(cls, str) or not cls:
+                    raise InvalidTypeError(
+                        f"{label}: demand keys must be class names (non-empty strings), got {cls!r}"
+                    )
+                per_class[cls] = as_quantity(d, f"{label}: demand[{cls!r}]", "time")
+            if not per_class:
+                raise InvalidModelError(
+                    f"{label}: demand is an empty mapping; give {{class name: demand}}"
+                )
+            object.__setattr__(self, "demand", MappingProxyType(per_class))
+        else:
+            object.__setattr__(self, "demand", as_quantity(self.demand, f"{label}: demand", "time"))
         as_choice(self.kind, f"{label}: kind", STATION_KINDS)
         servers = as_servers(self.servers, f"{label}: servers")
         if self.kind == "delay" and servers != 1:
@@ -73,11 +113,74 @@ class Station:
                 f"got {self.servers!r}"
             )
         object.__setattr__(self, "servers", servers)
+        if self.rate_multipliers is not None:
+            if self.kind == "delay":
+                raise InvalidModelError(
+                    f"{label}: rate_multipliers apply to a queueing station; a delay station "
+                    "already serves every job at once"
+                )
+            if servers != 1:
+                raise InvalidModelError(
+                    f"{label}: give either servers={servers} or rate_multipliers, not both "
+                    f"(m servers are rate_multipliers=[1, 2, ..., m])"
+                )
+            r = as_rate_multipliers(self.rate_multipliers, f"{label}: rate_multipliers")
+            r.setflags(write=False)
+            object.__setattr__(self, "rate_multipliers", r)
+
+    def __hash__(self) -> int:
+        r = None if self.rate_multipliers is None else tuple(self.rate_multipliers.tolist())
+        d = tuple(sorted(self.demand.items())) if self.per_class else self.demand
+        return hash((self.name, d, self.kind, self.servers, r))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Station):
+            return NotImplemented
+        return (
+            self.name == other.name
+            and self.kind == other.kind
+            and self.servers == other.servers
+            and (dict(self.demand) if self.per_class else self.demand)
+            == (dict(other.demand) if other.per_class else other.demand)
+            and _same_curve(self.rate_multipliers, other.rate_multipliers)
+        )
 
     @property
     def is_delay(self) -> bool:
         """True for an infinite-server station."""
         return self.kind == "delay"
+
+    @property
+    def per_class(self) -> bool:
+        """True when the demand is a mapping {class name: seconds}."""
+        return isinstance(self.demand, Mapping)
+
+    @property
+    def is_load_dependent(self) -> bool:
+        """True when the station has a general rate curve (``rate_multipliers``)."""
+        return self.rate_multipliers is not None
+
+    def rate_multiplier(self, jobs: Any) -> np.ndarray:
+        """r(j): service-rate multiplier with j jobs present (j >= 1), as float64.
+
+        1 for a single server, ``min(j, m)`` for m servers, ``j`` for a delay
+        station, ``rate_multipliers[min(j, L) - 1]`` for a general curve.
+        """
+        j = np.asarray(jobs, dtype=np.int64)
+        if np.any(j < 1):
+            raise InvalidModelError(f"jobs must be >= 1, got {jobs!r}")
+        if self.is_delay:
+            return j.astype(np.float64)
+        if self.rate_multipliers is not None:
+            r = self.rate_multipliers
+            return r[np.minimum(j, r.size) - 1]
+        return np.minimum(j, self.servers).astype(np.float64)
+
+
+def _same_curve(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
 def _per_station(values: Any, name: str) -> list[Any]:
@@ -96,6 +199,39 @@ def _per_station(values: Any, name: str) -> list[Any]:
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
+
+
+def check_stations(stations: Any) -> tuple[Station, ...]:
+    """The stations of a network as a tuple: a non-empty sequence of Station, unique names."""
+    if isinstance(stations, Station):
+        stations = (stations,)
+    if not isinstance(stations, Sequence) or isinstance(stations, str):
+        raise InvalidTypeError(
+            f"stations must be a sequence of Station, got {type(stations).__name__}"
+        )
+    stations = tuple(stations)
+    if not stations:
+        raise InvalidModelError("stations is empty: a network needs at least one station")
+    for i, s in enumerate(stations):
+        if not isinstance(s, Station):
+            raise InvalidTypeError(
+                f"stations[{i}] must be a Station, got {s!r} ({type(s).__name__})"
+            )
+    seen: set[str] = set()
+    for s in stations:
+        if s.name in seen:
+            raise InvalidModelError(f"station names must be unique; {s.name!r} appears twice")
+        seen.add(s.name)
+    return stations
+
+
+def station_arrays(stations: Sequence[Station]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Read-only (servers int64, is_delay bool, is_load_dependent bool), each (K,)."""
+    return (
+        _readonly(np.array([s.servers for s in stations], dtype=np.int64)),
+        _readonly(np.array([s.is_delay for s in stations], dtype=bool)),
+        _readonly(np.array([s.is_load_dependent for s in stations], dtype=bool)),
+    )
 
 
 @dataclass(frozen=True)
@@ -118,6 +254,8 @@ class Network:
         Servers per station (1 for delay stations).
     is_delay : ndarray (K,) of bool
         Which stations are infinite-server.
+    is_load_dependent : ndarray (K,) of bool
+        Which stations have a general rate curve (``rate_multipliers``).
     names : tuple of str
         Station names.
     """
@@ -127,39 +265,25 @@ class Network:
     demands: np.ndarray = field(init=False, repr=False, compare=False)
     servers: np.ndarray = field(init=False, repr=False, compare=False)
     is_delay: np.ndarray = field(init=False, repr=False, compare=False)
+    is_load_dependent: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        stations = self.stations
-        if isinstance(stations, Station):
-            stations = (stations,)
-        if not isinstance(stations, Sequence) or isinstance(stations, str):
-            raise InvalidTypeError(
-                f"stations must be a sequence of Station, got {type(stations).__name__}"
-            )
-        stations = tuple(stations)
-        if not stations:
-            raise InvalidModelError("stations is empty: a network needs at least one station")
-        for i, s in enumerate(stations):
-            if not isinstance(s, Station):
-                raise InvalidTypeError(
-                    f"stations[{i}] must be a Station, got {s!r} ({type(s).__name__})"
-                )
-        seen: set[str] = set()
+        stations = check_stations(self.stations)
         for s in stations:
-            if s.name in seen:
-                raise InvalidModelError(f"station names must be unique; {s.name!r} appears twice")
-            seen.add(s.name)
+            if s.per_class:
+                raise InvalidModelError(
+                    f"Station {s.name!r} has per-class demands {dict(s.demand)}; a Network has "
+                    "one class: use qnmodel.MultiClassNetwork for several classes"
+                )
         object.__setattr__(self, "stations", stations)
         object.__setattr__(self, "think_time", as_quantity(self.think_time, "think_time", "time"))
         object.__setattr__(
             self, "demands", _readonly(np.array([s.demand for s in stations], dtype=np.float64))
         )
-        object.__setattr__(
-            self, "servers", _readonly(np.array([s.servers for s in stations], dtype=np.int64))
-        )
-        object.__setattr__(
-            self, "is_delay", _readonly(np.array([s.is_delay for s in stations], dtype=bool))
-        )
+        servers, is_delay, is_ld = station_arrays(stations)
+        object.__setattr__(self, "servers", servers)
+        object.__setattr__(self, "is_delay", is_delay)
+        object.__setattr__(self, "is_load_dependent", is_ld)
 
     # -- constructors ---------------------------------------------------------------
     @classmethod
@@ -215,6 +339,32 @@ class Network:
         """True if any queueing station has more than one server."""
         return bool(np.any((self.servers > 1) & ~self.is_delay))
 
+    @property
+    def rate_multipliers(self) -> tuple[np.ndarray | None, ...]:
+        """Per station: its general rate curve (read-only float64 array) or None."""
+        return tuple(s.rate_multipliers for s in self.stations)
+
+    def rate_table(self, N: int) -> np.ndarray:
+        """r_k(j) for j = 1..N, shape (K, N): every station's rate multiplier.
+
+        1 at single-server queues, ``min(j, m)`` at m servers, ``j`` at delay
+        stations, the given curve (last value holding) at general
+        load-dependent stations. The service rate with j jobs is r_k(j) / D_k.
+        """
+        j = np.arange(1, int(N) + 1)
+        return np.vstack([s.rate_multiplier(j) for s in self.stations])
+
+    def as_multiclass(self, class_name: str = "class0", N: int = 0) -> Any:
+        """This network as a one-class :class:`~qnmodel.multiclass.MultiClassNetwork`.
+
+        The class is closed, with population ``N`` and this network's think time.
+        """
+        from .multiclass import ClosedClass, MultiClassNetwork
+
+        return MultiClassNetwork(
+            self.stations, [ClosedClass(class_name, N=N, think_time=self.think_time)]
+        )
+
     def station(self, name: str) -> Station:
         """The station called ``name``."""
         for s in self.stations:
@@ -227,9 +377,14 @@ class Network:
         return Network(self.stations, think_time=think_time)
 
     def __repr__(self) -> str:
-        rows = ", ".join(
-            f"{s.name}={s.demand:.6g}s"
-            + ("(delay)" if s.is_delay else (f"(x{s.servers})" if s.servers > 1 else ""))
-            for s in self.stations
-        )
+        rows = ", ".join(f"{s.name}={s.demand:.6g}s" + _kind_tag(s) for s in self.stations)
         return f"Network(K={self.K}, Z={self.think_time:.6g}s: {rows})"
+
+
+def _kind_tag(s: Station) -> str:
+    """``(delay)``, ``(x4)`` or ``(ld)`` after a station's demand in a repr."""
+    if s.is_delay:
+        return "(delay)"
+    if s.is_load_dependent:
+        return "(ld)"
+    return f"(x{s.servers})" if s.servers > 1 else ""

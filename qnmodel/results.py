@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BoundsResult", "MVAResult", "MultiClassResult", "AMVAResult"]
+__all__ = ["BoundsResult", "MVAResult", "MultiClassResult", "AMVAResult", "AMVACurveResult"]
 
 
 def _freeze(obj: Any) -> None:
@@ -277,6 +277,8 @@ class MultiClassResult:
         D_ck used, seconds.
     servers : ndarray (K,)
         Servers per station (0 marks a delay station).
+    class_names : tuple of str or None
+        Class names, when the model named them.
     """
 
     method: str
@@ -290,9 +292,17 @@ class MultiClassResult:
     think_time: np.ndarray
     demands: np.ndarray
     servers: np.ndarray
+    class_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         _freeze(self)
+
+    @property
+    def _labels(self) -> np.ndarray:
+        C = self.throughput.shape[0]
+        if self.class_names is None:
+            return np.arange(C)
+        return np.array(self.class_names, dtype=object)
 
     @property
     def is_delay(self) -> np.ndarray:
@@ -327,7 +337,7 @@ class MultiClassResult:
         if level == "class":
             return pd.DataFrame(
                 {
-                    "class": np.arange(C),
+                    "class": self._labels,
                     "population": self.population,
                     "throughput": self.throughput,
                     "response_time": self.response_time,
@@ -336,7 +346,7 @@ class MultiClassResult:
         if level == "station":
             return pd.DataFrame(
                 {
-                    "class": np.repeat(np.arange(C), K),
+                    "class": np.repeat(self._labels, K),
                     "station": np.tile(np.array(self.station_names, dtype=object), C),
                     "queue_length": self.queue_length.ravel(),
                     "utilization": self.utilization.ravel(),
@@ -353,9 +363,13 @@ class MultiClassResult:
 
     def __repr__(self) -> str:
         cls = ", ".join(
-            f"c{c}: N={int(n)} X={x:.6g}/s R={r:.6g}s"
-            for c, (n, x, r) in enumerate(
-                zip(self.population, self.throughput, self.response_time, strict=True)
+            f"{c if isinstance(c, str) else f'c{c}'}: N={int(n)} X={x:.6g}/s R={r:.6g}s"
+            for c, n, x, r in zip(
+                self._labels.tolist(),
+                self.population,
+                self.throughput,
+                self.response_time,
+                strict=True,
             )
         )
         if len(cls) > 300:
@@ -376,7 +390,8 @@ class AMVAResult(MultiClassResult):
     Attributes
     ----------
     converged : bool
-        True when the residual fell below ``tol`` within ``max_iter`` iterations.
+        True when the residual fell below ``tol`` within ``max_iter`` iterations
+        (False only when ``amva(..., errors="warn")`` returned an unconverged point).
     iterations : int
         Fixed-point iterations performed (outer iterations for Linearizer).
     residual : float
@@ -396,3 +411,42 @@ class AMVAResult(MultiClassResult):
             f", converged={self.converged}, iterations={self.iterations}, "
             f"residual={self.residual:.3g}"
         )
+
+
+@dataclass(frozen=True, repr=False)
+class AMVACurveResult(MVAResult):
+    """Approximate MVA of a single-class network along the curve n = 1..N.
+
+    All fields of :class:`MVAResult`, plus the state of the fixed-point
+    iteration at every population.
+
+    Attributes
+    ----------
+    converged : ndarray (P,) of bool
+        Per population: the residual fell below ``tol`` within ``max_iter``
+        (False only with ``amva(..., errors="warn")``).
+    iterations : ndarray (P,) of int
+        Fixed-point iterations at each population.
+    residual : ndarray (P,)
+        Last relative change of the queue lengths at each population.
+    tol : float
+        Stopping tolerance used.
+    """
+
+    converged: np.ndarray | None = None
+    iterations: np.ndarray | None = None
+    residual: np.ndarray | None = None
+    tol: float = 0.0
+
+    def to_frame(self, level: str = "system") -> Any:
+        """As :meth:`MVAResult.to_frame`, with ``converged`` and ``iterations`` per n."""
+        df = super().to_frame(level)
+        if level == "system":
+            df["converged"] = self.converged
+            df["iterations"] = self.iterations
+        return df
+
+    def __repr__(self) -> str:
+        base = super().__repr__().replace("MVAResult(", "AMVACurveResult(", 1)
+        bad = int(np.count_nonzero(~self.converged)) if self.converged is not None else 0
+        return base + f"\n  converged at {self.converged.size - bad}/{self.converged.size} points"

@@ -290,7 +290,7 @@ def test_console_script_entry_point_runs_as_module(tmp_path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin"},  # the installed package, as a user runs it
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
@@ -300,7 +300,7 @@ def test_console_script_entry_point_runs_as_module(tmp_path):
         [sys.executable, "-m", "qnmodel.cli", "solve"],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin"},  # the installed package, as a user runs it
         timeout=60,
     )
     assert bad.returncode == 2 and bad.stdout == ""

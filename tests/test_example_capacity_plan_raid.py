@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from fractions import Fraction as F
@@ -12,6 +11,7 @@ import numpy as np
 
 import qnmodel as qn
 
+from ._user_env import user_env
 from .demands._load_hand import load_hand
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,7 +19,7 @@ SCRIPT = ROOT / "examples" / "capacity_plan_networked_raid.py"
 
 
 def run(*args: str, cwd: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    env = user_env(MPLBACKEND="Agg")
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True,
         timeout=60, env=env,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -13,13 +12,15 @@ import pytest
 import qnmodel as qn
 from qnmodel import modelfile
 
+from ._user_env import user_env
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "examples").glob("*.py"))
 MODELS = sorted((ROOT / "examples").glob("*.toml"))
 
 
 def run_script(script: Path, tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    env = user_env(MPLBACKEND="Agg")
     return subprocess.run(
         [sys.executable, str(script), str(tmp_path / "out")],
         cwd=tmp_path,

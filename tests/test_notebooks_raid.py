@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from ._user_env import drop_source_tree
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to run notebooks")
@@ -17,9 +18,7 @@ NOTEBOOK = ROOT / "notebooks" / "networked_raid_whatif.ipynb"
 
 @pytest.mark.notebook
 def test_networked_raid_whatif_notebook(tmp_path, monkeypatch):
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    )
+    drop_source_tree(monkeypatch)  # the kernel imports the installed package
     monkeypatch.delenv("MPLBACKEND", raising=False)  # draw inline, as a reader sees it
     work = tmp_path / NOTEBOOK.name
     shutil.copy(NOTEBOOK, work)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import pytest
+
+from ._user_env import drop_source_tree
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to run notebooks")
@@ -29,9 +30,7 @@ def _text(nb) -> str:
 
 
 def execute(name: str, monkeypatch) -> tuple[object, str, float]:
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    )
+    drop_source_tree(monkeypatch)  # the kernel imports the installed package
     monkeypatch.delenv("MPLBACKEND", raising=False)  # draw inline, as a user sees it
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (

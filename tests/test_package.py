@@ -6,11 +6,14 @@ from __future__ import annotations
 import doctest
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import qnmodel as qn
 from qnmodel import units
+
+from ._user_env import user_env
 
 
 def test_every_public_name_resolves():
@@ -59,3 +62,17 @@ def test_readme_python_example_runs(capsys):
         exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "bottleneck disk" in out and "knee N* = " in out
+
+
+def test_suite_refuses_to_run_against_the_source_tree(tmp_path):
+    """`python -m pytest` from the repository root would import ./qnmodel (no compiled
+    kernels, no qnbench): the suite must stop with a usage error that says so."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+         "tests/test_units.py"],
+        cwd=root, capture_output=True, text=True, timeout=120,
+        env=user_env(PYTHONPATH=str(root)),
+    )  # fmt: skip
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "imported from the source tree" in proc.stdout + proc.stderr

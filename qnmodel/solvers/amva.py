@@ -29,15 +29,17 @@ References
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._validate import as_choice, as_positive_int
-from ..errors import ConvergenceError, InvalidModelError
-from ..results import AMVAResult
+from ..errors import ConvergenceError, ConvergenceWarning, InvalidModelError
+from ..network import Network
+from ..results import AMVACurveResult, AMVAResult
 from . import _kernels
-from .mva_multiclass import _fold, _package, _prepare, seidmann_split
+from .mva_multiclass import _fold, _legacy_keywords, _package, _prepare, seidmann_split
 
 __all__ = ["amva", "AMVA_METHODS"]
 
@@ -92,8 +94,8 @@ def _initial_q(M: np.ndarray, D: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(visits * (M / n)[:, None], dtype=np.float64)
 
 
-def _schweitzer(M, D, Dq, Z, tol, max_iter):
-    Q = _initial_q(M, D)
+def _schweitzer(M, D, Dq, Z, tol, max_iter, Q0=None):
+    Q = _initial_q(M, D) if Q0 is None else np.ascontiguousarray(Q0, dtype=np.float64)
     return _core(M, D, Dq, Z, None, Q, tol, max_iter)
 
 
@@ -137,8 +139,8 @@ def _linearizer(N, D, Dq, Z, tol, max_iter):
 
 
 def amva(
-    demands: Any,
-    population: Any,
+    net: Any = None,
+    N: Any = None,
     think_time: Any = 0.0,
     kinds: Any = None,
     servers: Any = None,
@@ -146,19 +148,27 @@ def amva(
     method: str = "schweitzer",
     tol: float = 1e-10,
     max_iter: int = 100_000,
-) -> AMVAResult:
+    keep: str = "all",
+    errors: str = "raise",
+    *,
+    demands: Any = None,
+    population: Any = None,
+) -> AMVAResult | AMVACurveResult:
     """Approximate MVA of a closed single- or multi-class network.
 
     Parameters
     ----------
-    demands : Network or array_like (C, K)
-        A single-class :class:`~qnmodel.network.Network`, or demands D_ck of
-        class c at station k, seconds (finite, >= 0).
-    population : int or array_like of int (C,)
-        N (an int, with a Network) or jobs per class N_c >= 0.
+    net : Network, MultiClassNetwork or array_like (C, K)
+        A single-class :class:`~qnmodel.network.Network` (the whole curve
+        n = 1..N is returned, like :func:`~qnmodel.solvers.mva.mva`), a closed
+        :class:`~qnmodel.multiclass.MultiClassNetwork`, or demands D_ck of class c
+        at station k, seconds (finite, >= 0).
+    N : int, array_like of int (C,) or mapping
+        N (an int, with a Network) or jobs per class N_c >= 0 (optional for a
+        MultiClassNetwork, whose classes carry it).
     think_time, kinds, servers, names
         As in :func:`~qnmodel.solvers.mva_multiclass.mva_multiclass` (taken from
-        the Network when one is given). Multi-server stations use Seidmann's
+        the network when one is given). Multi-server stations use Seidmann's
         approximation.
     method : {"schweitzer", "linearizer"}
         Bard-Schweitzer ([Sch79], [Bar79]) or Chandy-Neuse Linearizer ([CN82]).
@@ -167,21 +177,31 @@ def amva(
         two iterations (outer iterations for Linearizer, whose inner core is
         solved to tol/100).
     max_iter : int
-        Iteration limit (>= 1): Schweitzer iterations, Linearizer outer
-        iterations.
+        Iteration limit (>= 1) per population: Schweitzer iterations,
+        Linearizer outer iterations.
+    keep : {"all", "last"}
+        Single class only: the whole curve n = 1..N (default) or only n = N.
+    errors : {"raise", "warn"}
+        What to do when a point does not converge within ``max_iter``:
+        raise :class:`~qnmodel.errors.ConvergenceError` (default; no unconverged
+        number is returned), or return it flagged ``converged=False`` with a
+        :class:`~qnmodel.errors.ConvergenceWarning`.
+    demands, population
+        Deprecated names of ``net`` and ``N``.
 
     Returns
     -------
-    AMVAResult
-        Fields of :class:`~qnmodel.results.MultiClassResult` (C = 1 for a
-        Network) plus ``converged`` (always True when returned),
-        ``iterations``, ``residual`` and ``tol``.
+    AMVACurveResult (single class) or AMVAResult (several classes)
+        The fields of :class:`~qnmodel.results.MVAResult` (curve) or
+        :class:`~qnmodel.results.MultiClassResult`, plus ``converged``,
+        ``iterations`` and ``residual`` (one per population of the curve) and
+        ``tol``.
 
     Raises
     ------
     ConvergenceError
-        When the iteration does not converge within ``max_iter``: no
-        unconverged answer is ever returned.
+        With ``errors="raise"``, when an iteration does not converge within
+        ``max_iter``.
     InvalidModelError
         Bad shapes or values, naming the argument.
 
@@ -193,10 +213,15 @@ def amva(
     ([CN82]; measured on seeded random networks in
     ``tests/solvers/test_amva.py`` and ``docs/explanation/performance.md``).
     Cost per iteration O(C K) (Schweitzer), O(C^2 K) per core iteration and
-    C + 1 cores per outer iteration (Linearizer).
+    C + 1 cores per outer iteration (Linearizer). Along a single-class curve
+    each Schweitzer point starts from the previous point's queue lengths scaled
+    by n / (n - 1), so later points need few iterations.
     """
-    model = _prepare(demands, population, think_time, kinds, servers, names)
+    net, N = _legacy_keywords(net, N, demands, population, "amva")
+    model = _prepare(net, N, think_time, kinds, servers, names, solver="amva")
     as_choice(method, "method", AMVA_METHODS)
+    as_choice(keep, "keep", ("all", "last"))
+    as_choice(errors, "errors", ("raise", "warn"))
     if isinstance(tol, bool) or not isinstance(tol, int | float) or not (0.0 < tol < 1.0):
         raise InvalidModelError(f"tol must be a number in (0, 1), got {tol!r}")
     tol = float(tol)
@@ -204,22 +229,76 @@ def amva(
     C, K = model.D.shape
     D2, delay2, owner = seidmann_split(model.D, model.delay, model.servers)
     Dq2 = np.where(delay2[None, :], 0.0, D2)
-    if method == "schweitzer":
-        X, R2, ok, it, res = _schweitzer(
-            model.N.astype(np.float64), D2, Dq2, model.Z, tol, max_iter
+    label = f"amva.{method}" + ("+seidmann" if owner.size else "")
+    if isinstance(net, Network):
+        return _single_class_curve(
+            net, model, D2, Dq2, owner, method, label, tol, max_iter, keep, errors
         )
-    else:
-        X, R2, ok, it, res = _linearizer(model.N, D2, Dq2, model.Z, tol, max_iter)
-    if not ok:
-        raise ConvergenceError(
-            f"amva(method={method!r}) did not converge: residual {res:.3g} > tol={tol:g} "
-            f"after {it} iterations; raise max_iter or tol"
-        )
+    X, R2, ok, it, res = _solve_point(model.N, D2, Dq2, model.Z, method, tol, max_iter)
+    _on_failure(ok, errors, method, res, tol, it, model.N)
     dead = model.N == 0
     if dead.any():  # an added class-c job would see the queues of N (arrival theorem)
         R2[dead] = D2[dead] + Dq2[dead] * (X[:, None] * R2)[~dead].sum(axis=0)[None, :]
     Rk = _fold(R2, K, owner)
-    label = f"amva.{method}" + ("+seidmann" if owner.size else "")
     return _package(
-        label, model, X, Rk, cls=AMVAResult, converged=True, iterations=it, residual=res, tol=tol
+        label, model, X, Rk, cls=AMVAResult, converged=ok, iterations=it, residual=res, tol=tol
+    )
+
+
+def _solve_point(N, D2, Dq2, Z, method, tol, max_iter, Q0=None):
+    if method == "schweitzer":
+        return _schweitzer(N.astype(np.float64), D2, Dq2, Z, tol, max_iter, Q0)
+    return _linearizer(N, D2, Dq2, Z, tol, max_iter)
+
+
+def _on_failure(ok, errors, method, res, tol, it, N) -> None:
+    if ok:
+        return
+    msg = (
+        f"amva(method={method!r}) did not converge at N={np.asarray(N).tolist()}: residual "
+        f"{res:.3g} > tol={tol:g} after {it} iterations; raise max_iter or tol"
+    )
+    if errors == "raise":
+        raise ConvergenceError(msg)
+    warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+
+
+def _single_class_curve(net, model, D2, Dq2, owner, method, label, tol, max_iter, keep, errors):
+    """AMVA at n = 1..N (or only N) of a single-class network, warm-started along n."""
+    Ntot = int(model.N[0])
+    ns = np.arange(1, Ntot + 1) if keep == "all" else np.array([Ntot])
+    P, K = ns.size, model.D.shape[1]
+    X = np.empty(P)
+    Rk = np.empty((P, K))
+    conv = np.empty(P, dtype=bool)
+    iters = np.empty(P, dtype=np.int64)
+    resid = np.empty(P)
+    Q = None
+    for i, n in enumerate(ns):
+        Q0 = None if Q is None or method != "schweitzer" else Q * (n / (n - 1.0))
+        x, R2, ok, it, res = _solve_point(
+            np.array([n], dtype=np.int64), D2, Dq2, model.Z, method, tol, max_iter, Q0
+        )
+        _on_failure(ok, errors, method, res, tol, it, [n])
+        Q = x[:, None] * R2
+        X[i] = x[0]
+        Rk[i] = _fold(R2, K, owner)[0]
+        conv[i], iters[i], resid[i] = ok, it, res
+    m = np.where(model.delay, 1.0, model.servers.astype(np.float64))
+    return AMVACurveResult(
+        method=label,
+        n=ns,
+        throughput=X,
+        response_time=Rk.sum(axis=1),
+        queue_length=X[:, None] * Rk,
+        utilization=X[:, None] * model.D[0][None, :] / m[None, :],
+        residence_time=Rk,
+        station_names=net.names,
+        think_time=float(net.think_time),
+        demands=np.array(net.demands),
+        is_delay=np.array(net.is_delay),
+        converged=conv,
+        iterations=iters,
+        residual=resid,
+        tol=tol,
     )

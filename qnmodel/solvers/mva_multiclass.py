@@ -29,13 +29,15 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice, as_population, as_populations, as_quantity, as_servers
-from ..errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError
+from .._validate import as_population, as_quantity
+from ..errors import InvalidModelError, LatticeTooLargeError
+from ..multiclass import MultiClassNetwork
 from ..network import Network
 from ..results import MultiClassResult
 from . import _kernels
@@ -43,7 +45,6 @@ from . import _kernels
 __all__ = ["mva_multiclass", "seidmann_split", "lattice_memory_bytes", "DEFAULT_MAX_MEMORY"]
 
 DEFAULT_MAX_MEMORY = 1 << 30  # bytes (1 GiB) allowed for the lattice frontier by default
-_KINDS = ("queue", "delay")
 
 
 # --------------------------------------------------------------------------------------
@@ -53,7 +54,7 @@ _KINDS = ("queue", "delay")
 
 @dataclass(frozen=True)
 class _Model:
-    """Validated multi-class model: D (C, K), population (C,), Z (C,), kinds, servers."""
+    """Validated closed multi-class model: D (C, K), N (C,), Z (C,), kinds, servers, names."""
 
     D: np.ndarray
     N: np.ndarray
@@ -61,133 +62,112 @@ class _Model:
     delay: np.ndarray
     servers: np.ndarray
     names: tuple[str, ...]
+    class_names: tuple[str, ...] | None = None
 
 
-def _as_demand_matrix(demands: Any, name: str = "demands") -> np.ndarray:
-    if isinstance(demands, str) or np.isscalar(demands):
-        raise InvalidTypeError(
-            f"{name} must be a C x K matrix of demands (classes x stations), got {demands!r}"
+def _legacy_keywords(net: Any, N: Any, demands: Any, population: Any, solver: str) -> tuple:
+    """Map the deprecated keywords ``demands=`` / ``population=`` onto ``net`` / ``N``."""
+    if demands is not None:
+        if net is not None:
+            raise InvalidModelError(f"{solver}: give the network (or demands) once, not both")
+        warnings.warn(
+            f"{solver}(demands=...) is deprecated: pass the network or demand matrix first",
+            DeprecationWarning,
+            stacklevel=3,
         )
-    try:
-        arr = np.asarray(demands, dtype=np.float64)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None:  # unit strings, ragged rows: go row by row through the shared checker
-        from .._validate import as_demands
-
-        rows = [as_demands(r, f"{name}[{i}]") for i, r in enumerate(demands)]
-        if len({r.size for r in rows}) > 1:
-            raise InvalidModelError(
-                f"{name} rows differ in length ({[r.size for r in rows]}): "
-                "give one demand per station for every class"
-            )
-        arr = np.vstack(rows)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.size == 0:
-        raise InvalidModelError(
-            f"{name} must be a non-empty C x K matrix (classes x stations), got shape {arr.shape}"
+        net = demands
+    if population is not None:
+        if N is not None:
+            raise InvalidModelError(f"{solver}: give N once (population= is its old name)")
+        warnings.warn(
+            f"{solver}(population=...) is deprecated: the population is called N",
+            DeprecationWarning,
+            stacklevel=3,
         )
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if bad.any():
-        c, k = (int(i) for i in np.argwhere(bad)[0])
-        rule = "finite" if not np.isfinite(arr[c, k]) else ">= 0"
-        raise InvalidModelError(f"{name}[{c}, {k}] must be {rule}, got {arr[c, k]!r}")
-    return arr.copy()
+        N = population
+    if net is None:
+        raise InvalidModelError(f"{solver}: give a network (or a C x K demand matrix)")
+    if N is None and not isinstance(net, MultiClassNetwork):
+        raise InvalidModelError(f"{solver}: give the population N")
+    return net, N
 
 
 def _prepare(
-    demands: Any,
-    population: Any,
+    net: Any,
+    N: Any,
     think_time: Any,
     kinds: Any,
     servers: Any,
     names: Any,
+    solver: str = "mva_multiclass",
 ) -> _Model:
-    """Validate the inputs of a multi-class solver (a Network is a one-class model)."""
-    if isinstance(demands, Network):
-        net = demands
-        if kinds is not None or servers is not None or names is not None:
+    """Arrays of a closed multi-class solver from a network (or the legacy arrays).
+
+    A :class:`~qnmodel.network.Network` is a one-class model; a
+    :class:`~qnmodel.multiclass.MultiClassNetwork` gives its stations and classes (N
+    overrides the closed classes' populations); a C x K demand matrix with ``N``,
+    ``think_time``, ``kinds``, ``servers`` and ``names`` is described by
+    :meth:`MultiClassNetwork.from_demands`. Every check is the description's own.
+    """
+    if isinstance(net, Network | MultiClassNetwork):
+        extra = [k for k, v in (("kinds", kinds), ("servers", servers), ("names", names)) if v]
+        if extra:
             raise InvalidModelError(
-                "kinds, servers and names come from the Network; do not pass them as well"
+                f"{', '.join(extra)} come from the {type(net).__name__}; do not pass them as well"
             )
         if not (isinstance(think_time, int | float) and think_time == 0.0):
             raise InvalidModelError(
-                f"think_time comes from the Network (Z={net.think_time}); got think_time="
-                f"{think_time!r} as well: use net.with_think_time() instead"
+                f"think_time comes from the {type(net).__name__}; got think_time="
+                f"{think_time!r} as well: set it on the network (with_think_time() or the "
+                "classes' think_time)"
             )
-        pop = np.array([as_population(population, "population")], dtype=np.int64)
+        check_plain(net, solver)
+    if isinstance(net, Network):
         return _Model(
             D=np.array(net.demands, dtype=np.float64)[None, :],
-            N=pop,
+            N=np.array([as_population(N, "N")], dtype=np.int64),
             Z=np.array([net.think_time]),
             delay=np.array(net.is_delay),
             servers=np.array(net.servers, dtype=np.int64),
             names=net.names,
         )
-    D = _as_demand_matrix(demands)
-    C, K = D.shape
-    N = as_populations(population, "population")
-    if N.size != C:
+    if not isinstance(net, MultiClassNetwork):
+        net = MultiClassNetwork.from_demands(
+            net, N=N, think_time=think_time, names=names, kinds=kinds, servers=servers
+        )
+        N = None
+    if net.is_open.any():
+        opened = [net.class_names[c] for c in net.open_classes]
         raise InvalidModelError(
-            f"population has {N.size} entries but demands has {C} rows (classes): "
-            "give one population per class"
+            f"{solver} solves closed classes; the network has open classes {opened}: "
+            "use qnmodel.mixed_network (open and closed) or qnmodel.open_network"
         )
-    if N.sum() < 1:
-        raise InvalidModelError(f"population must hold at least one job, got {N.tolist()}")
-    if isinstance(think_time, str) or np.isscalar(think_time):
-        Z = np.full(C, as_quantity(think_time, "think_time", "time"))
-    else:
-        zs = list(think_time)
-        if len(zs) != C:
-            raise InvalidModelError(
-                f"think_time has {len(zs)} entries but there are {C} classes: "
-                "give a scalar or one think time per class"
-            )
-        Z = np.array([as_quantity(z, f"think_time[{c}]", "time") for c, z in enumerate(zs)])
-    if kinds is None:
-        delay = np.zeros(K, dtype=bool)
-    else:
-        kinds = list(kinds) if not isinstance(kinds, str) else [kinds]
-        if len(kinds) != K:
-            raise InvalidModelError(
-                f"kinds has {len(kinds)} entries but demands has {K} columns (stations)"
-            )
-        delay = np.array(
-            [as_choice(kd, f"kinds[{k}]", _KINDS) == "delay" for k, kd in enumerate(kinds)]
-        )
-    if servers is None:
-        m = np.ones(K, dtype=np.int64)
-    else:
-        ms = list(np.atleast_1d(servers))
-        if len(ms) != K:
-            raise InvalidModelError(
-                f"servers has {len(ms)} entries but demands has {K} columns (stations)"
-            )
-        m = np.array([as_servers(v, f"servers[{k}]") for k, v in enumerate(ms)], dtype=np.int64)
-        both = np.flatnonzero(delay & (m > 1))
-        if both.size:
-            k = int(both[0])
-            raise InvalidModelError(
-                f"servers[{k}] must be 1 for a delay station (it has infinitely many), "
-                f"got {int(m[k])}"
-            )
-    if names is None:
-        names = tuple(f"s{k}" for k in range(K))
-    else:
-        names = tuple(names)
-        if len(names) != K or not all(isinstance(s, str) and s for s in names):
-            raise InvalidModelError(f"names must be {K} non-empty strings, got {names!r}")
-        if len(set(names)) != K:
-            raise InvalidModelError(f"names must be unique, got {names!r}")
-    loaded = (D[N > 0].sum(axis=1) + Z[N > 0]) <= 0
-    if loaded.any():
-        c = int(np.flatnonzero(N > 0)[np.flatnonzero(loaded)[0]])
+    Ns = net.population_vector(N)
+    if Ns.sum() < 1:
+        raise InvalidModelError(f"N must hold at least one job, got {Ns.tolist()}")
+    return _Model(
+        D=np.array(net.demands),
+        N=Ns,
+        Z=np.array(net.think_time),
+        delay=np.array(net.is_delay),
+        servers=np.array(net.servers, dtype=np.int64),
+        names=net.names,
+        class_names=net.class_names,
+    )
+
+
+def check_plain(net: Any, solver: str) -> None:
+    """Refuse stations a product-form MVA solver cannot take (general load-dependent).
+
+    Multi-server stations are accepted (Seidmann's approximation, see
+    :func:`seidmann_split`).
+    """
+    ld = np.flatnonzero(net.is_load_dependent)
+    if ld.size:
         raise InvalidModelError(
-            f"class {c} has zero demand everywhere and zero think time: its throughput is "
-            "unbounded; give it a demand > 0 somewhere"
+            f"{solver} does not take general load-dependent stations (station "
+            f"{net.names[int(ld[0])]!r} has rate_multipliers): use qnmodel.mva for one class"
         )
-    return _Model(D=D, N=N, Z=Z, delay=delay, servers=m, names=names)
 
 
 def seidmann_split(D: np.ndarray, delay: np.ndarray, servers: np.ndarray):
@@ -250,6 +230,7 @@ def _package(method: str, model: _Model, X: np.ndarray, Rk: np.ndarray, cls=Mult
         think_time=model.Z,
         demands=model.D,
         servers=np.where(model.delay, 0, model.servers),
+        class_names=model.class_names,
         **kw,
     )
 
@@ -337,24 +318,31 @@ def _solve_exact(D: np.ndarray, delay: np.ndarray, Z: np.ndarray, N: np.ndarray)
 
 
 def mva_multiclass(
-    demands: Any,
-    population: Any,
+    net: Any = None,
+    N: Any = None,
     think_time: Any = 0.0,
     kinds: Any = None,
     servers: Any = None,
     names: Any = None,
     max_memory: Any = DEFAULT_MAX_MEMORY,
+    *,
+    demands: Any = None,
+    population: Any = None,
 ) -> MultiClassResult:
     """Exact MVA of a closed multi-class network at population vector N.
 
     Parameters
     ----------
-    demands : array_like (C, K) or Network
-        D_ck = V_ck S_ck, service demand of class c at station k, seconds
-        (finite, >= 0). A :class:`~qnmodel.network.Network` is a one-class model
-        (its stations, kinds, servers and think time are used).
-    population : array_like of int (C,)
-        Jobs per class N_c >= 0, at least one job in total (an int for a Network).
+    net : MultiClassNetwork, Network or array_like (C, K)
+        The network: a :class:`~qnmodel.multiclass.MultiClassNetwork` (closed
+        classes only), a single-class :class:`~qnmodel.network.Network` (one
+        class), or the demand matrix D_ck = V_ck S_ck of class c at station k,
+        seconds (finite, >= 0), described further by ``think_time``, ``kinds``,
+        ``servers`` and ``names``.
+    N : array_like of int (C,), mapping or int
+        Jobs per class N_c >= 0, at least one job in total (an int for a
+        Network; optional for a MultiClassNetwork, whose classes carry it; a
+        mapping {class name: N_c} overrides some classes).
     think_time : float or array_like (C,)
         Z_c, seconds (>= 0), one for all classes or one per class.
     kinds : sequence of {"queue", "delay"} (K,), optional
@@ -368,6 +356,8 @@ def mva_multiclass(
     max_memory : int or str
         Largest lattice frontier allowed, bytes or a size string
         (``"4 GiB"``); default 1 GiB.
+    demands, population
+        Deprecated names of ``net`` and ``N``.
 
     Returns
     -------
@@ -404,7 +394,8 @@ def mva_multiclass(
     throughput curve; see ``docs/explanation/performance.md`` and
     ``tests/solvers/test_mva_multiclass.py`` for the measured bound.
     """
-    model = _prepare(demands, population, think_time, kinds, servers, names)
+    net, N = _legacy_keywords(net, N, demands, population, "mva_multiclass")
+    model = _prepare(net, N, think_time, kinds, servers, names)
     C, K = model.D.shape
     limit = as_quantity(max_memory, "max_memory", "size", positive=True)
     D2, delay2, owner = seidmann_split(model.D, model.delay, model.servers)

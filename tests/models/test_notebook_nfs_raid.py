@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+
+from .._user_env import drop_source_tree
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to run notebooks")
@@ -26,10 +27,8 @@ def _text(cell) -> str:
 
 @pytest.mark.notebook
 def test_notebook_executes_and_reports_the_models_numbers(monkeypatch):
-    # the kernel must import this source tree and draw inline (not the suite's Agg default)
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    )
+    # the kernel imports the installed package and draws inline (not the suite's Agg default)
+    drop_source_tree(monkeypatch)  # the kernel imports the installed package
     monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from qnmodel.errors import ConvergenceError, InvalidModelError
+from qnmodel.errors import ConvergenceError, ConvergenceWarning, InvalidModelError
 from qnmodel.network import Network
-from qnmodel.results import AMVAResult, MultiClassResult
+from qnmodel.results import AMVACurveResult, AMVAResult, MultiClassResult, MVAResult
 from qnmodel.solvers import amva, mva, mva_multiclass
 
 # Documented accuracy (docs/explanation/performance.md), measured on the seeded
@@ -80,8 +80,9 @@ def test_documented_accuracy_single_class(method):
         Z = float(rng.choice([0, rng.uniform(0, 2)]))
         net = Network.from_demands(list(D), think_time=Z)
         exact = mva(net, 200)
+        curve = amva(net, 200, method=method)  # the whole curve n = 1..200 in one call
         for n in (1, 3, 20, 200):
-            a = amva(net, n, method=method)
+            a = _Row(curve.throughput[n - 1 : n], curve.response_time[n - 1 : n])
             pairs.append((a, _Row(exact.throughput[n - 1 : n], exact.response_time[n - 1 : n])))
     x_max, x_mean, r_max, r_mean = _errors(pairs)
     tx_max, tx_mean, tr_max, tr_mean = ACCURACY_SINGLE[method]
@@ -124,16 +125,54 @@ def test_one_job_per_single_class_is_exact():
         assert r.response_time[0] == pytest.approx(0.35, rel=1e-12)
 
 
-def test_result_reports_convergence_and_shares_field_names():
+def test_single_class_returns_the_whole_curve_like_mva():
     net = Network.from_demands([0.1, 0.2, 0.05], think_time=1.0)
     r = amva(net, 30, tol=1e-9)
-    assert isinstance(r, AMVAResult) and isinstance(r, MultiClassResult)
-    assert r.converged and r.iterations > 1 and 0 <= r.residual < 1e-9 and r.tol == 1e-9
-    single = mva(net, 30, keep="last")
+    assert isinstance(r, AMVACurveResult) and isinstance(r, MVAResult)
+    np.testing.assert_array_equal(r.n, np.arange(1, 31))
+    exact = mva(net, 30)
     for name in ("throughput", "response_time", "queue_length", "utilization", "residence_time"):
-        assert getattr(r, name).shape == getattr(single, name).shape
+        assert getattr(r, name).shape == getattr(exact, name).shape
+    assert r.converged.shape == (30,) and r.converged.all()
+    assert np.all(r.iterations >= 1) and np.all(r.residual < 1e-9) and r.tol == 1e-9
+    # each point of the curve is the same fixed point as solving that population alone
+    for n in (1, 7, 30):
+        alone = amva(net, n, tol=1e-13, keep="last")
+        assert alone.n.tolist() == [n]
+        assert r.throughput[n - 1] == pytest.approx(alone.throughput[0], rel=1e-8)
+    # Little's law on the stations and the utilisation law at every n
+    np.testing.assert_allclose(r.queue_length.sum(axis=1), r.throughput * r.response_time)
+    np.testing.assert_allclose(r.utilization, r.throughput[:, None] * net.demands[None, :])
+    assert "converged at 30/30 points" in repr(r) and r.method == "amva.schweitzer"
+    df = r.to_frame()
+    assert list(df["n"]) == list(range(1, 31)) and df["converged"].all()
+
+
+def test_multiclass_result_reports_convergence_and_shares_field_names():
+    D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
+    r = amva(D, [7, 4], tol=1e-9)
+    assert isinstance(r, AMVAResult) and isinstance(r, MultiClassResult)
+    assert r.converged is True and r.iterations > 1 and 0 <= r.residual < 1e-9
+    exact = mva_multiclass(D, [7, 4])
+    for name in ("throughput", "response_time", "queue_length", "utilization", "residence_time"):
+        assert getattr(r, name).shape == getattr(exact, name).shape
     assert "converged=True" in repr(r)
-    assert r.method == "amva.schweitzer"
+
+
+@pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
+def test_unconverged_points_are_flagged_when_asked_to_warn(method):
+    """converged is not a constant: with errors="warn" an unconverged answer says so."""
+    D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
+    with pytest.warns(ConvergenceWarning, match="did not converge at N=\\[20, 20\\]"):
+        r = amva(D, [20, 20], method=method, max_iter=2, tol=1e-12, errors="warn")
+    assert r.converged is False and r.residual > 1e-12 and r.iterations <= 2
+    net = Network.from_demands([0.1, 0.2, 0.05], think_time=1.0)
+    with pytest.warns(ConvergenceWarning):
+        c = amva(net, 5, method="schweitzer", max_iter=2, tol=1e-14, errors="warn")
+    assert not c.converged[1:].any()
+    # one job: the first iterate is already the exact fixed point, the second confirms it
+    assert c.converged[0] and c.iterations[0] == 2 and c.residual[0] == 0.0
+    assert r.method == f"amva.{method}" and c.method == "amva.schweitzer"
 
 
 @pytest.mark.parametrize("method", ["schweitzer", "linearizer"])

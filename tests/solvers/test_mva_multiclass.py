@@ -276,36 +276,36 @@ def test_result_fields_repr_and_frames():
 @pytest.mark.parametrize(
     ("kwargs", "exc", "match"),
     [
-        ({"demands": [[0.1, -1.0]], "population": [1]}, InvalidModelError, r"demands\[0, 1\]"),
-        ({"demands": [[0.1, np.nan]], "population": [1]}, InvalidModelError, "finite"),
-        ({"demands": [[0.1, 0.2]], "population": [1, 2]}, InvalidModelError, "one population"),
-        ({"demands": [[0.1, 0.2]], "population": [1.5]}, InvalidModelError, r"population\[0\]"),
-        ({"demands": [[0.1, 0.2]], "population": [0]}, InvalidModelError, "at least one job"),
-        ({"demands": 0.1, "population": [1]}, InvalidTypeError, "C x K"),
+        ({"net": [[0.1, -1.0]], "N": [1]}, InvalidModelError, r"demands\[0, 1\]"),
+        ({"net": [[0.1, np.nan]], "N": [1]}, InvalidModelError, "finite"),
+        ({"net": [[0.1, 0.2]], "N": [1, 2]}, InvalidModelError, "one population"),
+        ({"net": [[0.1, 0.2]], "N": [1.5]}, InvalidModelError, r"N\[0\]"),
+        ({"net": [[0.1, 0.2]], "N": [0]}, InvalidModelError, "at least one job"),
+        ({"net": 0.1, "N": [1]}, InvalidTypeError, "C x K"),
         (
-            {"demands": [[0.1, 0.2]], "population": [1], "kinds": ["queue"]},
+            {"net": [[0.1, 0.2]], "N": [1], "kinds": ["queue"]},
             InvalidModelError,
             "kinds has 1",
         ),
         (
-            {"demands": [[0.1, 0.2]], "population": [1], "kinds": ["queue", "Delay"]},
+            {"net": [[0.1, 0.2]], "N": [1], "kinds": ["queue", "Delay"]},
             InvalidModelError,
             r"kinds\[1\]",
         ),
         (
-            {"demands": [[0.1, 0.2]], "population": [1], "servers": [1, 0]},
+            {"net": [[0.1, 0.2]], "N": [1], "servers": [1, 0]},
             InvalidModelError,
             r"servers\[1\]",
         ),
         (
-            {"demands": [[0.1, 0.2]], "population": [1], "think_time": [0.1, 0.2]},
+            {"net": [[0.1, 0.2]], "N": [1], "think_time": [0.1, 0.2]},
             InvalidModelError,
             "think_time has 2",
         ),
         (
-            {"demands": [[0.0, 0.0], [0.1, 0.1]], "population": [1, 1]},
+            {"net": [[0.0, 0.0], [0.1, 0.1]], "N": [1, 1]},
             InvalidModelError,
-            "class 0",
+            "class 'c0'",
         ),
     ],
 )
