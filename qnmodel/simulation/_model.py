@@ -4,9 +4,10 @@ This is the one place that looks at network objects. It reads
 
 * a single-class :class:`~qnmodel.network.Network` (closed with population ``N``, or open with
   ``arrival_rate``), and
-* a multi-class description duck-typed on the L1 ``MultiClassNetwork`` attributes
-  (``class_names``, ``demands`` (C, K), ``is_open``, ``population``, ``think_time``,
-  ``arrival_rate``, ``stations``),
+* a :class:`~qnmodel.multiclass.MultiClassNetwork` (read through its attributes
+  ``class_names``, ``demands`` (C, K), ``is_open``, ``population``, ``think_time``,
+  ``arrival_rate``, ``stations`` and, when present, ``population_vector`` /
+  ``arrival_rate_vector`` to validate ``N`` and ``arrival_rate``),
 
 whose ``stations`` are station-like elements (``kind``, ``servers``, optional
 ``rate_multipliers``, ``demand``) or fork-join elements duck-typed on ``branches`` / ``k``
@@ -87,23 +88,24 @@ def _classes(net: Any, N: Any, arrival_rate: Any):
         pop = np.asarray(net.population, dtype=np.int64).copy()
         rate = np.asarray(net.arrival_rate, dtype=np.float64).copy()
         think = np.asarray(net.think_time, dtype=np.float64).copy()
-        if N is not None:
-            v = np.broadcast_to(np.asarray(N), (C,))
-            if np.any(~is_open & ((v < 0) | (v != np.round(v)))):
-                raise InvalidModelError(f"N must be non-negative integers, got {N!r}")
-            pop = np.where(is_open, 0, v).astype(np.int64)
-        if arrival_rate is not None:
-            vals = (
-                list(arrival_rate)
-                if isinstance(arrival_rate, list | tuple | np.ndarray)
-                else [arrival_rate] * C
-            )
-            if len(vals) != C:
-                raise InvalidModelError(f"arrival_rate needs {C} values (one per class)")
-            v = np.array(
-                [as_quantity(a, f"arrival_rate[{i}]", "frequency") for i, a in enumerate(vals)]
-            )
-            rate = np.where(is_open, v, 0.0)
+        if hasattr(net, "population_vector"):  # MultiClassNetwork validates its own vectors
+            pop = np.asarray(net.population_vector(N), dtype=np.int64).copy()
+            rate = np.asarray(net.arrival_rate_vector(arrival_rate), dtype=np.float64).copy()
+        else:
+            if N is not None:
+                pop = np.where(is_open, 0, np.broadcast_to(np.asarray(N), (C,))).astype(np.int64)
+            if arrival_rate is not None:
+                vals = (
+                    list(arrival_rate)
+                    if isinstance(arrival_rate, list | tuple | np.ndarray)
+                    else [arrival_rate] * C
+                )
+                if len(vals) != C:
+                    raise InvalidModelError(f"arrival_rate needs {C} values (one per class)")
+                v = [as_quantity(a, f"arrival_rate[{i}]", "frequency") for i, a in enumerate(vals)]
+                rate = np.where(is_open, np.array(v), 0.0)
+        if np.any(~is_open & (pop < 0)):
+            raise InvalidModelError(f"N must be non-negative integers, got {N!r}")
         return names, is_open, pop, think, rate, np.asarray(net.demands, dtype=np.float64)
     if not hasattr(net, "stations"):
         raise InvalidTypeError(

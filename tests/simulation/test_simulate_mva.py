@@ -13,8 +13,6 @@ The intervals must also be narrow, so that covering is not a matter of width.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 from scipy.stats import binom
@@ -79,29 +77,15 @@ def test_single_class_intervals_cover_exact_mva():
         assert np.all(rel < 0.03), (k, rel)  # narrow intervals: covering is not luck of width
 
 
-def _multiclass(demands, kinds, population, think):
-    """A stand-in with the attributes of the L1 MultiClassNetwork the simulator reads."""
-    D = np.asarray(demands, dtype=float)
-    return SimpleNamespace(
-        class_names=tuple(f"c{c}" for c in range(D.shape[0])),
-        demands=D,
-        is_open=np.zeros(D.shape[0], bool),
-        population=np.asarray(population),
-        arrival_rate=np.zeros(D.shape[0]),
-        think_time=np.asarray(think, dtype=float),
-        stations=tuple(
-            qn.Station(f"s{k}", float(D[0, k]), kind=kinds[k]) for k in range(D.shape[1])
-        ),
-    )
-
-
 def test_multiclass_intervals_cover_exact_mva():
     # FCFS stations: the same demand for every class (product form); classes differ at the delay
     # station, in think time and in population.
     D = [[0.004, 0.006, 0.010], [0.004, 0.006, 0.030]]
     kinds = ["queue", "queue", "delay"]
-    net = _multiclass(D, kinds, [3, 2], [0.02, 0.05])
-    exact = qn.mva_multiclass(np.array(D), [3, 2], think_time=[0.02, 0.05], kinds=kinds)
+    net = qn.MultiClassNetwork.from_demands(
+        D, [qn.ClosedClass("a", 3, "20 ms"), qn.ClosedClass("b", 2, "50 ms")], kinds=kinds
+    )
+    exact = qn.mva_multiclass(net)
     cover_x = np.zeros(2, int)
     cover_r = np.zeros(2, int)
     cover_q = np.zeros((2, 3), int)
@@ -140,3 +124,25 @@ def test_both_ci_methods_agree_with_mva(method):
     # 4 half-widths: a fixed seed, so this is a deterministic check with a wide margin
     assert abs(r.response_time[0] - exact.response_time[-1]) <= 4 * r.response_time_halfwidth[0]
     assert r.response_time_halfwidth[0] / r.response_time[0] < 0.02
+
+
+def test_mixed_network_matches_the_product_form_solution():
+    # One closed class (N = 4, Z = 50 ms) and one open class (20/s) on FCFS stations with
+    # class-independent service: product form. The closed class is exact MVA with the demands
+    # inflated by 1 / (1 - U_open); the open class's residence is D (1 + Q_closed) / (1 - U_open)
+    # (Lazowska, Zahorjan, Graham, Sevcik, Quantitative System Performance, 1984, sec. 7.5).
+    D = np.array([[0.006, 0.010], [0.006, 0.010]])
+    lam = 20.0
+    net = qn.MultiClassNetwork.from_demands(
+        D, [qn.ClosedClass("batch", 4, "50 ms"), qn.OpenClass("web", lam)]
+    )
+    u_open = lam * D[1]
+    closed = qn.mva(qn.Network.from_demands(D[0] / (1 - u_open), think_time=0.05), 4)
+    q_closed = closed.queue_length[-1]
+    r_open = float(np.sum(D[1] * (1 + q_closed) / (1 - u_open)))
+    r = qn.simulate(net, seed=4, replications=10, run_length=400.0, warmup=2.0)
+    assert r.class_names == ("batch", "web")
+    assert abs(r.throughput[0] - closed.throughput[-1]) <= 3 * r.throughput_halfwidth[0]
+    assert abs(r.response_time[0] - closed.response_time[-1]) <= 3 * r.response_time_halfwidth[0]
+    assert abs(r.response_time[1] - r_open) <= 3 * r.response_time_halfwidth[1]
+    assert np.all(r.response_time_halfwidth / r.response_time < 0.02)

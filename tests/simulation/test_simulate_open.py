@@ -13,7 +13,6 @@ The fixed seeds make every check deterministic; the margins are a few half-width
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -60,8 +59,7 @@ def test_mmm_mean_response_time_erlang_c(m):
 def test_load_dependent_station_as_two_servers():
     # rate multipliers (1, 2): service rate min(j, 2) / S, the M/M/2 birth-death process
     S, lam = 0.02, 70.0
-    st = SimpleNamespace(name="ld", demand=S, kind="queue", servers=1, rate_multipliers=(1.0, 2.0))
-    net = SimpleNamespace(stations=(st,), think_time=0.0)
+    net = qn.Network((qn.Station("ld", S, rate_multipliers=(1.0, 2.0)),))
     r = qn.simulate(net, arrival_rate=lam, seed=5, replications=10, run_length=1000.0)
     exact = erlang_c(2, lam * S) / (2 / S - lam) + S
     assert abs(r.response_time[0] - exact) <= 3 * r.response_time_halfwidth[0]
@@ -71,10 +69,10 @@ def test_load_dependent_station_as_two_servers():
 def test_load_dependent_closed_matches_mva_load_dependent():
     # a closed network whose load-dependent station speeds up as (1, 1.5, 2.5, then 2.5 on)
     S, Z, N = 0.03, 0.05, 6
-    ld = SimpleNamespace(name="ld", demand=S, kind="queue", servers=1,
-                         rate_multipliers=(1.0, 1.5, 2.5))  # fmt: skip
-    q = qn.Station("q", 0.01)
-    net = SimpleNamespace(stations=(q, ld), think_time=Z)
+    net = qn.Network(
+        (qn.Station("q", 0.01), qn.Station("ld", S, rate_multipliers=(1.0, 1.5, 2.5))),
+        think_time=Z,
+    )
     r = qn.simulate(net, N, seed=9, replications=10, run_length=300.0)
     # exact: the birth-death chain of the load-dependent station against the queue and think
     # time, solved by brute force over (jobs at q, jobs at ld) with exponential think times
