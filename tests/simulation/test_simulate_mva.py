@@ -72,6 +72,7 @@ def test_single_class_intervals_cover_exact_mva():
     }
     for k, v in exact_all.items():
         cover = np.atleast_1d(_coverage(est[k], hw[k], v))
+        print(f"coverage of {k} over {len(SEEDS)} seeds: {cover.tolist()}")  # pytest -s shows it
         assert np.all(cover >= MIN_COVER), (k, cover)
         rel = np.mean(np.array(hw[k]) / np.abs(np.array(est[k])), axis=0)
         assert np.all(rel < 0.03), (k, rel)  # narrow intervals: covering is not luck of width
@@ -95,6 +96,8 @@ def test_multiclass_intervals_cover_exact_mva():
         cover_r += np.abs(r.response_time - exact.response_time) <= r.response_time_halfwidth
         cover_q += np.abs(r.queue_length - exact.queue_length) <= r.queue_length_halfwidth
         assert np.all(r.response_time_halfwidth / r.response_time < 0.03)
+    print(f"coverage over {len(SEEDS)} seeds: X {cover_x.tolist()} R {cover_r.tolist()} "
+          f"Q {cover_q.tolist()}")  # fmt: skip
     assert np.all(cover_x >= MIN_COVER), cover_x
     assert np.all(cover_r >= MIN_COVER), cover_r
     assert np.all(cover_q >= MIN_COVER), cover_q
