@@ -32,6 +32,7 @@ __all__ = [
     "as_choice",
     "as_positive_int",
     "check_same_length",
+    "as_named_items",
 ]
 
 
@@ -252,3 +253,27 @@ def check_same_length(name_a: str, a: Sequence[Any], name_b: str, b: Sequence[An
         raise InvalidModelError(
             f"{name_b} has {len(b)} entries but {name_a} has {len(a)}: give one per station"
         )
+
+
+def as_named_items(values: Any, name: str, types: Any, what: str, noun: str) -> tuple:
+    """A non-empty sequence of ``types`` objects with unique ``.name``, as a tuple.
+
+    A single object is a one-element sequence. ``what`` names the type in messages
+    ("Station"), ``noun`` the thing ("station", "class").
+    """
+    if isinstance(values, types):
+        values = (values,)
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise InvalidTypeError(f"{name} must be a sequence of {what}, got {type(values).__name__}")
+    items = tuple(values)
+    if not items:
+        raise InvalidModelError(f"{name} is empty: a network needs at least one {noun}")
+    for i, v in enumerate(items):
+        if not isinstance(v, types):
+            raise InvalidTypeError(f"{name}[{i}] must be a {what}, got {v!r} ({type(v).__name__})")
+    seen: set[str] = set()
+    for v in items:
+        if v.name in seen:
+            raise InvalidModelError(f"{noun} names must be unique; {v.name!r} appears twice")
+        seen.add(v.name)
+    return items

@@ -35,6 +35,7 @@ import numpy as np
 from ._validate import (
     as_choice,
     as_demand_matrix,
+    as_named_items,
     as_populations,
     as_positive_int,
     as_quantity,
@@ -165,26 +166,10 @@ class MultiClassNetwork:
     arrival_rate: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        classes = self.classes
-        if isinstance(classes, ClosedClass | OpenClass):
-            classes = (classes,)
-        if isinstance(classes, str) or not isinstance(classes, Sequence):
-            raise InvalidTypeError(
-                f"classes must be a sequence of ClosedClass/OpenClass, got {type(classes).__name__}"
-            )
-        classes = tuple(classes)
-        if not classes:
-            raise InvalidModelError("classes is empty: a network needs at least one class")
-        for i, c in enumerate(classes):
-            if not isinstance(c, ClosedClass | OpenClass):
-                raise InvalidTypeError(
-                    f"classes[{i}] must be a ClosedClass or OpenClass, got {c!r} "
-                    f"({type(c).__name__})"
-                )
+        classes = as_named_items(
+            self.classes, "classes", ClosedClass | OpenClass, "ClosedClass or OpenClass", "class"
+        )
         cnames = [c.name for c in classes]
-        for i, n in enumerate(cnames):
-            if n in cnames[:i]:
-                raise InvalidModelError(f"class names must be unique; {n!r} appears twice")
         stations = check_stations(self.stations)
         D = np.zeros((len(classes), len(stations)))
         index = {n: c for c, n in enumerate(cnames)}

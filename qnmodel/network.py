@@ -36,6 +36,7 @@ import numpy as np
 
 from ._validate import (
     as_choice,
+    as_named_items,
     as_quantity,
     as_rate_multipliers,
     as_servers,
@@ -203,26 +204,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 def check_stations(stations: Any) -> tuple[Station, ...]:
     """The stations of a network as a tuple: a non-empty sequence of Station, unique names."""
-    if isinstance(stations, Station):
-        stations = (stations,)
-    if not isinstance(stations, Sequence) or isinstance(stations, str):
-        raise InvalidTypeError(
-            f"stations must be a sequence of Station, got {type(stations).__name__}"
-        )
-    stations = tuple(stations)
-    if not stations:
-        raise InvalidModelError("stations is empty: a network needs at least one station")
-    for i, s in enumerate(stations):
-        if not isinstance(s, Station):
-            raise InvalidTypeError(
-                f"stations[{i}] must be a Station, got {s!r} ({type(s).__name__})"
-            )
-    seen: set[str] = set()
-    for s in stations:
-        if s.name in seen:
-            raise InvalidModelError(f"station names must be unique; {s.name!r} appears twice")
-        seen.add(s.name)
-    return stations
+    return as_named_items(stations, "stations", Station, "Station", "station")
 
 
 def station_arrays(stations: Sequence[Station]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

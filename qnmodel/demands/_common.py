@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import as_quantity
 from ..errors import InvalidModelError
 
 __all__ = ["as_array", "as_probability_array", "as_count_array", "SERVER_TERMS"]
@@ -27,17 +28,47 @@ def _no_string(value, name: str, what: str) -> None:
         raise InvalidModelError(f"{name} must be {what} as a number, got {value!r}")
 
 
+#: the unit label each kernel uses in messages -> the dimension of a unit string
+_DIMENSION = {"s": "time", "bytes": "size", "bytes/s": "rate"}
+
+
+def _parse_strings(value, name: str, unit: str):
+    """Unit strings (one, or a sequence holding some) parsed to SI through qnmodel.units."""
+    dimension = _DIMENSION.get(unit)
+    if dimension is None:
+        raise InvalidModelError(f"{name} is a count ({unit}): give a number, got {value!r}")
+    if isinstance(value, str):
+        return as_quantity(value, name, dimension)
+    return np.array(
+        [
+            as_quantity(v, f"{name}[{i}]", dimension) if isinstance(v, str) else v
+            for i, v in enumerate(np.asarray(value, dtype=object).reshape(-1))
+        ],
+        dtype=np.float64,
+    ).reshape(np.shape(value))
+
+
+def _has_strings(value) -> bool:
+    if isinstance(value, str):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "USO" and any(isinstance(v, str) for v in value.flat)
+    if isinstance(value, list | tuple):
+        return any(isinstance(v, str) for v in np.asarray(value, dtype=object).reshape(-1))
+    return False
+
+
 def as_array(value, name: str, unit: str, *, positive: bool = False) -> np.ndarray:
     """``value`` as a float64 array of finite numbers >= 0 (> 0 with ``positive``).
 
-    Numbers are SI (``unit`` names it in messages); strings are not accepted
-    here: the composed model (:mod:`qnmodel.models.storage`) parses units.
+    Numbers are SI (``unit`` names it in messages: ``"s"``, ``"bytes"``,
+    ``"bytes/s"`` or a count such as ``"packets"``); strings carry their own unit
+    (``"4.9 ms"``, ``"16 KiB"``, ``"100 Mbit/s"``), alone or inside a sequence, and
+    are converted by :mod:`qnmodel.units` (a string of the wrong dimension, or a
+    string for a count, is refused naming the argument).
     """
-    if isinstance(value, str) or (isinstance(value, np.ndarray) and value.dtype.kind in "US"):
-        raise InvalidModelError(
-            f"{name} must be a number in {unit}, got the string {value!r}; the demand kernels "
-            "take SI numbers (parse unit strings with qnmodel.units.parse, or use NetworkedRAID)"
-        )
+    if _has_strings(value):
+        value = _parse_strings(value, name, unit)
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):

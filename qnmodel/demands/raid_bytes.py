@@ -22,10 +22,13 @@ References
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from .._validate import as_choice
 from ..errors import InvalidModelError
+from ..raid_levels import OPERATIONS, RAID, RAID_LEVELS, raid_level
 from ._common import SERVER_TERMS, as_array, as_count_array
 
 __all__ = [
@@ -38,23 +41,31 @@ __all__ = [
     "server_visit_ratio",
 ]
 
-#: RAID levels with a byte factor
-RAID_LEVELS = ("raid0", "raid1", "raid10", "raid5", "raid6")
-#: operations
-OPERATIONS = ("read", "write")
 #: smallest stripe width STP_m (units per stripe, one per storage server) for each level
-MIN_STRIPE_WIDTH = {"raid0": 1, "raid1": 2, "raid10": 2, "raid5": 2, "raid6": 3}
+MIN_STRIPE_WIDTH = MappingProxyType({name: lv.min_stripe_width for name, lv in RAID.items()})
 
 
 def _check_width(level: str, stripe_width):
-    w = as_count_array(stripe_width, "stripe_width (STP_m)", MIN_STRIPE_WIDTH[level])
-    if level == "raid1" and np.any(w != 2):
-        bad = float(w.reshape(-1)[np.flatnonzero(w.reshape(-1) != 2)[0]])
+    lv = RAID[level]
+    w = as_count_array(stripe_width, "stripe_width (STP_m)", lv.min_stripe_width)
+    if lv.exact_stripe_width is not None and np.any(w != lv.exact_stripe_width):
+        bad = float(w.reshape(-1)[np.flatnonzero(w.reshape(-1) != lv.exact_stripe_width)[0]])
         raise InvalidModelError(
-            f"stripe_width (STP_m) must be 2 for {level} (a two-way mirror, byte factor 2), "
-            f"got {bad!r}; use raid10 for mirrored stripes over more servers"
+            f"stripe_width (STP_m) must be {lv.exact_stripe_width} for {level} (a two-way "
+            f"mirror, byte factor 2), got {bad!r}; use raid10 for mirrored stripes over more "
+            "servers"
         )
     return w
+
+
+def _write_factor(level: str, w: np.ndarray) -> np.ndarray:
+    """Write byte factor of ``level`` at stripe width ``w`` (full-stripe writes)."""
+    lv = RAID[level]
+    if lv.mirrored:
+        return np.full_like(w, 2.0)
+    if lv.parity_units == 0:
+        return np.ones_like(w)
+    return w / (w - lv.parity_units)
 
 
 def raid_byte_factor(level: str, op: str, stripe_width=3):
@@ -96,15 +107,12 @@ def raid_byte_factor(level: str, op: str, stripe_width=3):
     so S_mR5 = S_m STP/(STP-1) ([Cui06] eq. 4); RAID6 carries two parity
     units; mirrors write every byte twice ([CLGK94] sec. 3).
     """
-    as_choice(level, "raid", RAID_LEVELS)
+    raid_level(level, "raid")
     as_choice(op, "op", OPERATIONS)
     w = _check_width(level, stripe_width)
-    if op == "read" or level == "raid0":
+    if op == "read":
         return np.ones_like(w)
-    if level in ("raid1", "raid10"):
-        return np.full_like(w, 2.0)
-    parity = 1.0 if level == "raid5" else 2.0
-    return w / (w - parity)
+    return _write_factor(level, w)
 
 
 def raid_bytes(job_size, level: str, op: str, stripe_width=3):
@@ -127,11 +135,11 @@ def raid_bytes(job_size, level: str, op: str, stripe_width=3):
         S_mRi in bytes (>= 0), broadcast over the inputs.
     """
     s = as_array(job_size, "job_size (S_m)", "bytes")
-    as_choice(level, "raid", RAID_LEVELS)
+    raid_level(level, "raid")
     as_choice(op, "op", OPERATIONS)
     w = _check_width(level, stripe_width)
-    if op == "write" and level in ("raid5", "raid6"):
-        parity = 1.0 if level == "raid5" else 2.0
+    parity = RAID[level].parity_units
+    if op == "write" and parity:
         return s * w / (w - parity)  # eq. (4), multiplied first: exact for integral sizes
     return s * raid_byte_factor(level, op, w)
 

@@ -77,6 +77,7 @@ import numpy as np
 
 from .._validate import as_choice, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, MeasurementArtefactWarning
+from ..raid_levels import OPERATIONS, RAID, RAID_LEVELS
 from ..units import parse_quantity
 
 __all__ = [
@@ -98,16 +99,12 @@ __all__ = [
     "disk_demands",
 ]
 
-LEVELS = ("raid0", "raid1", "raid10", "raid5", "raid6")
-OPS = ("read", "write")
+LEVELS = RAID_LEVELS
+OPS = OPERATIONS
 PATTERNS = ("random", "sequential")
 
 #: smallest member count per level (a one-disk RAID0 is the single disk itself)
-MIN_DISKS: Mapping[str, int] = MappingProxyType(
-    {"raid0": 1, "raid1": 2, "raid10": 4, "raid5": 3, "raid6": 4}
-)
-
-_PENALTY = {"raid0": 1, "raid10": 2, "raid5": 4, "raid6": 6}  # raid1: N (every mirror)
+MIN_DISKS: Mapping[str, int] = MappingProxyType({n: lv.min_disks for n, lv in RAID.items()})
 
 SpeedupEntry = Callable[[int], float] | float
 
@@ -166,7 +163,7 @@ def check_disks(level: str, disks: Any) -> int:
             f"disks must be >= {lo} for {level}, got {disks!r}: {level} needs at least "
             f"{lo} member disk{'s' if lo > 1 else ''}"
         )
-    if level == "raid10" and n % 2:
+    if RAID[level].even_disks and n % 2:
         raise InvalidModelError(
             f"disks must be even for raid10 (mirrored pairs), got {disks!r}; use {n - 1} or {n + 1}"
         )
@@ -427,9 +424,8 @@ def write_penalty(level: str, disks: int | None = None) -> int:
         n = check_disks(level, disks)
     elif level == "raid1":
         raise InvalidModelError("disks is required for raid1: its penalty is the mirror count")
-    if level == "raid1":
-        return n
-    return _PENALTY[level]
+    penalty = RAID[level].write_penalty
+    return n if penalty is None else penalty
 
 
 def capacity_fraction(level: str, disks: int) -> float:
@@ -440,8 +436,7 @@ def capacity_fraction(level: str, disks: int) -> float:
     """
     level = _level(level)
     n = check_disks(level, disks)
-    data = {"raid0": n, "raid1": 1, "raid10": n // 2, "raid5": n - 1, "raid6": n - 2}[level]
-    return data / n
+    return RAID[level].data_disks(n) / n
 
 
 def usable_capacity(level: str, disks: int, disk_size: float | str) -> float:
@@ -456,8 +451,7 @@ def usable_capacity(level: str, disks: int, disk_size: float | str) -> float:
     """
     s = as_quantity(disk_size, "disk_size", "size", positive=True)
     n = check_disks(level, disks)
-    data = {"raid0": n, "raid1": 1, "raid10": n // 2, "raid5": n - 1, "raid6": n - 2}[level]
-    return data * s
+    return RAID[level].data_disks(n) * s
 
 
 # --------------------------------------------------------------------------- demands

@@ -67,24 +67,21 @@ class _Model:
 
 def _legacy_keywords(net: Any, N: Any, demands: Any, population: Any, solver: str) -> tuple:
     """Map the deprecated keywords ``demands=`` / ``population=`` onto ``net`` / ``N``."""
-    if demands is not None:
-        if net is not None:
-            raise InvalidModelError(f"{solver}: give the network (or demands) once, not both")
+    for old, new, value in (("demands", "net", demands), ("population", "N", population)):
+        if value is None:
+            continue
+        if (net if new == "net" else N) is not None:
+            raise InvalidModelError(f"{solver}: give {new} once ({old}= is its old name)")
         warnings.warn(
-            f"{solver}(demands=...) is deprecated: pass the network or demand matrix first",
+            f"{solver}({old}=...) is deprecated: pass it as {new} (the network first, "
+            "the population N second)",
             DeprecationWarning,
             stacklevel=3,
         )
-        net = demands
-    if population is not None:
-        if N is not None:
-            raise InvalidModelError(f"{solver}: give N once (population= is its old name)")
-        warnings.warn(
-            f"{solver}(population=...) is deprecated: the population is called N",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        N = population
+        if new == "net":
+            net = value
+        else:
+            N = value
     if net is None:
         raise InvalidModelError(f"{solver}: give a network (or a C x K demand matrix)")
     if N is None and not isinstance(net, MultiClassNetwork):

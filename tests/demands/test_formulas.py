@@ -147,6 +147,16 @@ def test_kernels_broadcast_over_a_grid():
     np.testing.assert_allclose(got, (1 - hit) * 300e6 / rate, rtol=1e-15)
 
 
+def test_kernels_take_unit_strings_at_the_public_boundary():
+    """qn.demands accepts "100 Mbit/s", "16 KiB", "4.9 ms" like every public function."""
+    assert d.network_demand("200 MB", "100 Mbit/s") == d.network_demand(200e6, 12.5e6)
+    assert d.disk_unit_time("4.9 ms", "2.99 ms", "16 KiB", "35 MB/s") == pytest.approx(
+        d.disk_unit_time(4.9e-3, 2.99e-3, 16384, 35e6), rel=1e-15
+    )
+    grid = d.network_demand(1e6, ["100 Mbit/s", "1 Gbit/s", 1.25e9])
+    np.testing.assert_allclose(grid, [0.08, 0.008, 0.0008], rtol=1e-15)
+
+
 # -- validation -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("call", "match"),
@@ -155,7 +165,10 @@ def test_kernels_broadcast_over_a_grid():
         (lambda: d.network_demand(1.0, 0.0), r"link_rate \(TRate_e\) must be finite and > 0"),
         (lambda: d.network_demand(1.0, np.nan), r"link_rate \(TRate_e\) must be finite"),
         (lambda: d.network_demand(1.0, 1.0, 1.5), r"master_cache_hit \(P_m\) must be a prob"),
-        (lambda: d.network_demand(1.0, "100 Mbit/s"), r"link_rate.*got the string"),
+        (lambda: d.network_demand(1.0, "100 Mb/s"), r"link_rate \(TRate_e\).*ambiguous"),
+        (lambda: d.network_demand(1.0, "100 ms"), r"link_rate \(TRate_e\).*is a time"),
+        (lambda: d.network_demand(1.0, ["1 Gbit/s", "5 s"]), r"link_rate \(TRate_e\)\[1\]"),
+        (lambda: d.server_ip_packets("4 KiB", 3), r"packets \(IP_num\) is a count"),
         (lambda: d.network_demand(1.0, 1.0, "0.5"), r"master_cache_hit.*as a number"),
         (lambda: d.ip_packets(1.0, 0), r"mss \(MSS\) must be finite and > 0"),
         (lambda: d.server_visit_ratio(3, "half"), r"server_terms must be one of"),
