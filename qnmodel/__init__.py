@@ -64,6 +64,8 @@ _LAZY = {
     "symbolic": ("qnmodel.symbolic", None),
     "modelfile": ("qnmodel.modelfile", None),
     "demands": ("qnmodel.demands", None),
+    "simulate": ("qnmodel.simulation", "simulate"),
+    "simulation": ("qnmodel.simulation", None),
 }
 
 
@@ -137,6 +139,8 @@ __all__ = [
     "open_network",
     "plotting",
     "raid",
+    "simulate",
+    "simulation",
     "sweep",
     "symbolic",
     "units",
