@@ -45,8 +45,8 @@ from .network import ForkJoin, Network, Station
 from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .results_open import OpenMultiClassResult, OpenResult, UpgradeResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
-from .solvers.forkjoin import ForkJoinResult, fork_join
 from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
+from .solvers.forkjoin import ForkJoinResult, fork_join
 from .solvers.mixed import mixed_network
 from .solvers.mva_ld_general import mva_ld_general
 from .solvers.open import open_network

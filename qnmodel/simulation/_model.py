@@ -157,6 +157,12 @@ def compile_model(
                 raise InvalidModelError(
                     f"ForkJoin {name!r}: needs branches and 1 <= k <= n, got n={n}, k={el.k!r}"
                 )
+            if kj < n and getattr(el, "cancel", False):
+                raise InvalidModelError(
+                    f"ForkJoin {name!r}: k={kj} of n={n} with cancel=True; the simulator "
+                    "keeps the n - k stragglers running (set cancel=False), and "
+                    "qnmodel.fork_join solves cancelling joins"
+                )
             node_kind.append(1)
             node_first.append(len(st_kind))
             node_count.append(n)

@@ -9,8 +9,8 @@ from .bounds import (
     bounds_aba,
     bounds_bjb,
 )
-from .forkjoin import ForkJoinResult, fork_join
 from .capacity import best_upgrade, max_arrival_rate, max_population, min_servers
+from .forkjoin import ForkJoinResult, fork_join
 from .mixed import mixed_network
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
 from .mva_ld_general import mva_ld_general, mva_multiclass_ld
