@@ -1072,6 +1072,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="measured points: a CSV (n, throughput, response_time) or a qnbench JSON trace",
     )
     p.set_defaults(func=_cmd_report)
+
+    from .testbed import command as testbed_command  # `qnmodel testbed up|down|status`
+
+    testbed_command.register(add)
     return parser
 
 
