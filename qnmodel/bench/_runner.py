@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -18,7 +19,7 @@ from .._validate import as_quantity
 from ..errors import BenchError, BenchNotFoundError, InvalidModelError, InvalidTypeError
 from .trace import BenchTrace
 
-__all__ = ["executable", "build_command", "run", "selftest", "ENV_VAR"]
+__all__ = ["executable", "engines", "build_command", "run", "selftest", "ENV_VAR"]
 
 ENV_VAR = "QNMODEL_QNBENCH"
 _PROGRESS = re.compile(r"qnbench: point (\d+)/(\d+): (.*)")
@@ -73,6 +74,38 @@ def executable() -> Path:
     if found:
         return Path(found)
     raise BenchNotFoundError(f"qnbench executable not found; {_BUILD_HINT}")
+
+
+def engines(executable_path: str | os.PathLike | None = None) -> tuple[dict[str, Any], ...]:
+    """The engines qnbench offers, from its one engine table (``qnbench --list-engines``).
+
+    Each entry is a dict with ``name``, ``help`` and the engine's traits as bools:
+    ``sweeps_bs`` (sweeps over ``bs``), ``sweeps_ops`` (sweeps over an operation list),
+    ``needs_dir``, ``process_workers``, ``standalone_role``.
+
+    Raises
+    ------
+    BenchNotFoundError
+        No qnbench executable.
+    BenchError
+        qnbench failed or printed something other than its engine list.
+    """
+    exe = Path(executable_path) if executable_path is not None else executable()
+    p = subprocess.run(
+        [str(exe), "--list-engines"], capture_output=True, text=True, timeout=60, check=False
+    )
+    try:
+        doc = json.loads(p.stdout)
+        ok = p.returncode == 0 and doc["schema"] == "qnbench-engines"
+        listed = tuple(dict(e) for e in doc["engines"])
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    if not ok or not listed:
+        raise BenchError(
+            f"{exe} --list-engines did not print the engine list (exit status {p.returncode}): "
+            f"{p.stderr.strip() or p.stdout[:200]!r}"
+        )
+    return listed
 
 
 def _format_number(value: float, name: str, dimension: str | None) -> str:
@@ -162,7 +195,8 @@ def run(
     Parameters
     ----------
     engine : str
-        ``"null"``, ``"emu"``, ``"file"``, ``"mem"``, ``"cpu"``, ``"tcp"`` or ``"stripe"``.
+        The name of one of qnbench's engines (:func:`engines` lists them: ``"null"``,
+        ``"emu"``, ``"file"``, ...).
     progress : bool, optional
         Relay qnbench's per-point progress lines to stderr. Default: only when stderr is a
         terminal.

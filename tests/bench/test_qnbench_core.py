@@ -7,15 +7,45 @@ import math
 
 import pytest
 
-from qnmodel.bench import schema
-
-ENGINES = ("null", "emu", "file", "mem", "cpu", "tcp", "stripe")
+from qnmodel.bench import _runner, schema
 
 
-def test_help_lists_every_engine_and_option(qnb):
+@pytest.fixture(scope="module")
+def engine_names(qnbench_exe):
+    """The engine names, from qnbench's own engine table (never a copy kept here)."""
+    return [e["name"] for e in _runner.engines(qnbench_exe)]
+
+
+def test_list_engines_is_the_one_table(qnb, engine_names):
+    rc, doc, _, err = qnb("--list-engines")
+    assert rc == 0 and err == ""
+    assert doc["schema"] == "qnbench-engines" and doc["schema_version"] == 1
+    # the engines the models and docs rely on are there (more may be added)
+    assert {"null", "emu", "file", "mem", "cpu", "tcp", "stripe"} <= set(engine_names)
+    assert len(set(engine_names)) == len(engine_names)
+    by_name = {e["name"]: e for e in doc["engines"]}
+    assert by_name["file"]["needs_dir"] and by_name["file"]["process_workers"]
+    assert by_name["mem"]["sweeps_ops"] and not by_name["mem"]["sweeps_bs"]
+    assert by_name["tcp"]["standalone_role"] and not by_name["emu"]["standalone_role"]
+    # --engine accepts exactly these names, in this order
+    rc, _, out, err = qnb("--engine", "nosuch")
+    assert rc == 2 and err.strip().endswith("not one of " + ",".join(engine_names))
+
+
+def test_every_listed_engine_runs(qnb, engine_names, tmp_path):
+    for name in engine_names:
+        rc, doc, _, err = qnb("--engine", name, "--dir", tmp_path, "--runtime", "30ms",
+                              "--warmup", "0", "--size", "256KiB")  # fmt: skip
+        assert rc == 0, (name, err)
+        doc = schema.validate(doc)
+        assert doc["engine"] == name and all(r["ops"] > 0 for r in doc["results"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_lists_every_engine_and_option(qnb, engine_names):
     rc, _, out, err = qnb("--help")
     assert rc == 0 and err == ""
-    for engine in ENGINES:
+    for engine in engine_names:
         assert f"  {engine} " in out
     for opt in ("--jobs", "--bs", "--rw", "--size", "--runtime", "--dir", "--dev-latency"):
         assert opt in out

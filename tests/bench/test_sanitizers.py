@@ -63,6 +63,13 @@ CASES = [
 ]  # fmt: skip
 
 
+def test_every_engine_has_a_sanitizer_case(sanitized):
+    p = subprocess.run([str(sanitized), "--list-engines"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    names = {e["name"] for e in json.loads(p.stdout)["engines"]}
+    assert names == {args[1] for args in CASES}
+
+
 @pytest.mark.parametrize("args", CASES, ids=lambda a: "-".join(a[1:4]))
 def test_engine_is_clean_under_asan_ubsan(sanitized, tmp_path, args):
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=99",

@@ -23,7 +23,7 @@ struct opt {
 #define F(field) offsetof(struct qnb_config, field), sizeof(((struct qnb_config *)0)->field)
 
 static const struct opt table[] = {
-    {"engine", T_STR, F(engine), "null", "null,emu,file,mem,cpu,tcp,stripe", "general",
+    {"engine", T_STR, F(engine), "null", QNB_ENGINE_NAMES, "general",
      "engine that serves each request"},
     {"jobs", T_INTLIST, F(jobs), "1", NULL, "general",
      "concurrency sweep: closed-loop clients per point, e.g. 1,2,4,8"},
@@ -261,7 +261,8 @@ static void usage(FILE *f)
     fprintf(f, "\nengines:\n");
     for (int i = 0; qnb_engines[i]; i++)
         fprintf(f, "  %-8s %s\n", qnb_engines[i]->name, qnb_engines[i]->help);
-    fprintf(f, "\n  --help           this text\n  --version        print the version\n");
+    fprintf(f, "\n  --help           this text\n  --list-engines   the engines as one JSON document\n"
+               "  --version        print the version\n");
 }
 
 int qnb_parse_args(struct qnb_config *c, int argc, char **argv)
@@ -271,6 +272,13 @@ int qnb_parse_args(struct qnb_config *c, int argc, char **argv)
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
+            return 3;
+        }
+        if (strcmp(a, "--list-engines") == 0) {
+            struct qnb_json j;
+            qj_init(&j, stdout);
+            qnb_engines_json(&j);
+            fputc('\n', stdout);
             return 3;
         }
         if (strcmp(a, "--version") == 0) {

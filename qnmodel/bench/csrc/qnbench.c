@@ -9,45 +9,6 @@
 
 #include "harness.h"
 
-/* Engines register themselves from a constructor in their own file (fio's pattern), so adding an
- * engine means adding one file to engines/. Kept sorted in a fixed order for --help. */
-#define QNB_MAX_ENGINES 16
-const struct qnb_engine *qnb_engines[QNB_MAX_ENGINES + 1];
-
-void qnb_register_engine(const struct qnb_engine *e)
-{
-    static const char *const order[] = {"null", "emu", "file", "mem", "cpu", "tcp", "stripe"};
-    int n = 0;
-    while (qnb_engines[n])
-        n++;
-    if (n >= QNB_MAX_ENGINES)
-        abort();
-    qnb_engines[n++] = e;
-    /* insertion sort by the documented order */
-    for (int i = n - 1; i > 0; i--) {
-        int a = 99, b = 99;
-        for (int k = 0; k < 7; k++) {
-            if (strcmp(order[k], qnb_engines[i - 1]->name) == 0)
-                a = k;
-            if (strcmp(order[k], qnb_engines[i]->name) == 0)
-                b = k;
-        }
-        if (a <= b)
-            break;
-        const struct qnb_engine *t = qnb_engines[i - 1];
-        qnb_engines[i - 1] = qnb_engines[i];
-        qnb_engines[i] = t;
-    }
-}
-
-const struct qnb_engine *qnb_find_engine(const char *name)
-{
-    for (int i = 0; qnb_engines[i]; i++)
-        if (strcmp(qnb_engines[i]->name, name) == 0)
-            return qnb_engines[i];
-    return NULL;
-}
-
 static void on_signal(int sig)
 {
     qnb_stop_signal = sig;
@@ -83,8 +44,10 @@ static int check_common(const struct qnb_config *c, const struct qnb_engine *eng
         return 2;
     }
     if (strcmp(c->workers, "process") == 0 && !(eng->flags & QNB_ENG_PROCESSES)) {
-        qnb_diag("--workers process is supported by the file engine only (engine %s uses threads)",
-                 eng->name);
+        char names[256];
+        qnb_engine_names_with(QNB_ENG_PROCESSES, names, sizeof names);
+        qnb_diag("--workers process is supported by the %s engine only (engine %s uses threads)",
+                 names, eng->name);
         return 2;
     }
     if (eng->check) {
@@ -110,6 +73,8 @@ int main(int argc, char **argv)
 static int run_main(int argc, char **argv)
 {
     static struct qnb_config cfg;
+    if (qnb_engine_table_check())
+        return 1;
     int rc = qnb_parse_args(&cfg, argc, argv);
     if (rc == 3)
         return 0;

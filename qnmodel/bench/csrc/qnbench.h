@@ -184,11 +184,20 @@ struct qnb_engine {
     int (*standalone)(struct qnb_run *r);
 };
 
+/* The engine table (engines/table.h) is the one list of engines; engines.c derives the rest. */
+#include "engines/table.h"
+#define QNB_ENGINE_DECLARE(n) extern const struct qnb_engine qnb_engine_##n;
+QNB_ENGINE_TABLE(QNB_ENGINE_DECLARE)
+#define QNB_ENGINE_NAME_ITEM(n) "," #n
+/* "null,emu,...": the comma list of engine names, a string constant derived from the table */
+#define QNB_ENGINE_NAMES (QNB_ENGINE_TABLE(QNB_ENGINE_NAME_ITEM) + 1)
+extern const struct qnb_engine *const qnb_engines[]; /* the table, NULL-terminated */
 const struct qnb_engine *qnb_find_engine(const char *name);
-extern const struct qnb_engine *qnb_engines[]; /* NULL-terminated */
-void qnb_register_engine(const struct qnb_engine *e);
-#define QNB_REGISTER_ENGINE(var)                                                                   \
-    __attribute__((constructor)) static void qnb_register_##var(void) { qnb_register_engine(&var); }
+int qnb_engine_table_check(void); /* 0, or -1 (message printed) if a .name differs from its entry */
+/* names of the engines with all of `flags`, as "a", "a and b" or "a, b and c" */
+void qnb_engine_names_with(unsigned flags, char *buf, size_t len);
+/* --list-engines: one JSON document describing every engine of the table */
+void qnb_engines_json(struct qnb_json *j);
 
 /* ---- workers and runs (harness.c) ---- */
 enum { QNB_PHASE_WARMUP = 0, QNB_PHASE_MEASURE = 1, QNB_PHASE_STOP = 2 };

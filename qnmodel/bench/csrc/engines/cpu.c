@@ -154,7 +154,7 @@ static void cpu_report(struct qnb_run *r, struct qnb_json *j)
     qj_knum(j, "cost_s_per_byte", bytes ? busy / (double)bytes / 1e9 : 0.0);
 }
 
-static const struct qnb_engine qnb_engine_cpu = {
+const struct qnb_engine qnb_engine_cpu = {
     .name = "cpu",
     .help = "per-unit processing cost: memcpy, XOR parity of a stripe, Internet checksum",
     .flags = QNB_ENG_USES_BS | QNB_ENG_OPLIST,
@@ -165,5 +165,3 @@ static const struct qnb_engine qnb_engine_cpu = {
     .worker_cleanup = cpu_cleanup,
     .point_report = cpu_report,
 };
-
-QNB_REGISTER_ENGINE(qnb_engine_cpu)

@@ -202,7 +202,7 @@ static void emu_teardown(struct qnb_run *r)
     r->epriv = NULL;
 }
 
-static const struct qnb_engine qnb_engine_emu = {
+const struct qnb_engine qnb_engine_emu = {
     .name = "emu",
     .help = "emulated devices: a + B/r seconds per request, one at a time per device",
     .flags = QNB_ENG_USES_BS,
@@ -212,5 +212,3 @@ static const struct qnb_engine qnb_engine_emu = {
     .point_report = emu_report,
     .point_teardown = emu_teardown,
 };
-
-QNB_REGISTER_ENGINE(qnb_engine_emu)

@@ -318,7 +318,7 @@ static void file_run_teardown(struct qnb_run *r)
     r->erun = NULL;
 }
 
-static const struct qnb_engine qnb_engine_file = {
+const struct qnb_engine qnb_engine_file = {
     .name = "file",
     .help = "reads/writes on files it creates in --dir (sync, stdio, mmap, O_DIRECT)",
     .flags = QNB_ENG_USES_BS | QNB_ENG_NEEDS_DIR | QNB_ENG_PROCESSES,
@@ -331,5 +331,3 @@ static const struct qnb_engine qnb_engine_file = {
     .point_report = file_report,
     .run_teardown = file_run_teardown,
 };
-
-QNB_REGISTER_ENGINE(qnb_engine_file)

@@ -111,7 +111,7 @@ static void mem_report(struct qnb_run *r, struct qnb_json *j)
     qj_kint(j, "array_bytes", r->cfg->size);
 }
 
-static const struct qnb_engine qnb_engine_mem = {
+const struct qnb_engine qnb_engine_mem = {
     .name = "mem",
     .help = "STREAM-style copy/scale/add/triad memory bandwidth",
     .flags = QNB_ENG_OPLIST,
@@ -122,5 +122,3 @@ static const struct qnb_engine qnb_engine_mem = {
     .worker_cleanup = mem_cleanup,
     .point_report = mem_report,
 };
-
-QNB_REGISTER_ENGINE(qnb_engine_mem)

@@ -13,12 +13,10 @@ static void null_report(struct qnb_run *r, struct qnb_json *j)
             r->ops_total ? r->elapsed_s * r->pt.jobs / (double)r->ops_total : 0.0);
 }
 
-static const struct qnb_engine qnb_engine_null = {
+const struct qnb_engine qnb_engine_null = {
     .name = "null",
     .help = "does nothing per request: harness overhead",
     .flags = QNB_ENG_USES_BS,
     .op = null_op,
     .point_report = null_report,
 };
-
-QNB_REGISTER_ENGINE(qnb_engine_null)

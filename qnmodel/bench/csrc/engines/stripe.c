@@ -540,7 +540,7 @@ static void stripe_run_teardown(struct qnb_run *r)
     r->erun = NULL;
 }
 
-static const struct qnb_engine qnb_engine_stripe = {
+const struct qnb_engine qnb_engine_stripe = {
     .name = "stripe",
     .help = "user-space RAID0/RAID5 (parity, read-modify-write) over emulated devices, files or "
             "TCP block servers",
@@ -554,5 +554,3 @@ static const struct qnb_engine qnb_engine_stripe = {
     .point_teardown = stripe_teardown,
     .run_teardown = stripe_run_teardown,
 };
-
-QNB_REGISTER_ENGINE(qnb_engine_stripe)

@@ -420,7 +420,7 @@ static void tcp_run_teardown(struct qnb_run *r)
     }
 }
 
-static const struct qnb_engine qnb_engine_tcp = {
+const struct qnb_engine qnb_engine_tcp = {
     .name = "tcp",
     .help = "request/response over TCP (loopback server thread, or client/server roles)",
     .flags = QNB_ENG_USES_BS,
@@ -433,5 +433,3 @@ static const struct qnb_engine qnb_engine_tcp = {
     .run_teardown = tcp_run_teardown,
     .standalone = tcp_standalone,
 };
-
-QNB_REGISTER_ENGINE(qnb_engine_tcp)
