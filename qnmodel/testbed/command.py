@@ -27,9 +27,7 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     p.add_argument("action", choices=("up", "down", "status"), help="what to do")
     p.add_argument("topology", help="topology TOML file")
     p.add_argument("--json", action="store_true", help="print the status as JSON")
-    p.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds a server may take to start"
-    )
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds a server may take to start")
     p.set_defaults(func=main)
 
 
@@ -38,8 +36,11 @@ def _print_status(doc: dict, as_json: bool) -> None:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    state = "up" if doc["up"] else ("partial (run down)" if doc.get("leftovers") or doc[
-        "namespaces"] else "down")
+    state = (
+        "up"
+        if doc["up"]
+        else ("partial (run down)" if doc.get("leftovers") or doc["namespaces"] else "down")
+    )
     print(f"testbed {doc['name']}: {state}")
     for name, n in doc.get("nodes", {}).items():
         rate = n.get("rate_B_s")
@@ -47,10 +48,10 @@ def _print_status(doc: dict, as_json: bool) -> None:
         extra = ""
         if n.get("service") not in (None, "none"):
             run = "running" if n.get("running") else "NOT RUNNING"
-            extra = f"  {n['service']} {run}" + (f"  {n['url']}" if n.get("url") else
-                                                  f"  port {n.get('port')}")
-        print(f"  {n['role']:<6} {name:<14} {n['namespace']:<28} {n['address']:<15} {link}"
-              f"{extra}")
+            extra = f"  {n['service']} {run}" + (
+                f"  {n['url']}" if n.get("url") else f"  port {n.get('port')}"
+            )
+        print(f"  {n['role']:<6} {name:<14} {n['namespace']:<28} {n['address']:<15} {link}{extra}")
 
 
 def main(args: argparse.Namespace) -> int:

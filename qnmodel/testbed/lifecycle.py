@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -97,11 +98,49 @@ def _shape(ns: str, dev: str, rate: float) -> None:
     burst = max(15140, int(rate * 1e-3))
     quantum = max(1514, min(200000, int(rate / 10)))
     run(["ip", "-n", ns, "link", "set", dev, "txqueuelen", "1000"])
-    run(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb",
-         "default", "1"])
-    run(["tc", "-n", ns, "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1",
-         "htb", "rate", f"{bits}bit", "ceil", f"{bits}bit", "burst", str(burst),
-         "cburst", str(burst), "quantum", str(quantum)])
+    run(
+        [
+            "tc",
+            "-n",
+            ns,
+            "qdisc",
+            "replace",
+            "dev",
+            dev,
+            "root",
+            "handle",
+            "1:",
+            "htb",
+            "default",
+            "1",
+        ]
+    )
+    run(
+        [
+            "tc",
+            "-n",
+            ns,
+            "class",
+            "replace",
+            "dev",
+            dev,
+            "parent",
+            "1:",
+            "classid",
+            "1:1",
+            "htb",
+            "rate",
+            f"{bits}bit",
+            "ceil",
+            f"{bits}bit",
+            "burst",
+            str(burst),
+            "cburst",
+            str(burst),
+            "quantum",
+            str(quantum),
+        ]
+    )
 
 
 def up(
@@ -174,8 +213,23 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
         port = f"p{n.index}"
         state.record("namespaces", ns)
         run(["ip", "netns", "add", ns])
-        run(["ip", "link", "add", "eth0", "netns", ns, "type", "veth",
-             "peer", "name", port, "netns", sw])
+        run(
+            [
+                "ip",
+                "link",
+                "add",
+                "eth0",
+                "netns",
+                ns,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                port,
+                "netns",
+                sw,
+            ]
+        )
         addr, gw = topo.address(n.name), topo.gateway(n.name)
         run(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", "eth0"])
         run(["ip", "-n", sw, "addr", "add", f"{gw}/24", "dev", port])
@@ -185,8 +239,12 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
         if n.link.rate is not None:
             _shape(ns, "eth0", n.link.rate)  # the node's uplink
             _shape(sw, port, n.link.rate)  # its downlink
-        nodes_info[n.name] = {"role": n.role, "namespace": ns, "address": addr,
-                              "rate_B_s": n.link.rate}
+        nodes_info[n.name] = {
+            "role": n.role,
+            "namespace": ns,
+            "address": addr,
+            "rate_B_s": n.link.rate,
+        }
         _say(log, f"{n.role} {n.name}: namespace {ns}, {addr}")
     state.set("nodes", nodes_info)
     qnbench = None
@@ -197,6 +255,9 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
 
             qnbench = str(executable())
         info = start_server(topo, s, state, disk, qnbench or "", timeout)
+        if os.environ.get("QNMODEL_TESTBED_CRASH_AFTER") == s.name:
+            # test hook: die like a killed 'up' (no cleanup), to test 'down' after a crash
+            os.kill(os.getpid(), signal.SIGKILL)
         info["disk"] = {"kind": s.disk.kind, "path": str(disk) if disk else None}
         nodes_info[s.name].update(info)
         state.set("nodes", nodes_info)
@@ -213,11 +274,17 @@ def down(name: str | Topology, *, log: Log = None, state_root: Path | None = Non
     topo = name if isinstance(name, Topology) else None
     name = topo.name if topo else str(name)
     state = State.load(name, state_root) or State(name, state_root)
-    removed: dict[str, list] = {"processes": [], "mounts": [], "cgroups": [], "namespaces": [],
-                                "dirs": []}
+    removed: dict[str, list] = {
+        "processes": [],
+        "mounts": [],
+        "cgroups": [],
+        "namespaces": [],
+        "dirs": [],
+    }
     pat = _ns_pattern(name)
-    namespaces = sorted({n for n in state["namespaces"] if pat.match(n)} | set(
-        _our_namespaces(name)))
+    namespaces = sorted(
+        {n for n in state["namespaces"] if pat.match(n)} | set(_our_namespaces(name))
+    )
     # 1. processes: every process in one of our namespaces, and recorded ones still alive
     inodes = [i for i in (netns_inode(n) for n in namespaces) if i is not None]
     pids = set(pids_in_netns(inodes))
@@ -249,8 +316,12 @@ def down(name: str | Topology, *, log: Log = None, state_root: Path | None = Non
     # 5. our own directories inside the servers' disk directories
     dirs = set(state["dirs"])
     if topo is not None:
-        dirs |= {str(d) for s in topo.servers if s.disk.kind in ("dir", "throttled")
-                 for d in [disk_dir(topo, s, state.dir)]}
+        dirs |= {
+            str(d)
+            for s in topo.servers
+            if s.disk.kind in ("dir", "throttled")
+            for d in [disk_dir(topo, s, state.dir)]
+        }
     for d in sorted(dirs):
         if pat.match(Path(d).name) and Path(d).is_dir() and not Path(d).is_symlink():
             shutil.rmtree(d, ignore_errors=True)
@@ -266,9 +337,12 @@ def down(name: str | Topology, *, log: Log = None, state_root: Path | None = Non
     problems += [f"mount {m}" for m in _mounts_under(state.dir)]
     if problems:
         raise TestbedError(f"testbed {name!r}: could not remove {', '.join(problems)}")
-    _say(log, f"testbed {name!r} down: removed {len(removed['namespaces'])} namespaces, "
-         f"{len(removed['processes'])} processes, {len(removed['cgroups'])} cgroups, "
-         f"{len(removed['mounts'])} mounts, {len(removed['dirs'])} directories")
+    _say(
+        log,
+        f"testbed {name!r} down: removed {len(removed['namespaces'])} namespaces, "
+        f"{len(removed['processes'])} processes, {len(removed['cgroups'])} cgroups, "
+        f"{len(removed['mounts'])} mounts, {len(removed['dirs'])} directories",
+    )
     return removed
 
 
@@ -279,8 +353,13 @@ def status(name: str | Topology, *, state_root: Path | None = None) -> dict:
     present = _our_namespaces(name)
     doc: dict[str, Any] = {"name": name, "state_file": str(State(name, state_root).path)}
     if state is None:
-        doc.update(up=False, complete=False, nodes={}, namespaces=present,
-                   leftovers=bool(present or _our_cgroups(name)))
+        doc.update(
+            up=False,
+            complete=False,
+            nodes={},
+            namespaces=present,
+            leftovers=bool(present or _our_cgroups(name)),
+        )
         return doc
     nodes = state.data.get("nodes", {})
     procs_alive = {

@@ -63,8 +63,17 @@ def make_disk(topo: Topology, node: Node, state: State) -> Path | None:
     if d.kind == "tmpfs":
         path.mkdir(parents=True, exist_ok=True)
         state.record("mounts", str(path))
-        run(["mount", "-t", "tmpfs", "-o", f"size={int(d.size)},mode=0755",
-             topo.namespace(node.name), str(path)])
+        run(
+            [
+                "mount",
+                "-t",
+                "tmpfs",
+                "-o",
+                f"size={int(d.size)},mode=0755",
+                topo.namespace(node.name),
+                str(path),
+            ]
+        )
         return path
     parent = Path(d.path)
     if not parent.is_dir():
@@ -166,8 +175,17 @@ def start_server(
     node_dir = state.dir / node.name
     node_dir.mkdir(parents=True, exist_ok=True)
     if node.service == "tcp":
-        cmd = [qnbench, "--engine", "tcp", "--tcp-role", "server", "--host", "0.0.0.0",
-               "--port", str(node.port)]
+        cmd = [
+            qnbench,
+            "--engine",
+            "tcp",
+            "--tcp-role",
+            "server",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(node.port),
+        ]
         if disk is not None:
             cmd += ["--serve", "file", "--dir", str(disk), "--size", str(int(node.file_size))]
         port = node.port
@@ -187,13 +205,21 @@ def start_server(
     log = open(node_dir / f"{node.service}.out", "wb")  # noqa: SIM115 (child keeps it)
     with log:
         proc = subprocess.Popen(
-            full, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, cwd="/",
+            full,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd="/",
         )
     state.record(
         "processes",
-        {"pid": proc.pid, "start": process_start_time(proc.pid), "node": node.name,
-         "service": node.service},
+        {
+            "pid": proc.pid,
+            "start": process_start_time(proc.pid),
+            "node": node.name,
+            "service": node.service,
+        },
     )
     netns = f"net:[{netns_inode(ns)}]"
     deadline = time.monotonic() + timeout

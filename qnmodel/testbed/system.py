@@ -63,9 +63,7 @@ def run(
 ) -> subprocess.CompletedProcess:
     """Run a command; on failure raise :class:`TestbedError` with its stderr."""
     try:
-        cp = subprocess.run(
-            list(cmd), capture_output=True, text=True, timeout=timeout, input=input
-        )
+        cp = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, input=input)
     except FileNotFoundError:
         raise TestbedError(f"command not found: {cmd[0]}") from None
     except subprocess.TimeoutExpired:

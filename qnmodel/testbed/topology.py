@@ -155,9 +155,7 @@ def _table(value: Any, name: str) -> dict:
 def _check_keys(table: dict, name: str, allowed: tuple[str, ...]) -> None:
     for key in table:
         if key not in allowed:
-            raise InvalidModelError(
-                f"{name}.{key}: unknown key (allowed: {', '.join(allowed)})"
-            )
+            raise InvalidModelError(f"{name}.{key}: unknown key (allowed: {', '.join(allowed)})")
 
 
 def _name(value: Any, field_name: str, maximum: int) -> str:
@@ -307,9 +305,7 @@ def parse_topology(doc: dict, source: str = "<dict>") -> Topology:
             f"too many namespaces: {total} nodes (clients + servers) > {MAX_NODES}, the most one "
             "testbed holds (one /24 of its /16 subnet each, plus the switch)"
         )
-    clients = tuple(
-        _node(c, f"clients[{i}]", "client", i) for i, c in enumerate(clients_raw)
-    )
+    clients = tuple(_node(c, f"clients[{i}]", "client", i) for i, c in enumerate(clients_raw))
     servers = tuple(
         _node(s, f"servers[{i}]", "server", len(clients) + i) for i, s in enumerate(servers_raw)
     )
