@@ -16,6 +16,7 @@ See ``docs/how-to/testbed.md``.
 from __future__ import annotations
 
 from .lifecycle import GOODPUT_FACTOR, down, exec_argv, status, up
+from .measure import bench_in, compare_raid0_reads, raid_model, stripe_options
 from .services import NFS_EXPORT, nfs_url
 from .system import TestbedError
 from .topology import (
@@ -41,11 +42,15 @@ __all__ = [
     "Node",
     "TestbedError",
     "Topology",
+    "bench_in",
+    "compare_raid0_reads",
     "down",
     "exec_argv",
     "load_topology",
     "nfs_url",
     "parse_topology",
+    "raid_model",
     "status",
+    "stripe_options",
     "up",
 ]

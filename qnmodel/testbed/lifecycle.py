@@ -247,6 +247,10 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
         }
         _say(log, f"{n.role} {n.name}: namespace {ns}, {addr}")
     state.set("nodes", nodes_info)
+    # IPv4 forwarding in the switch without reverse-path filtering (the stripe address below
+    # is routed by port, so a reply's source has no plain route back)
+    for key in ("all", "default", *[f"p{n.index}" for n in topo.nodes]):
+        run(["ip", "netns", "exec", sw, "sysctl", "-q", "-w", f"net.ipv4.conf.{key}.rp_filter=0"])
     qnbench = None
     for s in topo.servers:
         disk = make_disk(topo, s, state)
@@ -262,6 +266,31 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
         nodes_info[s.name].update(info)
         state.set("nodes", nodes_info)
         _say(log, f"server {s.name}: {s.service} on {topo.address(s.name)} ({s.disk.kind} disk)")
+    stripe = _stripe_routes(topo)
+    state.set("stripe", stripe)
+    if stripe:
+        _say(
+            log,
+            f"tcp servers also on {stripe['address']}, ports "
+            f"{', '.join(str(m['port']) for m in stripe['members'])} (qnbench stripe)",
+        )
+
+
+def _stripe_routes(topo: Topology) -> dict | None:
+    """Make every tcp server answer on ``topo.stripe_address`` at its own port (see there)."""
+    tcp = [s for s in topo.servers if s.service == "tcp"]
+    ports = [s.port for s in tcp]
+    if not tcp or len(set(ports)) != len(ports):
+        return None
+    sw, vip = topo.switch_namespace, topo.stripe_address
+    for i, s in enumerate(tcp):
+        run(["ip", "-n", topo.namespace(s.name), "addr", "add", f"{vip}/32", "dev", "lo"])
+        table = str(100 + i)
+        run(["ip", "-n", sw, "route", "add", f"{vip}/32", "via", topo.address(s.name),
+             "table", table])  # fmt: skip
+        run(["ip", "-n", sw, "rule", "add", "ipproto", "tcp", "dport", str(s.port),
+             "to", f"{vip}/32", "table", table])  # fmt: skip
+    return {"address": vip, "members": [{"server": s.name, "port": s.port} for s in tcp]}
 
 
 def down(name: str | Topology, *, log: Log = None, state_root: Path | None = None) -> dict:
@@ -376,6 +405,7 @@ def status(name: str | Topology, *, state_root: Path | None = None) -> dict:
         nodes=nodes,
         namespaces=present,
         switch=f"{PREFIX}{name}-{SWITCH}",
+        stripe=state.data.get("stripe"),
         leftovers=False,
     )
     return doc

@@ -141,6 +141,16 @@ class Topology:
         """The switch-side address of a node's link (its default route)."""
         return str(self._net(self.node(node).index)[1])
 
+    @property
+    def stripe_address(self) -> str:
+        """The address every ``tcp`` server also answers on, each on its own port.
+
+        A striping client (qnbench ``stripe --member tcp --host ADDR --port P``) reaches member
+        m at ``ADDR:P+m``; the switch routes each port to its server (policy routing on the
+        destination port), so K servers in K namespaces form one networked RAID.
+        """
+        return str(ipaddress.IPv4Address(int(self.subnet.network_address) + (255 << 8) + 1))
+
     def _net(self, index: int) -> ipaddress.IPv4Network:
         base = int(self.subnet.network_address)
         return ipaddress.IPv4Network((base + ((index + 1) << 8), 24))
