@@ -56,6 +56,7 @@ _LAZY = {
     "symbolic": ("qnmodel.symbolic", None),
     "modelfile": ("qnmodel.modelfile", None),
     "demands": ("qnmodel.demands", None),
+    "testbed": ("qnmodel.testbed", None),
 }
 
 
@@ -114,5 +115,6 @@ __all__ = [
     "raid",
     "sweep",
     "symbolic",
+    "testbed",
     "units",
 ]

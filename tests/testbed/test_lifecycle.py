@@ -187,3 +187,28 @@ def test_cli_reports_a_bad_topology_naming_the_field(tmp_path, disk_parent, caps
     )
     assert main(["testbed", "status", str(write_topology(tmp_path, text))]) == 1
     assert "clients[0].link.rate must be > 0" in capsys.readouterr().err
+
+
+def test_missing_packages_without_apt_get_is_a_clear_error(monkeypatch):
+    from qnmodel.testbed import system
+
+    monkeypatch.setattr(system.shutil, "which", lambda cmd: None)  # nothing installed, no apt
+    with pytest.raises(testbed.TestbedError) as exc:
+        system.ensure_commands(["ip", "rpcbind", "ganesha.nfsd"])
+    msg = str(exc.value)
+    assert "missing Debian packages iproute2, rpcbind, nfs-ganesha" in msg
+    assert "apt-get install -y iproute2 rpcbind nfs-ganesha" in msg
+
+
+def test_apt_get_failure_is_a_clear_error(monkeypatch):
+    from qnmodel.testbed import system
+
+    monkeypatch.setattr(system.shutil, "which", lambda cmd: "/usr/bin/apt-get" if cmd ==
+                        "apt-get" else None)  # fmt: skip
+
+    def fail(cmd, **kw):
+        return subprocess.CompletedProcess(cmd, 100, "", "E: Unable to locate package")
+
+    monkeypatch.setattr(system.subprocess, "run", fail)
+    with pytest.raises(testbed.TestbedError, match="cannot install rpcbind.*Unable to locate"):
+        system.ensure_commands(["rpcbind"])

@@ -134,3 +134,14 @@ def test_nfs_engine_usage_errors(nfs_testbed):
                              "nfs://10.213.2.2/nosuchexport/", "--runtime", "100ms"],
                 check=False)  # fmt: skip
     assert cp.returncode != 0 and "mount 10.213.2.2:/nosuchexport/ failed" in cp.stderr
+
+
+def test_nfs_engine_is_built_where_libnfs_dev_is_installed():
+    from qnmodel.bench._runner import engines
+
+    nfs = next(e for e in engines() if e["name"] == "nfs")
+    assert nfs["needs_server"]
+    if Path("/usr/include/nfsc/libnfs.h").exists():
+        assert "NOT BUILT" not in nfs["help"]
+    else:
+        assert "NOT BUILT" in nfs["help"] and "libnfs-dev" in nfs["help"]
