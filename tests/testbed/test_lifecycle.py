@@ -30,7 +30,8 @@ pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("testbed")]
 
 RATE = 12.5e6  # 100 Mbit/s in bytes/s
 # measured here: 5 repeats of 2 s, mean 0.9543, CV 0.2 % per repeat (the 0.2 % below 0.9564 is
-# the request turnaround once per 1 MiB); 1 % is five times the CV and well inside it.
+# the request turnaround once per 1 MiB); 1 % is five times that CV. Under a full test run on
+# the 2 shared cores a repeat sometimes stalls (0.34 once): the test asserts the median.
 GOODPUT_REL_TOL = 0.01
 
 TCP_TOPOLOGY = """
@@ -95,13 +96,17 @@ def test_up_goodput_through_shaped_link_then_down_leaves_nothing(tmp_path, disk_
         assert host_links() == links_before
         res = qnbench_in(topo, "c1", "--engine", "tcp", "--tcp-role", "client", "--host",
                          topo.address("s1"), "--port", 5300, "--bs", "1MiB", "--jobs", 1,
-                         "--runtime", "2s", "--warmup", "200ms", "--repeat", 3)  # fmt: skip
+                         "--runtime", "1500ms", "--warmup", "200ms", "--repeat", 5)  # fmt: skip
         ratios = [r["bs_bytes"] / r["latency_s"]["mean"] / RATE for r in res["results"]]
-        mean = statistics.fmean(ratios)
-        cv = statistics.stdev(ratios) / mean
-        print(f"goodput / rate at 100 Mbit/s: {ratios} mean {mean:.4f} CV {cv:.4f}")
-        assert mean == pytest.approx(testbed.GOODPUT_FACTOR, rel=GOODPUT_REL_TOL)
-        assert cv < 0.01
+        med = statistics.median(ratios)
+        # a repeat can stall (a retransmission timeout when the 2 cores are busy with other
+        # work): the median is the goodput, the stalls are reported, not hidden
+        typical = [x for x in ratios if abs(x - med) < 0.05 * med]
+        cv = statistics.pstdev(typical) / statistics.fmean(typical)
+        print(f"goodput / rate at 100 Mbit/s: {[round(x, 4) for x in ratios]} median {med:.4f} "
+              f"CV {cv:.4f} (stalled repeats: {len(ratios) - len(typical)})")  # fmt: skip
+        assert med == pytest.approx(testbed.GOODPUT_FACTOR, rel=GOODPUT_REL_TOL)
+        assert len(typical) >= 3 and cv < 0.01
         # the unshaped server is reached too, through the client's 100 Mbit/s link
         res = qnbench_in(topo, "c1", "--engine", "tcp", "--tcp-role", "client", "--host",
                          topo.address("s2"), "--port", 5301, "--bs", "256KiB", "--runtime",

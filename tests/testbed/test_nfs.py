@@ -46,8 +46,10 @@ def run_in(topo, node, argv, check=True):
 
 
 def nfs_bench(topo, *args):
+    """The repeat with the median bandwidth (a repeat may stall on a busy machine)."""
     cp = run_in(topo, "c1", [str(executable()), "--engine", "nfs", *map(str, args)])
-    return json.loads(cp.stdout)["results"][0]
+    res = sorted(json.loads(cp.stdout)["results"], key=lambda r: r["latency_s"]["mean"])
+    return res[len(res) // 2]
 
 
 def comms_in_netns(ns: str) -> set[str]:
@@ -97,8 +99,8 @@ def test_ganesha_runs_after_rpcbind_in_the_server_namespace_and_serves_a_file(nf
 def test_nfs_engine_read_write_and_client_cache(nfs_testbed):
     topo, _ = nfs_testbed
     url = testbed.nfs_url(topo, "s1")
-    common = ("--nfs-url", url, "--bs", "1MiB", "--size", "8MiB", "--runtime", "1500ms",
-              "--warmup", "300ms")  # fmt: skip
+    common = ("--nfs-url", url, "--bs", "1MiB", "--size", "8MiB", "--runtime", "1s",
+              "--warmup", "300ms", "--repeat", 3)  # fmt: skip
     read = nfs_bench(topo, "--rw", "read", "--nfs-cache", 0, *common)
     write = nfs_bench(topo, "--rw", "write", "--nfs-cache", 0, *common)
     hit = nfs_bench(topo, "--rw", "read", "--nfs-cache", 1, *common)
