@@ -84,8 +84,10 @@ def compare_raid0_reads(topo: Topology, client: str, jobs, *, chunk: float = 655
                         runtime: str = "2 s", warmup: str = "300 ms") -> list[dict]:  # fmt: skip
     """Measure full-stripe RAID0 reads at N = ``jobs`` and put exact MVA of today's model beside.
 
-    Returns one row per N: measured X (jobs/s), R (s), p99 (s), and MVA's X and R with the
-    relative errors (model - measured) / measured.
+    Returns one row per N: measured X (jobs/s, completions in the window), ``X_little`` = N / R
+    (Little's law without think time; free of the +-N completions edge effect of a short
+    window), R (s), p99 (s), and MVA's X and R with the relative errors
+    (model - measured) / measured.
     """
     from ..solvers import mva
 
@@ -100,7 +102,8 @@ def compare_raid0_reads(topo: Topology, client: str, jobs, *, chunk: float = 655
         n = r["jobs"]
         x_m, r_m = float(res.throughput[n - 1]), float(res.response_time[n - 1])
         x, rt = r["throughput_ops_s"], r["latency_s"]["mean"]
-        rows.append(dict(N=n, X_measured=x, R_measured=rt, R_p99=r["latency_s"]["p99"],
-                         X_mva=x_m, R_mva=r_m, err_X=(x_m - x) / x, err_R=(r_m - rt) / rt,
+        rows.append(dict(N=n, X_measured=x, X_little=n / rt, R_measured=rt,
+                         R_p99=r["latency_s"]["p99"], X_mva=x_m, R_mva=r_m,
+                         err_X=(x_m - x) / x, err_R=(r_m - rt) / rt,
                          goodput_B_s=r["throughput_B_s"]))  # fmt: skip
     return rows
