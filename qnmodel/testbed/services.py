@@ -167,6 +167,16 @@ def _read(path: Path) -> bytes:
         return b""
 
 
+def _tail(node_dir: Path, service: str) -> str:
+    """The end of a server's error output (ganesha's own log for NFS), on one line."""
+    text = b""
+    for name in (f"{service}.err", "ganesha.log", f"{service}.out"):
+        text = _read(node_dir / name)[-1500:]
+        if text.strip():
+            break
+    return " ".join(text.decode(errors="replace").split()) or "(no output)"
+
+
 def start_server(
     topo: Topology, node: Node, state: State, disk: Path | None, qnbench: str, timeout: float
 ) -> dict:
@@ -202,13 +212,13 @@ def start_server(
     if node.disk.kind == "throttled":
         procs = BLKIO / ns / "cgroup.procs"
         full = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *full]
-    log = open(node_dir / f"{node.service}.out", "wb")  # noqa: SIM115 (child keeps it)
-    with log:
+    out_path, err_path = node_dir / f"{node.service}.out", node_dir / f"{node.service}.err"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
         proc = subprocess.Popen(
             full,
             stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            stdout=out,
+            stderr=err,
             start_new_session=True,
             cwd="/",
         )
@@ -225,7 +235,10 @@ def start_server(
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
-            out = (node_dir / f"{node.service}.out").read_text(errors="replace")[-2000:]
+            out = (
+                err_path.read_text(errors="replace")[-2000:]
+                or out_path.read_text(errors="replace")[-2000:]
+            )
             raise TestbedError(
                 f"the {node.service} server of {node.name!r} exited with status "
                 f"{proc.returncode} before listening: {' '.join(out.split())}"
@@ -238,7 +251,7 @@ def start_server(
         if time.monotonic() > deadline:
             raise TestbedError(
                 f"the {node.service} server of {node.name!r} does not listen on port {port} "
-                f"after {timeout:g} s (log: {node_dir})"
+                f"after {timeout:g} s: {_tail(node_dir, node.service)}"
             )
         time.sleep(0.02)
     info = {"service": node.service, "pid": proc.pid, "port": port, "command": shlex.join(cmd)}

@@ -218,3 +218,26 @@ def test_apt_get_failure_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(system.subprocess, "run", fail)
     with pytest.raises(testbed.TestbedError, match="cannot install rpcbind.*Unable to locate"):
         system.ensure_commands(["rpcbind"])
+
+
+@needs_root
+def test_server_that_cannot_start_is_a_clear_error_and_up_cleans(tmp_path):
+    """qnbench's tcp server cannot lay out a 64 MiB file on a 1 MiB tmpfs and exits."""
+    text = """
+[testbed]
+name = "tnospc"
+[[clients]]
+name = "c1"
+[[servers]]
+name = "s1"
+service = "tcp"
+disk = { kind = "tmpfs", size = "1 MiB" }
+file_size = "64 MiB"
+"""
+    topo = testbed.load_topology(write_topology(tmp_path, text))
+    with pytest.raises(
+        testbed.TestbedError,
+        match=r"tcp server of .s1. exited .* before listening: .*No space left on device",
+    ):
+        testbed.up(topo)
+    assert leftovers("tnospc") == []
