@@ -241,3 +241,27 @@ file_size = "64 MiB"
     ):
         testbed.up(topo)
     assert leftovers("tnospc") == []
+
+
+@needs_root
+def test_cli_up_status_down(tmp_path, capsys):
+    path = write_topology(
+        tmp_path,
+        '[testbed]\nname = "tcli"\n[[clients]]\nname = "c1"\nlink = { rate = "1 Gbit/s" }\n'
+        '[[servers]]\nname = "s1"\nservice = "tcp"\n',
+    )
+    try:
+        assert main(["testbed", "up", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert "testbed tcli: up" in out and "qnm-tcli-s1" in out and "1000 Mbit/s" in out
+        assert main(["testbed", "status", "--json", str(path)]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert (
+            doc["up"] and doc["nodes"]["s1"]["running"] and doc["nodes"]["c1"]["rate_B_s"] == 125e6
+        )
+        assert doc["stripe"]["address"] == "10.213.255.1"
+    finally:
+        assert main(["testbed", "down", str(path)]) == 0
+    assert main(["testbed", "status", str(path)]) == 0
+    assert "testbed tcli: down" in capsys.readouterr().out
+    assert leftovers("tcli") == []
