@@ -36,7 +36,7 @@ def test_every_listed_engine_runs(qnb, engine_names, qnbench_exe, tmp_path):
     # engines that measure a server started elsewhere (nfs) run in tests/testbed against one
     server = {e["name"] for e in _runner.engines(qnbench_exe) if e.get("needs_server")}
     for name in [n for n in engine_names if n not in server]:
-        rc, doc, _, err = qnb("--engine", name, "--dir", tmp_path, "--runtime", "30ms",
+        rc, doc, _, err = qnb("--engine", name, "--dir", tmp_path, "--ops", 3, "--runtime", "20s",
                               "--warmup", "0", "--size", "256KiB")  # fmt: skip
         assert rc == 0, (name, err)
         doc = schema.validate(doc)
@@ -147,7 +147,9 @@ def test_ops_limit_stops_the_point_after_exactly_that_many_operations(qnb):
     assert rc == 0, err
     (r,) = doc["results"]
     assert r["ops"] == 25 and r["complete"]
-    assert 25e-3 * 0.99 < r["elapsed_s"] < 1.0  # at least 25 x 1 ms, and stopped by --ops
+    # at least 24 x 1 ms (the first request may start in the warm-up, before the measured
+    # interval, when the main thread is scheduled late), and stopped by --ops
+    assert 24e-3 < r["elapsed_s"] < 1.0
 
 
 def test_strings_are_escaped_in_json(qnb):

@@ -141,9 +141,11 @@ def test_random_device_choice_is_seeded_and_reproducible(qnb):
     )
     a = emu(qnb, *args)[0]["engine_stats"]["device_ops"]
     b = emu(qnb, *args)[0]["engine_stats"]["device_ops"]
-    # the device sequence is seeded; which request of the boundary falls into the window is not
+    # the device sequence is seeded; which requests of the warm-up boundary fall into the window
+    # is not (one or two, a few when the main thread is scheduled late): an unseeded choice would
+    # differ by ~9 per device
     assert sum(a) in (200, 201) and sum(b) in (200, 201)
-    assert all(abs(x - y) <= 1 for x, y in zip(a, b, strict=True))
+    assert all(abs(x - y) <= 3 for x, y in zip(a, b, strict=True))
     assert min(a) > 25  # uniform over 4 devices: 50 each on average
 
 

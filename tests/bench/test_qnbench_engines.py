@@ -28,8 +28,10 @@ def test_mem_stream_kernels_count_bytes_like_stream(qnb):
         "mem",
         "--size",
         "1MiB",
+        "--ops",  # a count, not 50 ms: a loaded machine may not schedule a client in 50 ms
+        "50",
         "--runtime",
-        "50ms",
+        "20s",
         "--warmup",
         "10ms",
         "--jobs",
@@ -286,8 +288,10 @@ def test_stripe_over_files(qnb, tmp_path):
                 "8KiB",
                 "--rw",
                 rw,
+                "--ops",  # a count, not a time: ops > 0 even on a loaded machine
+                "20",
                 "--runtime",
-                "30ms",
+                "10s",
                 "--warmup",
                 "0",
             )

@@ -209,3 +209,18 @@ def test_runner_knows_the_dimension_of_every_dimensioned_option(qnb):
                 name = key[: -len(suffix)]
                 assert _DIMENSIONS.get(name) == dim, (key, name)
                 break
+
+
+def test_engines_come_from_qnbench_and_a_foreign_binary_is_refused(qnbench_exe, tmp_path):
+    from qnmodel.bench._runner import engines
+
+    listed = engines(qnbench_exe)
+    assert listed[0]["name"] == "null" and all(isinstance(e["help"], str) for e in listed)
+    # every listed engine is accepted by the runner's command line and by qnbench
+    for e in listed:
+        assert bench.build_command(e["name"], {}, qnbench_exe)[1:3] == ["--engine", e["name"]]
+    fake = tmp_path / "qnbench"
+    fake.write_text('#!/bin/sh\necho \'{"schema": "other"}\'\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    with pytest.raises(BenchError, match="did not print the engine list"):
+        engines(fake)

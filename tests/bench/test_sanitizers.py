@@ -76,7 +76,9 @@ def test_engine_is_clean_under_asan_ubsan(sanitized, tmp_path, args):
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=99",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=98")  # fmt: skip
     p = subprocess.run(
-        [str(sanitized), *args, "--dir", str(tmp_path), "--runtime", "50ms", "--warmup", "10ms"],
+        # a count of operations per point (not a time): ops > 0 however loaded the machine is
+        [str(sanitized), *args, "--dir", str(tmp_path), "--ops", "20", "--runtime", "60s",
+         "--warmup", "10ms"],
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert "runtime error" not in p.stderr and "Sanitizer" not in p.stderr, p.stderr

@@ -395,6 +395,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     qj_knum(j, "p90", qnb_hist_quantile_ns(h, 0.90) / 1e9);
     qj_knum(j, "p99", qnb_hist_quantile_ns(h, 0.99) / 1e9);
     qj_knum(j, "max", h->count ? h->max_ns / 1e9 : NAN);
+    qj_knum(j, "quantile_rel_error", QNB_HIST_REL_ERROR); /* bound of p50/p90/p99, stats.c */
     if (c->histogram) {
         /* [lower_s, upper_s, count] of every non-empty bucket, in increasing order */
         qj_key(j, "histogram");

@@ -90,3 +90,21 @@ int qnb_mpi_any(int flag) { return flag; }
 void qnb_mpi_finalize(void) {}
 
 #endif
+
+/* The aggregate over all ranks of the point just run, as one JSON object. Collective: every
+ * rank calls it after every point; rank 0's object holds the sums (the one that is printed). */
+void qnb_mpi_point_json(const struct qnb_run *r, struct qnb_json *j)
+{
+    struct qnb_mpi_point agg = {r->ops_total, r->bytes_total, r->elapsed_s, r->point_complete};
+    qnb_mpi_aggregate(&agg);
+    qj_obj_begin(j);
+    qj_kint(j, "point", r->pt.index);
+    qj_kint(j, "ranks", qnb_mpi_size());
+    qj_kbool(j, "complete", agg.complete);
+    qj_kint(j, "ops", (long long)agg.ops);
+    qj_kint(j, "bytes", (long long)agg.bytes);
+    qj_knum(j, "elapsed_s", agg.elapsed_s);
+    qj_knum(j, "throughput_ops_s", agg.elapsed_s > 0 ? agg.ops / agg.elapsed_s : 0.0);
+    qj_knum(j, "throughput_B_s", agg.elapsed_s > 0 ? agg.bytes / agg.elapsed_s : 0.0);
+    qj_obj_end(j);
+}

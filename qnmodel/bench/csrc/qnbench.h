@@ -124,10 +124,16 @@ void qnb_thread_timer_slack(void);
 int qnb_thread_realtime(void); /* SCHED_FIFO priority 1 for the calling thread; 0 or errno */
 void qnb_cpu_times(double *user, double *sys, int children);
 
-/* ---- stats.c: log-bucket histogram of nanoseconds ---- */
-#define QNB_HIST_SUB_BITS 6
+/* ---- stats.c: log-linear histogram of nanoseconds (HDR-histogram layout) ----
+ * Values below QNB_HIST_SUB ns have one bucket each (exact); every power of two [2^e, 2^(e+1))
+ * above is split into QNB_HIST_SUB equal sub-buckets, so a bucket is at most 1/QNB_HIST_SUB of
+ * its lower edge wide. A quantile is reported as its bucket's midpoint (clamped to the exact min
+ * and max): within QNB_HIST_REL_ERROR = 1/(2 QNB_HIST_SUB) = 2^-9 ~ 0.2 % of the exact sample
+ * quantile (the ceil(q n)-th smallest value). */
+#define QNB_HIST_SUB_BITS 8
 #define QNB_HIST_SUB (1 << QNB_HIST_SUB_BITS)
-#define QNB_HIST_BUCKETS (64 * QNB_HIST_SUB)
+#define QNB_HIST_BUCKETS ((64 - QNB_HIST_SUB_BITS + 1) * QNB_HIST_SUB)
+#define QNB_HIST_REL_ERROR (0.5 / QNB_HIST_SUB)
 struct qnb_hist {
     uint64_t count;
     double sum_ns;
@@ -305,6 +311,7 @@ int qnb_mpi_size(void);
 void qnb_mpi_barrier(void);
 void qnb_mpi_aggregate(struct qnb_mpi_point *p); /* sums ops/bytes, max elapsed, on rank 0 */
 int qnb_mpi_any(int flag);                      /* logical OR over all ranks */
+void qnb_mpi_point_json(const struct qnb_run *r, struct qnb_json *j); /* collective */
 void qnb_mpi_finalize(void);
 
 /* ---- host.c ---- */

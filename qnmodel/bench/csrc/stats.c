@@ -1,8 +1,17 @@
-/* Log-bucket latency histogram (nanoseconds) and the pseudo-random generator.
+/* Log-linear latency histogram (nanoseconds) and the pseudo-random generator.
  *
- * Bucket layout: values below 2^6 ns have one bucket each; above, every power of two
- * [2^e, 2^(e+1)) is split into 64 equal sub-buckets, so a bucket's width is at most 1/64 of its
- * lower edge and its midpoint is within 0.8% of any value in it.
+ * Bucket layout (the HDR histogram's, Tene 2012, with 2^8 sub-buckets per octave): values below
+ * 2^8 ns have one bucket each; above, every power of two [2^e, 2^(e+1)) is split into 256 equal
+ * sub-buckets of width 2^(e-8), so a bucket's width is at most 1/256 of its lower edge. The full
+ * 64-bit range takes 57 * 256 buckets (117 KiB of counts per histogram).
+ *
+ * Quantile error bound: the exact sample quantile x (the ceil(q n)-th smallest value) lies in
+ * the bucket [lo, lo + w) that the rank falls into; the reported midpoint m = lo + w/2 (or x
+ * itself below 2^8 ns) satisfies |m - x| <= w/2 <= lo/512 <= x/512, and clamping m to the exact
+ * [min, max] only moves it towards x. So |reported - exact| <= 2^-9 x (0.195 %), whatever the
+ * distribution and the number of values (tests/bench/test_qnbench_quantiles.py measures it). Two
+ * latencies more than 1/256 (0.4 %) apart never share a bucket. The former 64 sub-buckets per
+ * octave gave 0.78 % and let runs of 71.4 ms and 72.0 ms both report a p99 of 71.83 ms.
  */
 #include <math.h>
 #include <string.h>

@@ -170,8 +170,11 @@ static int emu_op(struct qnb_worker *w, uint64_t *bytes)
     int64_t finish = qnb_emu_reserve(&p->set, d, qnb_now_ns(), svc);
     qnb_sleep_until_ns(finish, p->spin_ns);
     if (w->counting) {
-        w->stat[0] += (double)(qnb_now_ns() - finish);
+        double late = (double)(qnb_now_ns() - finish);
+        w->stat[0] += late;
         w->stat[1] += 1;
+        if (late > w->stat[2])
+            w->stat[2] = late;
     }
     *bytes = b;
     return 0;
@@ -184,12 +187,15 @@ static void emu_report(struct qnb_run *r, struct qnb_json *j)
     qj_knum(j, "service_s",
             c->dev_latency + (c->dev_rate > 0 ? (double)r->pt.bs / c->dev_rate : 0.0));
     qnb_emu_report(&p->set, r->t_start_ns, atomic_load(&r->t_stop_ns), j);
-    double late = 0, n = 0;
+    double late = 0, n = 0, late_max = 0;
     for (int i = 0; i < r->pt.jobs; i++) {
         late += r->workers[i].stat[0];
         n += r->workers[i].stat[1];
+        if (r->workers[i].stat[2] > late_max)
+            late_max = r->workers[i].stat[2];
     }
     qj_knum(j, "wakeup_late_s_mean", n > 0 ? late / n / 1e9 : 0.0);
+    qj_knum(j, "wakeup_late_s_max", late_max / 1e9);
 }
 
 static void emu_teardown(struct qnb_run *r)

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "emu.h"
-#include "tcp.h"
+#include "blockserver.h"
 
 #define MAXM 16
 
@@ -280,6 +280,104 @@ static int member_io(struct ctx *x, int m, int write, unsigned char *data, long 
     return 0;
 }
 
+/* One piece of a request: the part of it that falls into one chunk of one stripe. */
+struct piece {
+    int m;          /* member */
+    long long in;   /* offset inside the chunk (and inside the member's chunk) */
+    long long len;  /* bytes */
+    long long boff; /* offset inside the request buffers */
+};
+
+/* Splits [pos, send) of the stripe starting at sstart into its pieces (the one piece loop);
+ * returns how many. pm is the stripe's parity member (-1 for RAID0). */
+static int split_pieces(const struct qnb_config *c, long long pos, long long send,
+                        long long sstart, long long off, int pm, struct piece *pc)
+{
+    int n = 0, k = (int)c->members;
+    long long chunk = c->chunk;
+    for (long long q = pos; q < send; n++) {
+        long long d = (q - sstart) / chunk;
+        pc[n].in = (q - sstart) % chunk;
+        pc[n].len = chunk - pc[n].in < send - q ? chunk - pc[n].in : send - q;
+        pc[n].m = pm >= 0 ? (int)((pm + 1 + d) % k) : (int)d;
+        pc[n].boff = q - off;
+        q += pc[n].len;
+    }
+    return n;
+}
+
+/* One member request per piece, with the piece's bytes of buf; chunk_off: the stripe's offset
+ * in every member. */
+static int pieces_io(struct ctx *x, const struct piece *pc, int n, int write, unsigned char *buf,
+                     long long chunk_off)
+{
+    for (int i = 0; i < n; i++)
+        if (member_io(x, pc[i].m, write, buf + pc[i].boff, chunk_off + pc[i].in,
+                      (size_t)pc[i].len))
+            return -1;
+    return 0;
+}
+
+/* One stripe of a request: its member requests, in one phase (reads, RAID0 writes, RAID5
+ * full-stripe writes with the parity computed from the new data) or in two dependent phases
+ * (RAID5 partial-stripe write: read old data and parity; write new data and parity). */
+static int stripe_one(struct ctx *x, long long pos, long long send, long long off, int write)
+{
+    struct qnb_worker *w = x->w;
+    struct stripe_worker *s = x->s;
+    const struct qnb_config *c = w->run->cfg;
+    int k = (int)c->members, raid5 = c->raid == 5;
+    long long chunk = c->chunk, dchunks = raid5 ? k - 1 : k, stripe_bytes = dchunks * chunk;
+    long long sidx = pos / stripe_bytes, sstart = sidx * stripe_bytes;
+    int pm = raid5 ? (k - 1) - (int)(sidx % k) : -1;
+    int full = raid5 && pos == sstart && send == sstart + stripe_bytes;
+    struct piece pc[MAXM];
+    int n = split_pieces(c, pos, send, sstart, off, pm, pc);
+    if (!write || !raid5 || full) {
+        if (pieces_io(x, pc, n, write, s->buf, sidx * chunk))
+            return -1;
+        if (write && full) {
+            for (long long d = 0; d < dchunks; d++)
+                s->ptrs[d] = s->buf + (sstart - off) + d * chunk;
+            qnb_xor_parity(s->parity, s->ptrs, (int)dchunks, (size_t)chunk);
+            if (member_io(x, pm, 1, s->parity, sidx * chunk, (size_t)chunk))
+                return -1;
+            if (w->counting)
+                w->stat[ST_FULL] += 1;
+        }
+        return 0;
+    }
+    /* RAID5 partial-stripe write: read-modify-write of the parity range [lo, hi) */
+    long long lo = chunk, hi = 0;
+    for (int i = 0; i < n; i++) {
+        lo = pc[i].in < lo ? pc[i].in : lo;
+        hi = pc[i].in + pc[i].len > hi ? pc[i].in + pc[i].len : hi;
+    }
+    /* phase 1: old data and old parity, needed for the new parity */
+    if (pieces_io(x, pc, n, 0, s->old, sidx * chunk) ||
+        member_io(x, pm, 0, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)) ||
+        phase_end(x, k))
+        return -1;
+    /* new parity = old parity ^ old data ^ new data, over each piece's range */
+    for (int i = 0; i < n; i++) {
+        unsigned char *pp = s->parity + pc[i].in;
+        const unsigned char *od = s->old + pc[i].boff, *nd = s->buf + pc[i].boff;
+        for (long long b = 0; b < pc[i].len; b++)
+            pp[b] ^= (unsigned char)(od[b] ^ nd[b]);
+    }
+    /* phase 2 starts when phase 1 is complete */
+    if (x->p->emu) {
+        x->arrival = x->done;
+        x->done = 0;
+    }
+    if (pieces_io(x, pc, n, 1, s->buf, sidx * chunk) ||
+        member_io(x, pm, 1, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)))
+        return -1;
+    if (w->counting)
+        w->stat[ST_RMW] += 1;
+    return 0;
+}
+
 static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
 {
     struct qnb_run *r = w->run;
@@ -288,10 +386,8 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
     struct stripe_worker *s = w->priv;
     int k = (int)c->members;
     int raid5 = c->raid == 5;
-    long long chunk = c->chunk;
-    long long dchunks = raid5 ? k - 1 : k;
-    long long stripe_bytes = dchunks * chunk;
-    long long capacity = (c->size / chunk) * stripe_bytes;
+    long long stripe_bytes = (raid5 ? k - 1 : k) * c->chunk;
+    long long capacity = (c->size / c->chunk) * stripe_bytes;
     long long bs = r->pt.bs;
     int write = strstr(c->rw, "write") != NULL;
     long long off;
@@ -306,111 +402,30 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
     struct ctx x = {.w = w, .p = p, .s = s, .arrival = qnb_now_ns(), .done = 0};
     x.tcp = s->sock[0] >= 0;
     int64_t final = 0;
-    long long pos = off, end = off + bs;
-    while (pos < end) {
+    for (long long pos = off, end = off + bs; pos < end;) {
         long long sidx = pos / stripe_bytes;
-        long long sstart = sidx * stripe_bytes;
-        long long send = sstart + stripe_bytes < end ? sstart + stripe_bytes : end;
-        int pm = raid5 ? (k - 1) - (int)(sidx % k) : -1;
-        int full = raid5 && pos == sstart && send == sstart + stripe_bytes;
+        long long send = (sidx + 1) * stripe_bytes < end ? (sidx + 1) * stripe_bytes : end;
+        /* file members: a RAID5 stripe is written by one client at a time */
         pthread_mutex_t *lk =
             (!p->emu && !x.tcp && write && raid5) ? &p->lock[sidx % NLOCKS] : NULL;
         if (lk)
             pthread_mutex_lock(lk);
         x.done = 0;
-        if (!write || !raid5 || full) {
-            /* one phase: data pieces (+ parity computed from the new data) */
-            for (long long q = pos; q < send;) {
-                long long d = (q - sstart) / chunk;
-                long long in = (q - sstart) % chunk;
-                long long len = chunk - in < send - q ? chunk - in : send - q;
-                int m = raid5 ? (int)((pm + 1 + d) % k) : (int)d;
-                if (member_io(&x, m, write, s->buf + (q - off), sidx * chunk + in, (size_t)len))
-                    goto fail;
-                q += len;
-            }
-            if (write && full) {
-                for (long long d = 0; d < dchunks; d++)
-                    s->ptrs[d] = s->buf + (sstart - off) + d * chunk;
-                qnb_xor_parity(s->parity, s->ptrs, (int)dchunks, (size_t)chunk);
-                if (member_io(&x, pm, 1, s->parity, sidx * chunk, (size_t)chunk))
-                    goto fail;
-                if (w->counting)
-                    w->stat[ST_FULL] += 1;
-            }
-        } else {
-            /* RAID5 partial-stripe write: read-modify-write */
-            long long lo = chunk, hi = 0;
-            for (long long q = pos; q < send;) {
-                long long in = (q - sstart) % chunk;
-                long long len = chunk - in < send - q ? chunk - in : send - q;
-                if (in < lo)
-                    lo = in;
-                if (in + len > hi)
-                    hi = in + len;
-                q += len;
-            }
-            /* phase 1: old data and old parity */
-            for (long long q = pos; q < send;) {
-                long long d = (q - sstart) / chunk;
-                long long in = (q - sstart) % chunk;
-                long long len = chunk - in < send - q ? chunk - in : send - q;
-                int m = (int)((pm + 1 + d) % k);
-                if (member_io(&x, m, 0, s->old + (q - off), sidx * chunk + in, (size_t)len))
-                    goto fail;
-                q += len;
-            }
-            if (member_io(&x, pm, 0, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)))
-                goto fail;
-            if (phase_end(&x, k)) /* the old data and parity are needed for the new parity */
-                goto fail;
-            /* new parity = old parity ^ old data ^ new data, over each piece's range */
-            for (long long q = pos; q < send;) {
-                long long in = (q - sstart) % chunk;
-                long long len = chunk - in < send - q ? chunk - in : send - q;
-                unsigned char *pp = s->parity + in;
-                const unsigned char *od = s->old + (q - off), *nd = s->buf + (q - off);
-                for (long long i = 0; i < len; i++)
-                    pp[i] ^= (unsigned char)(od[i] ^ nd[i]);
-                q += len;
-            }
-            /* phase 2 starts when phase 1 is complete */
-            if (p->emu) {
-                x.arrival = x.done;
-                x.done = 0;
-            }
-            for (long long q = pos; q < send;) {
-                long long d = (q - sstart) / chunk;
-                long long in = (q - sstart) % chunk;
-                long long len = chunk - in < send - q ? chunk - in : send - q;
-                int m = (int)((pm + 1 + d) % k);
-                if (member_io(&x, m, 1, s->buf + (q - off), sidx * chunk + in, (size_t)len))
-                    goto fail;
-                q += len;
-            }
-            if (member_io(&x, pm, 1, s->parity + lo, sidx * chunk + lo, (size_t)(hi - lo)))
-                goto fail;
-            if (w->counting)
-                w->stat[ST_RMW] += 1;
-        }
-        if (phase_end(&x, k))
-            goto fail;
+        int rc = stripe_one(&x, pos, send, off, write);
+        if (!rc)
+            rc = phase_end(&x, k);
         if (lk)
             pthread_mutex_unlock(lk);
+        if (rc)
+            return -1;
         if (x.done > final)
             final = x.done;
         pos = send;
     }
-    if (p->emu && final > 0) {
+    if (p->emu && final > 0)
         qnb_sleep_until_ns(final, (int64_t)(c->spin * 1e9));
-    }
     *bytes = (uint64_t)bs;
     return 0;
-fail:
-    /* reached only from inside the stripe loop, with the lock of stripe pos / stripe_bytes */
-    if (!p->emu && !x.tcp && write && raid5)
-        pthread_mutex_unlock(&p->lock[(pos / stripe_bytes) % NLOCKS]);
-    return -1;
 }
 
 static void stripe_cleanup(struct qnb_worker *w)

@@ -1,7 +1,9 @@
-/* TCP request/response helpers shared by the tcp and stripe engines. */
-#ifndef QNB_TCP_H
-#define QNB_TCP_H
+/* The TCP block server (blockserver.c) and its client side, used by the tcp and stripe engines. */
+#ifndef QNB_BLOCKSERVER_H
+#define QNB_BLOCKSERVER_H
 #include "../qnbench.h"
+
+#define QNB_TCP_HDR 16 /* bytes of a request header and of a write acknowledgement */
 
 struct tcp_server {
     int lfd;

@@ -1,0 +1,291 @@
+/* The block server of the tcp engine and of the stripe engine's TCP members, and the client side
+ * of its protocol.
+ *
+ * Protocol: every request starts with a 16-byte header: magic "QNB1", operation (1 read,
+ * 2 write) and the payload size, big-endian. read: the server replies with `size` payload bytes
+ * (from memory, or pread from a file it created in --dir with --serve file); write: the client
+ * sends `size` payload bytes after the header and the server replies with a 16-byte
+ * acknowledgement. The server accepts connections in one thread and serves each in its own.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "blockserver.h"
+
+#define HDR QNB_TCP_HDR
+#define MAGIC 0x514e4231u /* "QNB1" */
+#define SRV_BUF (1 << 20)
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static int send_all(int fd, const void *buf, size_t len, int more)
+{
+    const unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+        if (n < 0 && errno == EINTR && !qnb_stop_signal)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* 0 ok, 1 orderly end of stream before the first byte, -1 error */
+static int recv_all(int fd, void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = recv(fd, p + got, len - got, 0);
+        if (n < 0 && errno == EINTR && !qnb_stop_signal)
+            continue;
+        if (n == 0) {
+            if (got == 0)
+                return 1;
+            errno = ECONNRESET;
+            return -1;
+        }
+        if (n < 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+struct conn_arg {
+    struct tcp_server *srv;
+    int fd;
+};
+
+static void *serve_conn(void *arg)
+{
+    struct conn_arg *ca = arg;
+    struct tcp_server *srv = ca->srv;
+    int fd = ca->fd;
+    free(ca);
+    unsigned char *buf = malloc(SRV_BUF);
+    unsigned char hdr[HDR];
+    long long foff = 0;
+    if (!buf)
+        goto out;
+    memset(buf, 0x5a, SRV_BUF);
+    for (;;) {
+        if (recv_all(fd, hdr, HDR) != 0)
+            break;
+        if (get32(hdr) != MAGIC)
+            break;
+        uint32_t op = get32(hdr + 4);
+        uint64_t size = ((uint64_t)get32(hdr + 8) << 32) | get32(hdr + 12);
+        if (op == 1) {
+            uint64_t left = size;
+            while (left > 0) {
+                size_t chunk = left < SRV_BUF ? (size_t)left : SRV_BUF;
+                if (srv->file_fd >= 0) {
+                    if (foff + (long long)chunk > srv->file_size)
+                        foff = 0;
+                    if (pread(srv->file_fd, buf, chunk, foff) != (ssize_t)chunk)
+                        goto out;
+                    foff += (long long)chunk;
+                }
+                if (send_all(fd, buf, chunk, left > chunk))
+                    goto out;
+                left -= chunk;
+            }
+        } else if (op == 2) {
+            uint64_t left = size;
+            while (left > 0) {
+                size_t chunk = left < SRV_BUF ? (size_t)left : SRV_BUF;
+                if (recv_all(fd, buf, chunk) != 0)
+                    goto out;
+                left -= chunk;
+            }
+            if (send_all(fd, hdr, HDR, 0))
+                break;
+        } else {
+            break;
+        }
+    }
+out:
+    free(buf);
+    close(fd);
+    atomic_fetch_sub(&srv->nconn, 1);
+    return NULL;
+}
+
+static void *accept_loop(void *arg)
+{
+    struct tcp_server *srv = arg;
+    while (!atomic_load(&srv->stop)) {
+        int fd = accept(srv->lfd, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            break;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        struct conn_arg *ca = malloc(sizeof *ca);
+        pthread_t t;
+        if (!ca) {
+            close(fd);
+            continue;
+        }
+        ca->srv = srv;
+        ca->fd = fd;
+        atomic_fetch_add(&srv->nconn, 1);
+        if (pthread_create(&t, NULL, serve_conn, ca) != 0) {
+            atomic_fetch_sub(&srv->nconn, 1);
+            close(fd);
+            free(ca);
+            continue;
+        }
+        pthread_detach(t);
+    }
+    return NULL;
+}
+
+static int resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len,
+                   char *err, size_t errlen)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_family = AF_UNSPEC;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    int e = getaddrinfo(host, ps, &hints, &res);
+    if (e != 0 || !res) {
+        snprintf(err, errlen, "tcp: cannot resolve --host '%s': %s", host, gai_strerror(e));
+        return -1;
+    }
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port)
+{
+    const struct qnb_config *c = r->cfg;
+    char err[512];
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    srv->file_fd = -1;
+    srv->lfd = -1;
+    if (strcmp(c->serve, "file") == 0) {
+        if (qnb_file_layout(r, "serve.dat", c->size, 0, err, sizeof err)) {
+            qnb_run_error(r, "tcp: %s", err);
+            return -1;
+        }
+        srv->file_fd = qnb_file_open(r, "serve.dat", O_RDONLY);
+        srv->file_size = c->size;
+        if (srv->file_fd < 0) {
+            qnb_run_error(r, "tcp: cannot open the served file: %s", strerror(errno));
+            return -1;
+        }
+    }
+    if (resolve(c->host, port, &ss, &sl, err, sizeof err)) {
+        qnb_run_error(r, "%s", err);
+        return -1;
+    }
+    srv->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (srv->lfd >= 0)
+        setsockopt(srv->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *)&ss, sl) != 0 ||
+        listen(srv->lfd, 1024) != 0) {
+        int e = errno;
+        qnb_run_error(r, "tcp: cannot listen on %s port %d: %s (%s)", c->host, port,
+                      strerror(e), qnb_errno_name(e));
+        return -1;
+    }
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof bound;
+    getsockname(srv->lfd, (struct sockaddr *)&bound, &bl);
+    srv->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                   : ((struct sockaddr_in *)&bound)->sin_port);
+    if (pthread_create(&srv->accept_tid, NULL, accept_loop, srv) != 0) {
+        qnb_run_error(r, "tcp: cannot start the server thread");
+        return -1;
+    }
+    return 0;
+}
+
+void qnb_tcp_server_stop(struct tcp_server *srv)
+{
+    atomic_store(&srv->stop, 1);
+    if (srv->lfd >= 0) {
+        shutdown(srv->lfd, SHUT_RDWR);
+        pthread_join(srv->accept_tid, NULL);
+        close(srv->lfd);
+        srv->lfd = -1;
+    }
+    /* connection threads end when their clients close; wait briefly for them */
+    for (int i = 0; i < 2000 && atomic_load(&srv->nconn) > 0; i++)
+        qnb_sleep_until_ns(qnb_now_ns() + 1000000, 0);
+    if (srv->file_fd >= 0)
+        close(srv->file_fd);
+    srv->file_fd = -1;
+}
+
+int qnb_tcp_connect(const char *host, int port, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    if (resolve(host, port, &ss, &sl, err, errlen))
+        return -1;
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        snprintf(err, errlen, "tcp: connect to %s port %d: %s (%s)", host, port, strerror(e),
+                 qnb_errno_name(e));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+int qnb_tcp_send_request(int fd, int write, const unsigned char *payload, uint64_t size)
+{
+    unsigned char hdr[HDR];
+    put32(hdr, MAGIC);
+    put32(hdr + 4, write ? 2u : 1u);
+    put32(hdr + 8, (uint32_t)(size >> 32));
+    put32(hdr + 12, (uint32_t)size);
+    if (write)
+        return (send_all(fd, hdr, HDR, 1) || send_all(fd, payload, size, 0)) ? -1 : 0;
+    return send_all(fd, hdr, HDR, 0) ? -1 : 0;
+}
+
+int qnb_tcp_recv_reply(int fd, int write, unsigned char *buf, uint64_t size)
+{
+    unsigned char hdr[HDR];
+    return (write ? recv_all(fd, hdr, HDR) : recv_all(fd, buf, size)) != 0 ? -1 : 0;
+}
