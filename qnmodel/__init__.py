@@ -66,6 +66,7 @@ _LAZY = {
     "demands": ("qnmodel.demands", None),
     "simulate": ("qnmodel.simulation", "simulate"),
     "simulation": ("qnmodel.simulation", None),
+    "testbed": ("qnmodel.testbed", None),
 }
 
 
@@ -143,5 +144,6 @@ __all__ = [
     "simulation",
     "sweep",
     "symbolic",
+    "testbed",
     "units",
 ]
