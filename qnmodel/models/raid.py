@@ -77,6 +77,7 @@ import numpy as np
 
 from .._validate import as_choice, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, MeasurementArtefactWarning
+from ..network import ForkJoin, Station
 from ..raid_levels import OPERATIONS, RAID, RAID_LEVELS
 from ..units import parse_quantity
 
@@ -97,6 +98,7 @@ __all__ = [
     "capacity_fraction",
     "disk_demand_multipliers",
     "disk_demands",
+    "disk_array_forkjoin",
 ]
 
 LEVELS = RAID_LEVELS
@@ -506,3 +508,31 @@ def disk_demands(
     """
     D = as_quantity(single_disk_demand, "single_disk_demand", "time")
     return D * disk_demand_multipliers(level, disks, op, pattern, table)
+
+
+def disk_array_forkjoin(
+    name: str,
+    single_disk_demand: float | str,
+    level: str,
+    disks: int,
+    op: str,
+    table: Mapping[tuple[str, str, str], SpeedupEntry] | None = None,
+) -> ForkJoin:
+    """A full-stripe access to a RAID array as a fork-join over its member disks.
+
+    A sequential (full-stripe) read or write forks into one chunk request per
+    member and completes when the last returns, so its response time is the
+    maximum of the members' times (d H_N for N identical exponential members),
+    not their sum and not one member's time. Member ``disk_j`` gets the demand
+    ``single_disk_demand * m_j`` with the sequential multipliers of
+    :func:`disk_demand_multipliers`, so the array still saturates at T(level,
+    disks, op, "sequential") times one disk. Put the element in a
+    :class:`~qnmodel.network.Network` and solve with :func:`qnmodel.fork_join`.
+
+    >>> fj = disk_array_forkjoin("array", "8 ms", "raid0", 4, "read")
+    >>> fj.n, round(fj.demand, 6)
+    (4, 0.002)
+    """
+    D = as_quantity(single_disk_demand, "single_disk_demand", "time")
+    m = disk_demand_multipliers(level, disks, op, "sequential", table)
+    return ForkJoin(name, [Station(f"disk_{j}", D * mj) for j, mj in enumerate(m, start=1)])

@@ -46,6 +46,10 @@ Readings where the paper is ambiguous
   :func:`qnmodel.demands.raid_bytes.server_visit_ratio`.
 * ``network(expand_servers=True)`` builds STP_m server branches (NIC, CPU,
   disk each) instead of the paper's single one.
+* ``network(structure="forkjoin")`` forks each job over the STP_m storage
+  servers and joins when all have returned (a full-stripe access), solved by
+  :meth:`NetworkedRAID.fork_join` (approximate fork-join MVA); the default
+  ``"paper"`` keeps fig. 2.
 * The test bed's "35 Mbit/s" disk rate, "200 MB" job and "16 KB" stripe unit:
   :meth:`NetworkedRAID.cui2006` takes an explicit reading of each
   (``data/reference/cui2006.json`` documents them).
@@ -74,9 +78,11 @@ from .. import demands as _d
 from .._validate import as_choice, as_positive_int, as_probability, as_quantity
 from ..demands._common import SERVER_TERMS
 from ..errors import InvalidModelError, InvalidTypeError
-from ..network import Network
+from ..network import ForkJoin, Network, Station
 from ..results import BoundsResult, MVAResult
 from ..solvers.bounds import bounds as _solve_bounds
+from ..solvers.forkjoin import ForkJoinResult
+from ..solvers.forkjoin import fork_join as _solve_fork_join
 from ..solvers.mva import mva as _solve_mva
 from .raid import disk_demand_multipliers
 
@@ -85,9 +91,13 @@ __all__ = [
     "PARAMETERS",
     "SYMBOLS",
     "STATIONS",
+    "STRUCTURES",
     "CUI2006",
     "networked_raid_demands",
 ]
+
+#: network structures: the paper's stations, or a fork-join over the storage servers
+STRUCTURES = ("paper", "forkjoin")
 
 #: station names, in the order of the paper's fig. 2
 STATIONS = ("cpu_master", "nic_master", "network", "nic_server", "cpu_server", "disk")
@@ -504,7 +514,7 @@ class NetworkedRAID:
             Field names (or paper symbols) -> SI numbers or numpy arrays that
             broadcast together; ``raid``, ``op``, ``server_terms`` take one
             string each. Unit strings are not accepted here (use
-            :func:`qnmodel.sweep.sweep`, which parses them).
+            :func:`qnmodel.whatif.sweep`, which parses them).
 
         Returns
         -------
@@ -529,6 +539,7 @@ class NetworkedRAID:
         think_time: float | str = 0.0,
         expand_servers: bool = False,
         disk_array: tuple | None = None,
+        structure: str = "paper",
     ) -> Network:
         """The closed network of [Cui06] fig. 2 with these demands.
 
@@ -554,11 +565,30 @@ class NetworkedRAID:
             table 1 via Intel VROC): the array then saturates at T(level,
             disks, op, pattern) times one disk.
 
+        structure : {"paper", "forkjoin"}
+            ``"paper"`` (default): the stations above, as in [Cui06] fig. 2 (the
+            paper's numbers and figures stay reproducible). ``"forkjoin"``: the
+            master forks every job into one sub-request per storage server and
+            joins when all return, as the system does for a full-stripe access:
+            ``cpu_master, nic_master, network`` and one
+            :class:`~qnmodel.network.ForkJoin` ``storage_servers`` with STP_m
+            branches ``server_1 ... server_STP``. Each branch is one queue of
+            demand D_Nsn + D_Csn + D_d under the ``"one_server"`` reading (every
+            server serves its share of every job, whatever ``server_terms``
+            says), the server's NIC, CPU and disk lumped (a branch is one
+            queueing station). Solve it with :meth:`fork_join` or
+            :func:`qnmodel.fork_join`; not combinable with ``expand_servers``
+            or ``disk_array``.
+
         Returns
         -------
         Network
-            Single-server queueing stations named as in :meth:`demands`.
+            Single-server queueing stations named as in :meth:`demands`
+            (``structure="forkjoin"``: with the fork-join element).
         """
+        as_choice(structure, "structure", STRUCTURES)
+        if structure == "forkjoin":
+            return self._forkjoin_network(think_time, expand_servers, disk_array)
         if not isinstance(expand_servers, bool):
             raise InvalidTypeError(f"expand_servers must be True or False, got {expand_servers!r}")
         members = self._disk_array_multipliers(disk_array)
@@ -576,6 +606,30 @@ class NetworkedRAID:
                     names.append(name)
                     values.append(v)
         return Network.from_demands(values, think_time, names=names)
+
+    def _forkjoin_network(self, think_time, expand_servers, disk_array) -> Network:
+        """The ``structure="forkjoin"`` network (see :meth:`network`)."""
+        if expand_servers is not False or disk_array is not None:
+            raise InvalidModelError(
+                "structure='forkjoin' already has one branch per storage server and lumps "
+                "each server's disk: do not combine it with expand_servers or disk_array, "
+                f"got expand_servers={expand_servers!r}, disk_array={disk_array!r}"
+            )
+        d = self.demands()
+        one = networked_raid_demands(self.parameters(), self.raid, self.op, "one_server")
+        member = float(one["nic_server"] + one["cpu_server"] + one["disk"])
+        branches = [Station(f"server_{i}", member) for i in range(1, self.stripe_width + 1)]
+        stations = [Station(k, d[k]) for k in ("cpu_master", "nic_master", "network")]
+        stations.append(ForkJoin("storage_servers", branches))
+        return Network(tuple(stations), think_time=think_time)
+
+    def fork_join(self, N: int, think_time: float | str = 0.0) -> ForkJoinResult:
+        """Approximate fork-join MVA of ``network(structure="forkjoin")`` for n = 1..N.
+
+        See :func:`qnmodel.fork_join` (Varki's mean value technique); the result
+        has per-server utilisations and the join's synchronisation delay.
+        """
+        return _solve_fork_join(self.network(think_time, structure="forkjoin"), N)
 
     def _disk_array_multipliers(self, disk_array) -> np.ndarray | None:
         """Member-disk demand multipliers of a ``(level, disks, pattern)`` array, or None."""

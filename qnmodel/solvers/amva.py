@@ -36,7 +36,7 @@ import numpy as np
 
 from .._validate import as_choice, as_positive_int
 from ..errors import ConvergenceError, ConvergenceWarning, InvalidModelError
-from ..network import Network
+from ..network import Network, refuse_forkjoin
 from ..results import AMVACurveResult, AMVAResult
 from . import _kernels
 from .mva_multiclass import _fold, _legacy_keywords, _package, _prepare, seidmann_split
@@ -218,6 +218,7 @@ def amva(
     by n / (n - 1), so later points need few iterations.
     """
     net, N = _legacy_keywords(net, N, demands, population, "amva")
+    refuse_forkjoin(net, "amva")
     model = _prepare(net, N, think_time, kinds, servers, names, solver="amva")
     as_choice(method, "method", AMVA_METHODS)
     as_choice(keep, "keep", ("all", "last"))

@@ -38,7 +38,7 @@ import numpy as np
 from .._validate import as_population, as_quantity
 from ..errors import InvalidModelError, LatticeTooLargeError
 from ..multiclass import MultiClassNetwork
-from ..network import Network
+from ..network import Network, refuse_forkjoin
 from ..results import MultiClassResult
 from . import _kernels
 
@@ -392,6 +392,7 @@ def mva_multiclass(
     ``tests/solvers/test_mva_multiclass.py`` for the measured bound.
     """
     net, N = _legacy_keywords(net, N, demands, population, "mva_multiclass")
+    refuse_forkjoin(net, "mva_multiclass")
     model = _prepare(net, N, think_time, kinds, servers, names)
     C, K = model.D.shape
     limit = as_quantity(max_memory, "max_memory", "size", positive=True)

@@ -1,0 +1,603 @@
+"""Approximate analysis of networks with fork-join elements (striping, erasure-coded reads).
+
+A :class:`~qnmodel.network.ForkJoin` element forks a request into one
+sub-request per branch and lets it go when k of the n sub-requests have
+finished (k = n: a full-stripe RAID read or write). Queueing networks with
+such synchronisation have no product form, so every method here is an
+approximation and says so in its label.
+
+Closed networks (population N): fork-join mean value technique
+------------------------------------------------------------------
+Varki's technique ([Var99]) iterates on the population like MVA, with a mean
+value equation that gives the fork-join's response time at population n from
+the mean service times and the mean queue length at population n - 1 (the
+arrival theorem, exact only for product-form networks; [Var99] reports that
+the technique is pessimistic, a lower bound on performance, and within 5 % of
+simulation in most cases). We use it in this form: an arriving request finds
+A_i requests ahead of it at branch i, each of which costs the branch its
+per-request busy time d_i', and then races its own sub-requests,
+
+    A_i(n)    = max(Q_fj(n-1), q_i(n-1))        (requests in the element, or
+                                                 sub-requests at branch i)
+    R_fj(n)   = E[ k-th order statistic of { d_i' A_i(n) + S_i } ],  S_i ~ Exp(D_i)
+    T_i(n)    = d_i' (1 + q_i(n-1))             (sub-request sojourn at branch i)
+    R_k(n)    = D_k (1 + Q_k(n-1))  at other queues, D_k at delays   ([RL80])
+    X(n)      = n / (Z + sum_k R_k(n) + sum_fj R_fj(n))
+    Q_k(n)    = X(n) R_k(n),  Q_fj(n) = X(n) R_fj(n),  q_i(n) = X(n) T_i(n)  (Little)
+
+For n identical branches of demand d and k = n this is the mean value
+equation R_fj(n) = d (H_n + Q_fj(n-1)): the mean of the maximum of n
+exponential services, d H_n, plus d per request ahead (the element serves
+requests at rate 1/d when busy) -- our reading of [Var99]'s equation, whose
+text we quote from its abstract only. At n = 1 nothing is ahead and
+R_fj(1) = d H_n exactly (the mean of the maximum of n exponentials, [Tri02]
+sec. 3.4); a k-of-n join gives d (H_n - H_{n-k}), the mean k-th order
+statistic. With different branches the order statistic of the shifted
+exponentials is integrated numerically (its survival function is a
+Poisson-binomial tail).
+
+A k-of-n join cancels the other n - k sub-requests when the request leaves
+(queued or in service), so branch i is busy d_i' = E[min(S_i, T_(k))] per
+request, k d / n for identical branches and D_i for k = n
+(:func:`busy_per_request`); U_i = X d_i' and X <= 1 / max_i d_i'.
+Errors measured against simulation: ``docs/explanation/fork-join.md``.
+
+Open networks (arrival rate lambda)
+-----------------------------------
+Other queues are M/M/1: R_k = D_k / (1 - rho_k). A fork-join of n >= 2
+identical single-server exponential branches (k = n) uses Nelson and Tantawi's
+scaling approximation ([NT88]; as restated in [Tho14] Table I, eq. (3)):
+
+    R_n(rho) ~= [ H_n / H_2 + (1 - H_n / H_2) * 4 rho / 11 ] * (12 - rho) / 8 * R(rho),
+
+with R(rho) = D / (1 - rho) the M/M/1 response time; for n = 2 it is the exact
+result R_2 = (12 - rho) / 8 * R(rho) of Flatto and Hahn ([FH84]; [NT88]).
+Different branches, or k < n, use the join of independent exponential branch
+sojourn times (means T_i = D_i / (1 - rho_i); for k = n and identical
+branches the maximum is Nelson and Tantawi's upper bound H_n R(rho), [Tho14]
+eq. (1)). For k = n it is multiplied by 1 + (phi - 1) w, where
+phi = R_n(rho*) / (H_n R(rho*)) is the correction of the identical-branch
+approximation at the largest branch
+utilisation rho* and w = (sum_i T_i / max_i T_i - 1) / (n - 1) measures how
+alike the branches are (this blend is ours, not [NT88]'s): identical branches
+(w = 1) recover [NT88] exactly; one dominant branch (w -> 0) keeps the
+independent maximum, which then tends to that branch's own M/M/1 sojourn; at
+light load phi -> 1 and the independent maximum is exact. k-of-n joins cancel
+the other sub-requests, so branch i is busy d_i' = E[min(S_i, T_(k))] per
+request (k d / n for identical branches) and rho_i = lambda d_i'.
+
+References
+----------
+.. [Var99] E. Varki, "Mean value technique for closed fork-join networks",
+   Proc. ACM SIGMETRICS 1999, Perf. Eval. Review 27(1):103-112,
+   doi:10.1145/301453.301484.
+.. [NT88] R. Nelson, A. N. Tantawi, "Approximate analysis of fork/join
+   synchronization in parallel queues", IEEE Trans. Computers 37(6):739-743,
+   1988, doi:10.1109/12.2213.
+.. [FH84] L. Flatto, S. Hahn, "Two parallel queues created by arrivals with
+   two demands I", SIAM J. Appl. Math. 44(5):1041-1053, 1984.
+.. [Tho14] A. Thomasian, "Analysis of fork/join and related queueing
+   systems", ACM Computing Surveys 47(2), article 17, 2014, Table I.
+.. [RL80] M. Reiser, S. S. Lavenberg, "Mean-value analysis of closed
+   multichain queuing networks", J. ACM 27(2):313-322, 1980.
+.. [Tri02] K. S. Trivedi, *Probability and Statistics with Reliability,
+   Queuing and Computer Science Applications*, 2nd ed., Wiley 2002, sec. 3.4.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_population, as_quantity
+from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
+from ..network import Network
+from ..results import _freeze, _import_pandas
+from . import percentiles as _ph
+
+__all__ = [
+    "ForkJoinResult",
+    "fork_join",
+    "harmonic",
+    "expected_order_statistic",
+    "nelson_tantawi",
+]
+
+METHOD_CLOSED = "approximate fork-join MVA (Varki mean value technique)"
+METHOD_OPEN = "approximate open fork-join (M/M/1 stations, Nelson-Tantawi join)"
+
+
+def harmonic(n: int) -> float:
+    """H_n = 1 + 1/2 + ... + 1/n (H_0 = 0)."""
+    return math.fsum(1.0 / i for i in range(1, int(n) + 1))
+
+
+def nelson_tantawi(n: int, rho: float, demand: float) -> float:
+    """Mean response time of an open n-way fork-join of identical M/M/1 branches.
+
+    ``[H_n/H_2 + (1 - H_n/H_2) 4 rho / 11] (12 - rho)/8 * demand / (1 - rho)``
+    ([NT88]; [Tho14] Table I eq. (3)); n = 1 is the M/M/1 queue, n = 2 the exact
+    [FH84] result.
+    """
+    if not 0.0 <= rho < 1.0:
+        raise UnstableModelError(f"branch utilisation rho must be in [0, 1), got {rho!r}")
+    r = demand / (1.0 - rho)
+    if n == 1:
+        return r
+    h = harmonic(n) / 1.5
+    return (h + (1.0 - h) * 4.0 * rho / 11.0) * (12.0 - rho) / 8.0 * r
+
+
+def _survival(t: float, shifts: np.ndarray, means: np.ndarray, k: int) -> float:
+    """P(fewer than k of the shifted exponentials shift_i + Exp(mean_i) are <= t)."""
+    with np.errstate(divide="ignore"):  # a zero-demand branch is done at its shift
+        done = np.where(t > shifts, -np.expm1(-(t - shifts) / means), 0.0)
+    # Poisson-binomial: dist[j] = P(exactly j done), truncated at k
+    dist = np.zeros(k + 1)
+    dist[0] = 1.0
+    for p in done:
+        dist[1:] = dist[1:] * (1.0 - p) + dist[:-1] * p
+        dist[0] *= 1.0 - p
+    return float(dist[:k].sum())
+
+
+def expected_order_statistic(means: Any, k: int | None = None, shifts: Any = None) -> float:
+    """E[k-th smallest of {shift_i + Exp(mean_i)}], independent (k = n: the maximum).
+
+    Closed forms where they exist: equal means d and equal shifts c give
+    c + d (H_n - H_{n-k}) ([Tri02] sec. 3.4). Otherwise the integral of the
+    survival function, piecewise between the shifts (scipy ``quad``).
+    """
+    d = np.asarray(means, dtype=np.float64).ravel()
+    n = d.size
+    k = n if k is None else int(k)
+    c = np.zeros(n) if shifts is None else np.asarray(shifts, dtype=np.float64).ravel()
+    if n == 0 or not 1 <= k <= n or c.size != n:
+        raise InvalidModelError(f"order statistic k={k} of n={n} values is undefined")
+    if np.all(d == d[0]) and np.all(c == c[0]):
+        return float(c[0] + d[0] * (harmonic(n) - harmonic(n - k)))
+    from scipy.integrate import quad
+
+    cuts = np.unique(np.concatenate(([0.0], c)))
+    total = 0.0
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        v, _ = quad(_survival, a, b, args=(c, d, k), epsabs=0.0, epsrel=1e-11, limit=200)
+        total += v
+    v, _ = quad(_survival, cuts[-1], np.inf, args=(c, d, k), epsabs=0.0, epsrel=1e-11, limit=200)
+    return float(total + v)
+
+
+def busy_per_request(means: Any, k: int | None = None) -> np.ndarray:
+    """Mean busy time per request of each branch of a k-of-n join that cancels the rest.
+
+    E[min(S_i, T_(k))] for independent S_i ~ Exp(D_i), T_(k) the k-th completion:
+    the integral of P(S_i > t) P(fewer than k of the others done by t). Equal to
+    D_i for k = n, and k d / n for n identical branches of demand d (each of the k
+    stages of the race keeps the running branches busy for d in total).
+    """
+    d = np.asarray(means, dtype=np.float64).ravel()
+    n = d.size
+    k = n if k is None else int(k)
+    if k == n:
+        return d.copy()
+    if np.all(d == d[0]):
+        return np.full(n, k * d[0] / n)
+    from scipy.integrate import quad
+
+    out = np.empty(n)
+    zeros = np.zeros(n - 1)
+    for i in range(n):
+        if d[i] == 0.0:
+            out[i] = 0.0
+            continue
+        others = np.delete(d, i)
+        out[i], _ = quad(
+            lambda t, i=i, others=others: math.exp(-t / d[i]) * _survival(t, zeros, others, k),
+            0.0, np.inf, epsabs=0.0, epsrel=1e-11, limit=200,
+        )  # fmt: skip
+    return out
+
+
+# ---------------------------------------------------------------------------- model
+@dataclass(frozen=True)
+class _Model:
+    """The network flattened: ordinary stations and fork-join elements, with branch arrays."""
+
+    names: tuple[str, ...]
+    kind: tuple[str, ...]  # "queue" | "delay" | "forkjoin" per element
+    D: np.ndarray  # (K,) demand (forkjoin: max branch demand)
+    fj: tuple[tuple[int, np.ndarray, int, np.ndarray], ...]  # (index, D_i, k, busy d_i')
+    branch_names: tuple[str, ...]
+    Z: float
+
+
+def _model(net: Network) -> _Model:
+    if not isinstance(net, Network):
+        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    names, kinds, fj, bnames = [], [], [], []
+    for idx, s in enumerate(net.stations):
+        names.append(s.name)
+        if hasattr(s, "branches"):
+            for b in s.branches:
+                if b.servers != 1 or getattr(b, "rate_multipliers", None) is not None:
+                    raise InvalidModelError(
+                        f"fork_join supports single-server branches; branch {b.name!r} of "
+                        f"{s.name!r} has servers={b.servers}"
+                        + ("" if b.servers != 1 else " and rate_multipliers")
+                        + ": simulate the network instead"
+                    )
+                bnames.append(f"{s.name}.{b.name}")
+            d = s.branch_demands
+            if s.k < s.n and not getattr(s, "cancel", True):
+                raise InvalidModelError(
+                    f"fork_join models cancelling k-of-n joins; {s.name!r} has k={s.k} of "
+                    f"n={s.n} with cancel=False (stragglers keep their branch busy): "
+                    "simulate the network instead (qnmodel.simulate)"
+                )
+            fj.append((idx, d, int(s.k), busy_per_request(d, s.k)))
+            kinds.append("forkjoin")
+        else:
+            if s.servers != 1 or getattr(s, "rate_multipliers", None) is not None:
+                raise InvalidModelError(
+                    f"fork_join supports single-server queue and delay stations; station "
+                    f"{s.name!r} has servers={s.servers}: use qnmodel.mva for networks "
+                    "without fork-join, or simulate"
+                )
+            kinds.append("delay" if s.is_delay else "queue")
+    return _Model(
+        tuple(names), tuple(kinds), np.array(net.demands, dtype=np.float64), tuple(fj),
+        tuple(bnames), float(net.think_time),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- result
+@dataclass(frozen=True, repr=False)
+class ForkJoinResult:
+    """Mean values of a network with fork-join elements (an approximation, see ``method``).
+
+    Rows are populations n = 1..N (closed) or the single operating point
+    (open; then ``n`` holds the mean number in the system lambda R, Little's law).
+    Elements (columns of the per-station arrays) are the network's stations,
+    a fork-join counted once; branches have their own arrays.
+
+    Attributes
+    ----------
+    method : str
+        Contains "approximate".
+    n, throughput, response_time : ndarray (P,)
+        Population (closed), X in requests/s, R in s (think time excluded).
+    residence_time, queue_length, utilization : ndarray (P, K)
+        Per element; for a fork-join: R_fj, requests inside it (X R_fj), and
+        the utilisation of its busiest branch.
+    branch_names : tuple of str
+        ``"<forkjoin>.<branch>"``.
+    branch_response_time, branch_queue_length, branch_utilization : ndarray (P, B)
+        Sub-request sojourn T_i, sub-requests present q_i = X T_i, U_i = X D_i.
+    synchronization_delay : ndarray (P, F)
+        Per fork-join: R_fj minus the mean branch sojourn, the mean time a
+        finished sub-request waits for its siblings (k = n); negative for a
+        k-of-n join that leaves before the average sub-request finishes.
+    forkjoin_names : tuple of str
+    arrival_rate : float or None
+        lambda (open) or None (closed).
+    """
+
+    method: str
+    n: np.ndarray
+    throughput: np.ndarray
+    response_time: np.ndarray
+    residence_time: np.ndarray
+    queue_length: np.ndarray
+    utilization: np.ndarray
+    branch_response_time: np.ndarray
+    branch_queue_length: np.ndarray
+    branch_utilization: np.ndarray
+    synchronization_delay: np.ndarray
+    station_names: tuple[str, ...]
+    branch_names: tuple[str, ...]
+    forkjoin_names: tuple[str, ...]
+    think_time: float
+    arrival_rate: float | None = None
+    _model: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        _freeze(self)
+
+    def _row(self, n: int | None) -> int:
+        if self.arrival_rate is not None or n is None:
+            return self.n.size - 1
+        n = as_population(n, "n")
+        hits = np.flatnonzero(self.n == n)
+        if hits.size == 0:
+            raise InvalidModelError(f"n={n} is not in this result (n = 1..{int(self.n[-1])})")
+        return int(hits[0])
+
+    def response_time_distribution(self, n: int | None = None) -> tuple[_ph.PhaseType, str]:
+        """A phase-type law of the response time at population n (default: the last) and its label.
+
+        Open networks of single-server queues only: *exact* (hypoexponential, [Rei57]).
+        Otherwise an approximation with the solver's means, stages independent:
+
+        * closed: a queue's residence R_k(n) is the service of the Q_k(n-1)
+          requests found ahead plus its own, so it is fitted as an Erlang
+          mixture of mean R_k(n) and SCV 1 / (1 + Q_k(n-1)) ([Tij94]; exponential
+          at n = 1, Erlang-like near saturation); a fork-join is the wait for
+          the requests ahead (same fit, SCV 1/Q_fj(n-1)) followed by the exact
+          race of this request's exponential sub-requests (k-th order statistic);
+          delay stations are Exp(D);
+        * open: exponential stages (exact for M/M/1); a fork-join is the join
+          of independent exponential branch sojourns, not rescaled: its mean is
+          [NT88]'s upper bound (above ``residence_time``, which is the better
+          mean), but its upper quantiles match simulation closely, because the
+          positive correlation of the branches mostly shortens the body of the
+          distribution, not its tail (measured: docs page).
+
+        Errors against simulation: ``tests/solvers/fj_sim.py`` and the fork-join docs page.
+        """
+        m: _Model = self._model
+        i = self._row(n)
+        closed = self.arrival_rate is None
+        # requests found ahead on arrival: Q(n-1) (arrival theorem), none for n = 1
+        ahead = self.queue_length[i - 1] if closed and i > 0 else np.zeros(len(m.kind))
+        parts = []
+        fj_of = {idx: (d, k) for idx, d, k, _b in m.fj}
+        col = 0
+        for j, kind in enumerate(m.kind):
+            r = float(self.residence_time[i, j])
+            if kind == "forkjoin":
+                d, k = fj_of[j]
+                b = self.branch_response_time[i, col : col + d.size]
+                col += d.size
+                k -= int(np.count_nonzero(d == 0.0))  # zero-demand branches finish at once
+                b, d = b[d > 0.0], d[d > 0.0]
+                if k <= 0:
+                    continue
+                if closed:  # the queue ahead, then the race of this request's sub-requests
+                    own = _ph.order_statistic_ph(d, k)
+                    wait = r - own.mean
+                    if wait > 1e-12 * r:
+                        parts.append(_ph.erlang_mixture(wait, 1.0 / max(ahead[j], 1.0)))
+                    parts.append(own)
+                else:  # independent join: its mean is [NT88]'s upper bound, its tail fits
+                    parts.append(_ph.order_statistic_ph(b, k))
+            elif r > 0.0:
+                scv = 1.0 / (1.0 + ahead[j]) if closed and kind == "queue" else 1.0
+                parts.append(_ph.erlang_mixture(r, scv))
+        if not parts:
+            raise InvalidModelError("every demand is zero: the response time is 0")
+        exact = not closed and all(k == "queue" for k in m.kind)
+        label = (
+            "exact (open M/M/1 tandem: hypoexponential sum of sojourns)"
+            if exact
+            else (
+                "approximate (closed: Erlang-mixture stages of SCV 1/(1 + Q_k(n-1)); "
+                "fork-join: queue ahead then the race of exponential sub-requests)"
+                if closed
+                else "approximate (exponential stages; fork-join: join of independent "
+                "exponential branch sojourns)"
+            )
+        )
+        return _ph.series(*parts), label
+
+    def response_time_quantile(self, q: float, n: int | None = None) -> float:
+        """The q-quantile of the response time, s (0 < q < 1), e.g. ``q=0.99`` for p99.
+
+        Exact for open tandems of M/M/1 queues, approximate otherwise; see
+        :meth:`response_time_distribution`.
+        """
+        law, _label = self.response_time_distribution(n)
+        return law.quantile(q)
+
+    def to_frame(self, level: str = "system") -> Any:
+        """A DataFrame: ``"system"`` (n, X, R), ``"station"`` or ``"branch"`` (long form)."""
+        pd = _import_pandas()
+        if level == "system":
+            return pd.DataFrame(
+                {"n": self.n, "throughput": self.throughput, "response_time": self.response_time}
+            )
+        if level == "station":
+            P, K = self.residence_time.shape
+            return pd.DataFrame(
+                {
+                    "n": np.repeat(self.n, K),
+                    "station": np.tile(np.array(self.station_names, dtype=object), P),
+                    "residence_time": self.residence_time.ravel(),
+                    "queue_length": self.queue_length.ravel(),
+                    "utilization": self.utilization.ravel(),
+                }
+            )
+        if level == "branch":
+            P, B = self.branch_response_time.shape
+            return pd.DataFrame(
+                {
+                    "n": np.repeat(self.n, B),
+                    "branch": np.tile(np.array(self.branch_names, dtype=object), P),
+                    "response_time": self.branch_response_time.ravel(),
+                    "queue_length": self.branch_queue_length.ravel(),
+                    "utilization": self.branch_utilization.ravel(),
+                }
+            )
+        raise InvalidModelError(
+            f"level must be one of 'system', 'station', 'branch'; got {level!r}"
+        )
+
+    def __repr__(self) -> str:
+        what = (
+            f"lambda={self.arrival_rate:.6g}/s"
+            if self.arrival_rate is not None
+            else f"N={int(self.n[-1])}"
+        )
+        return (
+            f"ForkJoinResult({self.method}, {what}: X={self.throughput[-1]:.6g}/s, "
+            f"R={self.response_time[-1]:.6g}s)"
+        )
+
+
+# ---------------------------------------------------------------------------- solvers
+def _closed(m: _Model, N: int):
+    K = len(m.names)
+    B = len(m.branch_names)
+    F = len(m.fj)
+    queue = np.array([k == "queue" for k in m.kind])
+    delay = np.array([k == "delay" for k in m.kind])
+    X = np.empty(N)
+    Rk = np.zeros((N, K))
+    Tb = np.zeros((N, B))
+    Q = np.zeros(K)
+    q = np.zeros(B)
+    for i in range(N):
+        n = i + 1
+        r = np.where(queue, m.D * (1.0 + Q), np.where(delay, m.D, 0.0))
+        col = 0
+        for idx, d, k, busy in m.fj:
+            sl = slice(col, col + d.size)
+            Tb[i, sl] = busy * (1.0 + q[sl])
+            ahead = np.maximum(Q[idx], q[sl])  # [Var99]: requests in the element at n - 1
+            r[idx] = expected_order_statistic(d, k, shifts=busy * ahead)
+            col += d.size
+        x = n / (m.Z + r.sum())
+        X[i] = x
+        Rk[i] = r
+        Q = x * r
+        q = x * Tb[i]
+    n = np.arange(1, N + 1, dtype=np.float64)
+    return n, X, Rk, Tb, F
+
+
+def _open(m: _Model, lam: float):
+    K = len(m.names)
+    B = len(m.branch_names)
+    r = np.zeros(K)
+    Tb = np.zeros(B)
+    for j, kind in enumerate(m.kind):
+        if kind == "queue":
+            rho = lam * m.D[j]
+            if rho >= 1.0:
+                raise UnstableModelError(
+                    f"station {m.names[j]!r} is saturated: utilisation lambda*D = {rho:.6g} >= 1"
+                )
+            r[j] = m.D[j] / (1.0 - rho)
+        elif kind == "delay":
+            r[j] = m.D[j]
+    col = 0
+    for idx, d, k, busy in m.fj:
+        rho = lam * busy
+        if np.any(rho >= 1.0):
+            b = int(np.argmax(rho))
+            raise UnstableModelError(
+                f"branch {m.branch_names[col + b]!r} is saturated: utilisation lambda*D = "
+                f"{rho[b]:.6g} >= 1"
+            )
+        T = d / (1.0 - rho)  # sojourn of a sub-request that is not cancelled
+        Tb[col : col + d.size] = T
+        col += d.size
+        nb = d.size
+        if k == nb and np.all(d == d[0]):
+            r[idx] = nelson_tantawi(nb, float(rho[0]), float(d[0]))
+        else:
+            r[idx] = expected_order_statistic(T, k)
+            if k == nb and nb > 1:  # heterogeneous: blend toward [NT88] by similarity
+                rs = float(rho.max())
+                phi = nelson_tantawi(nb, rs, 1.0) / (harmonic(nb) / (1.0 - rs))
+                w = (float(T.sum() / T.max()) - 1.0) / (nb - 1.0)
+                r[idx] *= 1.0 + (phi - 1.0) * w
+    return r, Tb
+
+
+def fork_join(
+    net: Network, N: int | None = None, *, arrival_rate: float | str | None = None
+) -> ForkJoinResult:
+    """Approximate mean values of a network with fork-join elements, closed or open.
+
+    Parameters
+    ----------
+    net : Network
+        Stations (single-server queues, delay stations) and
+        :class:`~qnmodel.network.ForkJoin` elements of single-server branches,
+        visited once per request. A network without fork-join is solved too
+        (closed: identical to exact MVA; open: M/M/1 tandem).
+    N : int, optional
+        Closed: the largest population; the curve n = 1..N is returned.
+    arrival_rate : float or str, optional
+        Open: requests/s (``"400/s"``); the network's think time is ignored.
+        Give exactly one of ``N`` and ``arrival_rate``.
+
+    Returns
+    -------
+    ForkJoinResult
+        With ``method`` naming the approximation.
+
+    Raises
+    ------
+    InvalidModelError
+        Multi-server or load-dependent stations/branches, both or neither of
+        ``N`` and ``arrival_rate``; :class:`~qnmodel.errors.UnstableModelError`
+        when an open station or branch has utilisation >= 1.
+
+    Notes
+    -----
+    Equations and references in the module docstring ([Var99], [NT88]).
+
+    Examples
+    --------
+    >>> import qnmodel as qn
+    >>> fj = qn.ForkJoin("stripe", [qn.Station(f"m{i}", 1.0) for i in range(4)])
+    >>> round(float(qn.fork_join(qn.Network([fj]), 1).response_time[0]), 4)  # H_4
+    2.0833
+    """
+    m = _model(net)
+    if (N is None) == (arrival_rate is None):
+        raise InvalidModelError(
+            "give exactly one of N (closed population) and arrival_rate (open), got "
+            f"N={N!r}, arrival_rate={arrival_rate!r}"
+        )
+    fj_idx = [f[0] for f in m.fj]
+    if N is not None:
+        N = as_population(N, "N")
+        if float(m.D.sum()) + m.Z <= 0.0:
+            raise InvalidModelError(
+                "all demands and the think time are zero: throughput is unbounded"
+            )
+        n, X, Rk, Tb, _F = _closed(m, N)
+        lam = None
+        method = METHOD_CLOSED
+    else:
+        lam = as_quantity(arrival_rate, "arrival_rate", "frequency", positive=True)
+        r, tb = _open(m, lam)
+        Rk, Tb = r[None, :], tb[None, :]
+        X = np.array([lam])
+        n = X * Rk.sum(axis=1)
+        method = METHOD_OPEN
+    R = Rk.sum(axis=1)
+    Qk = X[:, None] * Rk
+    U = X[:, None] * m.D[None, :]  # forkjoin: its busiest branch; delay: busy servers
+    Dbr = np.concatenate([f[3] for f in m.fj]) if m.fj else np.zeros(0)
+    Ub = X[:, None] * Dbr[None, :]
+    Qb = X[:, None] * Tb
+    sync = np.zeros((X.size, len(m.fj)))
+    col = 0
+    for f, (idx, d, _k, _b) in enumerate(m.fj):
+        sync[:, f] = Rk[:, idx] - Tb[:, col : col + d.size].mean(axis=1)
+        col += d.size
+    return ForkJoinResult(
+        method=method,
+        n=n,
+        throughput=X,
+        response_time=R,
+        residence_time=Rk,
+        queue_length=Qk,
+        utilization=U,
+        branch_response_time=Tb,
+        branch_queue_length=Qb,
+        branch_utilization=Ub,
+        synchronization_delay=sync,
+        station_names=m.names,
+        branch_names=m.branch_names,
+        forkjoin_names=tuple(m.names[i] for i in fj_idx),
+        think_time=m.Z,
+        arrival_rate=lam,
+        _model=m,
+    )

@@ -1,0 +1,66 @@
+"""Storage models with fork-join stations: NetworkedRAID(structure="forkjoin"), RAID arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qnmodel as qn
+from qnmodel.models.raid import disk_array_forkjoin
+from qnmodel.solvers.forkjoin import harmonic
+
+
+def test_paper_structure_is_the_default_and_unchanged():
+    sys = qn.NetworkedRAID.cui2006()
+    assert sys.network().names == sys.network(structure="paper").names
+    assert sys.network().names == (
+        "cpu_master", "nic_master", "network", "nic_server", "cpu_server", "disk",
+    )  # fmt: skip
+
+
+def test_forkjoin_structure_forks_over_every_storage_server():
+    sys = qn.NetworkedRAID.cui2006()
+    net = sys.network(structure="forkjoin", think_time="10 ms")
+    assert net.names == ("cpu_master", "nic_master", "network", "storage_servers")
+    fj = net.stations[-1]
+    assert fj.n == sys.stripe_width == 3 and fj.k == 3
+    one = sys.replace(server_terms="one_server").demands()
+    member = one["nic_server"] + one["cpu_server"] + one["disk"]
+    assert [b.demand for b in fj.branches] == pytest.approx([member] * 3)
+    d = sys.demands()
+    # one request: master stations in series, then the mean of the maximum of 3 members
+    r = sys.fork_join(1)
+    expected = d["cpu_master"] + d["nic_master"] + d["network"] + member * harmonic(3)
+    assert r.response_time[0] == pytest.approx(expected)
+    assert "approximate" in r.method
+
+
+def test_forkjoin_structure_saturates_at_the_bottleneck():
+    sys = qn.NetworkedRAID.cui2006()
+    net = sys.network(structure="forkjoin")
+    r = sys.fork_join(64)
+    assert np.all(r.throughput <= 1 / net.demands.max() * (1 + 1e-12))
+    np.testing.assert_allclose(r.throughput * r.response_time, np.arange(1, 65))
+
+
+def test_forkjoin_structure_refuses_other_options_and_old_solvers():
+    sys = qn.NetworkedRAID.cui2006()
+    with pytest.raises(qn.InvalidModelError, match="expand_servers"):
+        sys.network(structure="forkjoin", expand_servers=True)
+    with pytest.raises(qn.InvalidModelError, match="disk_array"):
+        sys.network(structure="forkjoin", disk_array=("raid5", 4, "sequential"))
+    with pytest.raises(qn.InvalidModelError, match="structure must be one of"):
+        sys.network(structure="stripe")
+    with pytest.raises(qn.InvalidModelError, match="storage_servers.*fork_join"):
+        qn.mva(sys.network(structure="forkjoin"), 4)
+
+
+@pytest.mark.parametrize("level, op, T", [("raid0", "read", 4), ("raid5", "write", 3)])
+def test_disk_array_forkjoin_keeps_the_speedup_table(level, op, T):
+    d = 0.008
+    fj = disk_array_forkjoin("array", d, level, 4, op)
+    assert fj.n == 4 and fj.k == 4
+    assert [b.demand for b in fj.branches] == pytest.approx([d / T] * 4)
+    r = qn.fork_join(qn.Network([fj]), 200)
+    assert r.throughput[-1] == pytest.approx(T / d, rel=0.02)  # saturates at T x one disk
+    assert r.response_time[0] == pytest.approx(d / T * harmonic(4))  # one request: the max

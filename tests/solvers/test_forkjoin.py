@@ -1,0 +1,317 @@
+"""Fork-join elements and their approximate solver (qnmodel.fork_join).
+
+Known answers (exact): one request through n identical exponential branches takes d H_n
+(mean of the maximum), d (H_n - H_{n-k}) with a k-of-n join; different branches give
+the inclusion-exclusion sum; the open two-way fork-join is Flatto-Hahn's
+(12 - rho)/8 R_MM1. Invariants: Little's law, the utilisation law, X <= 1/D_max,
+Varki's mean value equation on the solver's own arrays. Accuracy: against the seeded
+pure-Python reference simulation in ``fj_sim.py`` (tolerances from the errors measured
+there, see docs/explanation/fork-join.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import qnmodel as qn
+from qnmodel.solvers.forkjoin import (
+    busy_per_request,
+    expected_order_statistic,
+    harmonic,
+    nelson_tantawi,
+)
+from qnmodel.solvers.percentiles import order_statistic_ph
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fj_sim import simulate_net  # noqa: E402
+
+S = qn.Station
+
+
+def stripe(n, d=1.0, k=None, name="stripe"):
+    return qn.ForkJoin(name, [S(f"m{i}", d) for i in range(n)], k=k)
+
+
+# ------------------------------------------------------------------ known answers
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 8, 16])
+def test_single_request_is_d_times_harmonic_number(n):
+    d = 0.004
+    r = qn.fork_join(qn.Network([stripe(n, d)]), 1)
+    assert r.response_time[0] == pytest.approx(d * math.fsum(1 / i for i in range(1, n + 1)))
+    assert r.throughput[0] == pytest.approx(1 / (d * harmonic(n)))
+
+
+def test_single_request_adds_other_stations_and_ignores_think_time():
+    net = qn.Network([S("cpu", 0.002), stripe(4, 0.005), S("lan", 0.001, kind="delay")], 0.1)
+    r = qn.fork_join(net, 1)
+    assert r.response_time[0] == pytest.approx(0.002 + 0.005 * 25 / 12 + 0.001)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_k_of_n_single_request_is_kth_order_statistic(k):
+    d, n = 2.0, 5
+    r = qn.fork_join(qn.Network([stripe(n, d, k=k)]), 1)
+    expected = d * sum(1.0 / (n - j) for j in range(k))  # k stages of the race
+    assert r.response_time[0] == pytest.approx(expected, rel=1e-12)
+    assert expected == pytest.approx(d * (harmonic(n) - harmonic(n - k)))
+
+
+def _max_inclusion_exclusion(means):
+    rates = [1 / m for m in means]
+    total = 0.0
+    for size in range(1, len(rates) + 1):
+        for sub in itertools.combinations(rates, size):
+            total += (-1) ** (size + 1) / sum(sub)
+    return total
+
+
+def test_different_branches_single_request_is_mean_of_maximum():
+    means = [0.5, 1.0, 1.5, 3.0]
+    fj = qn.ForkJoin("fj", [S(f"b{i}", m) for i, m in enumerate(means)])
+    r = qn.fork_join(qn.Network([fj]), 1)
+    assert r.response_time[0] == pytest.approx(_max_inclusion_exclusion(means), rel=1e-9)
+    assert order_statistic_ph(means).mean == pytest.approx(_max_inclusion_exclusion(means))
+
+
+def test_order_statistic_integral_matches_phase_type_mean():
+    means = [0.5, 1.0, 1.0, 2.0]
+    for k in range(1, 5):
+        assert expected_order_statistic(means, k) == pytest.approx(
+            order_statistic_ph(means, k).mean, rel=1e-9
+        )
+
+
+def test_busy_time_of_a_cancelling_join():
+    assert busy_per_request([1.0] * 4, 2) == pytest.approx([0.5] * 4)  # k d / n
+    # 1-of-2: both branches are busy until the first finishes, E = 1 / (r1 + r2)
+    assert busy_per_request([1.0, 3.0], 1) == pytest.approx([0.75, 0.75], rel=1e-9)
+    assert busy_per_request([1.0, 3.0], 2) == pytest.approx([1.0, 3.0])
+
+
+def test_naive_models_are_off_by_a_factor_of_two():
+    """Issue 13: 4 exponential members of mean d, one client: d H_4 = 2.083 d, not 4d or d."""
+    d = 0.01
+    fj = qn.fork_join(qn.Network([stripe(4, d)]), 1).response_time[0]
+    series = qn.mva(qn.Network.from_demands([d] * 4), 1).response_time[0]
+    one = qn.mva(qn.Network.from_demands([d]), 1).response_time[0]
+    assert fj / d == pytest.approx(2.0833333, rel=1e-6)
+    assert series / d == pytest.approx(4.0)
+    assert one / d == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("rho", [0.05, 0.3, 0.6, 0.9])
+def test_open_two_way_is_flatto_hahn_exact(rho):
+    d = 0.004
+    r = qn.fork_join(qn.Network([stripe(2, d)]), arrival_rate=rho / d)
+    assert r.response_time[0] == pytest.approx((12 - rho) / 8 * d / (1 - rho), rel=1e-12)
+    assert r.synchronization_delay[0, 0] == pytest.approx(0.5 * (1 - rho / 4) * d / (1 - rho))
+
+
+def test_nelson_tantawi_published_form_and_limits():
+    # [NT88] eq. (13) as restated by Thomasian (2014) Table I eq. (3)
+    n, rho, d = 8, 0.5, 1.0
+    h = harmonic(n) / 1.5
+    expected = (h + (1 - h) * 4 * rho / 11) * (12 - rho) / 8 * d / (1 - rho)
+    assert nelson_tantawi(n, rho, d) == pytest.approx(expected)
+    assert nelson_tantawi(n, 1e-12, d) == pytest.approx(harmonic(n) * d)  # light load
+    r = qn.fork_join(qn.Network([stripe(n, d)]), arrival_rate=rho / d)
+    assert r.response_time[0] == pytest.approx(expected)
+
+
+def test_open_nearly_identical_branches_agree_with_nelson_tantawi():
+    d, lam = 1.0, 0.7
+    fj = qn.ForkJoin("fj", [S("a", d), S("b", d * (1 + 1e-9)), S("c", d), S("e", d)])
+    het = qn.fork_join(qn.Network([fj]), arrival_rate=lam).response_time[0]
+    assert het == pytest.approx(nelson_tantawi(4, lam * d, d), rel=1e-6)
+
+
+def test_open_without_forkjoin_is_an_mm1_tandem():
+    net = qn.Network.from_demands([0.01, 0.02, 0.005], think_time=5.0)  # Z ignored
+    lam = 30.0
+    r = qn.fork_join(net, arrival_rate="30/s")
+    expected = sum(d / (1 - lam * d) for d in (0.01, 0.02, 0.005))
+    assert r.response_time[0] == pytest.approx(expected)
+    assert r.n[0] == pytest.approx(lam * expected)  # Little
+
+
+def test_closed_without_forkjoin_equals_exact_mva():
+    net = qn.Network.from_demands(["5 ms", "8 ms", "2 ms"], think_time="100 ms",
+                                  kinds=["queue", "queue", "delay"])  # fmt: skip
+    a, b = qn.fork_join(net, 30), qn.mva(net, 30)
+    np.testing.assert_allclose(a.response_time, b.response_time, rtol=1e-12)
+    np.testing.assert_allclose(a.throughput, b.throughput, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ invariants
+@pytest.fixture(scope="module")
+def mixed():
+    fj = qn.ForkJoin("stripe", [S("a", 0.004), S("b", 0.006), S("c", 0.005)])
+    net = qn.Network([S("cpu", 0.002), fj, S("nic", 0.001)], think_time=0.02)
+    return net, qn.fork_join(net, 40)
+
+
+def test_littles_law_and_utilisation_law(mixed):
+    net, r = mixed
+    n = np.arange(1, 41)
+    np.testing.assert_allclose(r.throughput * (r.response_time + net.think_time), n, rtol=1e-12)
+    np.testing.assert_allclose(r.queue_length.sum(axis=1) + r.throughput * net.think_time, n)
+    np.testing.assert_allclose(
+        r.branch_utilization, r.throughput[:, None] * np.array([0.004, 0.006, 0.005])
+    )
+    Tb = r.branch_response_time
+    np.testing.assert_allclose(r.branch_queue_length, r.throughput[:, None] * Tb)
+    assert np.all(r.utilization <= 1.0)
+
+
+def test_throughput_below_bottleneck_and_monotone(mixed):
+    net, r = mixed
+    assert np.all(r.throughput <= 1 / 0.006 + 1e-12)
+    assert r.throughput[-1] == pytest.approx(1 / 0.006, rel=0.02)  # saturates at the bottleneck
+    assert np.all(np.diff(r.throughput) > 0)
+    assert np.all(r.response_time >= r.response_time[0] - 1e-15)
+    assert np.all(r.throughput <= np.arange(1, 41) / (net.think_time + r.response_time[0]) + 1e-9)
+
+
+def test_varki_mean_value_equation_on_identical_branches():
+    d = 0.5
+    r = qn.fork_join(qn.Network([S("cpu", 0.3), stripe(4, d)], think_time=2.0), 12)
+    Rfj, Qfj = r.residence_time[:, 1], r.queue_length[:, 1]
+    np.testing.assert_allclose(Rfj[1:], d * (harmonic(4) + Qfj[:-1]), rtol=1e-12)  # [Var99]
+
+
+def test_result_labels_frames_and_read_only(mixed):
+    _net, r = mixed
+    assert "approximate" in r.method and "Varki" in r.method
+    assert r.forkjoin_names == ("stripe",)
+    assert r.branch_names == ("stripe.a", "stripe.b", "stripe.c")
+    assert list(r.to_frame().columns) == ["n", "throughput", "response_time"]
+    assert len(r.to_frame("branch")) == 40 * 3
+    assert len(r.to_frame("station")) == 40 * 3
+    with pytest.raises(ValueError):
+        r.throughput[0] = 1.0
+    o = qn.fork_join(qn.Network([stripe(4)]), arrival_rate=0.5)
+    assert "approximate" in o.method and "Nelson-Tantawi" in o.method
+
+
+def test_network_holds_a_forkjoin_like_a_station():
+    fj = stripe(3, 0.01, k=2)
+    net = qn.Network([S("cpu", 0.002), fj])
+    assert net.names == ("cpu", "stripe")
+    assert net.demands[1] == 0.01 and (fj.n, fj.k) == (3, 2)
+    assert "k=2" in repr(fj)
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize(
+    "kwargs, exc, words",
+    [
+        (dict(branches=[]), qn.InvalidModelError, "branches is empty"),
+        (dict(branches=[S("a", 1.0)], k=2), qn.InvalidModelError, "k must be between 1"),
+        (dict(branches=[S("a", 1.0)], k=0), qn.InvalidModelError, "k must be an integer >= 1"),
+        (dict(branches=[S("a", 1.0, kind="delay")]), qn.InvalidModelError, "delay"),
+        (dict(branches=[S("a", 1.0), S("a", 2.0)]), qn.InvalidModelError, "unique"),
+        (dict(branches=[1.0]), qn.InvalidTypeError, "branches[0] must be a Station"),
+        (dict(branches="disk"), qn.InvalidTypeError, "sequence of Station"),
+    ],
+)
+def test_bad_forkjoin_is_refused_naming_the_field(kwargs, exc, words):
+    with pytest.raises(exc, match=None) as info:
+        qn.ForkJoin("stripe", **kwargs)
+    assert words in str(info.value) and "stripe" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "solve",
+    [
+        lambda net: qn.mva(net, 3),
+        lambda net: qn.mva_exact(net, 3),
+        lambda net: qn.bounds(net, 3),
+        lambda net: qn.bounds(net, 3, method="aba"),
+        lambda net: qn.amva(net, 3),
+        lambda net: qn.mva_multiclass(net, 3),
+    ],
+)
+def test_solvers_without_a_join_refuse_forkjoin(solve):
+    net = qn.Network([S("cpu", 0.1), stripe(4)])
+    with pytest.raises(qn.InvalidModelError, match="'stripe'.*fork-join.*fork_join"):
+        solve(net)
+
+
+def test_fork_join_bad_arguments():
+    net = qn.Network([stripe(2)])
+    with pytest.raises(qn.InvalidModelError, match="exactly one of N"):
+        qn.fork_join(net)
+    with pytest.raises(qn.InvalidModelError, match="exactly one of N"):
+        qn.fork_join(net, 3, arrival_rate=1.0)
+    with pytest.raises(qn.UnstableModelError, match="stripe.m0.*saturated"):
+        qn.fork_join(net, arrival_rate=1.0)
+    multi = qn.ForkJoin("fj", [S("a", 1.0, servers=2), S("b", 1.0)])
+    with pytest.raises(qn.InvalidModelError, match="branch 'a'.*servers=2"):
+        qn.fork_join(qn.Network([multi]), 2)
+    with pytest.raises(qn.InvalidTypeError):
+        qn.fork_join("net", 2)
+    with pytest.raises(qn.InvalidModelError, match="N must be an integer"):
+        qn.fork_join(net, 0)
+
+
+# ------------------------------------------------------------------ vs simulation
+# Reference: tests/solvers/fj_sim.py (seeded, 20 000 requests after 2 000 of warm-up).
+# Long-run errors measured there (python tests/solvers/fj_sim.py): <= 5 % for full joins,
+# <= 8 % for identical k-of-n joins; tolerances add the sampling error of a short run.
+@pytest.mark.parametrize(
+    "net, N, tol",
+    [
+        (qn.Network([stripe(4)]), 4, 0.08),
+        (qn.Network([S("cpu", 0.3), stripe(4)], think_time=2.0), 4, 0.08),
+        (qn.Network([qn.ForkJoin("fj", [S("a", 0.5), S("b", 1.0), S("c", 1.5)])], 1.0), 8, 0.08),
+        (qn.Network([stripe(4, k=2)], think_time=1.0), 4, 0.12),
+    ],
+)
+def test_closed_mean_response_time_vs_reference_simulation(net, N, tol):
+    sim = simulate_net(net, N=N, jobs=20_000, warmup=2_000, seed=11)
+    model = qn.fork_join(net, N)
+    assert model.response_time[-1] == pytest.approx(sim["R"].mean(), rel=tol)
+    assert model.throughput[-1] == pytest.approx(sim["X"], rel=tol)
+
+
+@pytest.mark.parametrize(
+    "branches, lam",
+    [
+        ([1.0] * 4, 0.6),
+        ([0.5, 1.0, 0.8], 0.6),
+        ([1.0, 0.9, 0.8, 0.7], 0.6),
+    ],
+)
+def test_open_mean_response_time_vs_reference_simulation(branches, lam):
+    net = qn.Network([qn.ForkJoin("fj", [S(f"b{i}", d) for i, d in enumerate(branches)])])
+    sim = simulate_net(net, arrival_rate=lam, jobs=40_000, warmup=4_000, seed=11)
+    model = qn.fork_join(net, arrival_rate=lam)
+    assert model.response_time[0] == pytest.approx(sim["R"].mean(), rel=0.05)
+
+
+def test_zero_demand_branch_finishes_at_once():
+    fj = qn.ForkJoin("fj", [S("a", 0.0), S("b", 1.0), S("c", 1.0)])
+    r = qn.fork_join(qn.Network([fj]), 3)
+    assert r.response_time[0] == pytest.approx(1.5)  # max of the two others: d H_2
+    assert r.response_time_quantile(0.5, n=1) == pytest.approx(-math.log(1 - 0.5**0.5))
+    two_of_three = qn.fork_join(qn.Network([qn.ForkJoin("g", fj.branches, k=2)]), 1)
+    assert two_of_three.response_time[0] == pytest.approx(0.5)  # first of the two others
+
+
+def test_multiclass_network_holds_a_forkjoin_and_its_solvers_refuse_it():
+    net = qn.MultiClassNetwork(
+        [S("cpu", {"r": 0.1, "w": 0.2}), stripe(3, 0.5)],
+        [qn.ClosedClass("r", N=2), qn.ClosedClass("w", N=1)],
+    )
+    assert net.names == ("cpu", "stripe")
+    np.testing.assert_allclose(net.demands[:, 1], [0.5, 0.5])  # D_max for every class
+    with pytest.raises(qn.InvalidModelError, match="mva_multiclass.*'stripe'.*fork_join"):
+        qn.mva_multiclass(net, [2, 1])
+    with pytest.raises(qn.InvalidTypeError, match="net must be a Network"):
+        qn.fork_join(net, 2)
