@@ -51,6 +51,41 @@ def handover(*arrays: np.ndarray) -> None:
             a.setflags(write=False)
 
 
+def station_frame(key: str, keys: Any, result: Any, throughput: bool = True) -> Any:
+    """The tidy per-station table of a result: one row per (``key`` value, station).
+
+    ``keys`` label the result's rows (populations, classes or arrival rates); the columns
+    are ``key, station, queue_length, utilization, residence_time`` and, with
+    ``throughput``, the row's throughput. The one builder of every result's station table.
+    """
+    pd = _import_pandas()
+    P, K = result.queue_length.shape
+    cols = {
+        key: np.repeat(np.asarray(keys), K),
+        "station": np.tile(np.array(result.station_names, dtype=object), P),
+        "queue_length": result.queue_length.ravel(),
+        "utilization": result.utilization.ravel(),
+        "residence_time": result.residence_time.ravel(),
+    }
+    if throughput:
+        cols["throughput"] = np.repeat(result.throughput, K)
+    return pd.DataFrame(cols)
+
+
+def bad_level(level: str, allowed: tuple[str, ...]) -> Exception:
+    """The error for a ``to_frame`` level that does not exist."""
+    from .errors import InvalidModelError
+
+    return InvalidModelError(
+        f"level must be {' or '.join(repr(a) for a in allowed)}, got {level!r}"
+    )
+
+
+def shorten(text: str, limit: int = 300) -> str:
+    """A repr part cut to ``limit`` characters with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _import_pandas() -> Any:
     try:
         import pandas as pd
@@ -205,20 +240,8 @@ class MVAResult:
                 }
             )
         if level == "station":
-            P, K = self.queue_length.shape
-            return pd.DataFrame(
-                {
-                    "n": np.repeat(self.n.astype(np.int64), K),
-                    "station": np.tile(np.array(self.station_names, dtype=object), P),
-                    "queue_length": self.queue_length.ravel(),
-                    "utilization": self.utilization.ravel(),
-                    "residence_time": self.residence_time.ravel(),
-                    "throughput": np.repeat(self.throughput, K),
-                }
-            )
-        from .errors import InvalidModelError
-
-        raise InvalidModelError(f"level must be 'system' or 'station', got {level!r}")
+            return station_frame("n", self.n.astype(np.int64), self)
+        raise bad_level(level, ("system", "station"))
 
     def __repr__(self) -> str:
         N = int(self.n[-1])
@@ -228,8 +251,7 @@ class MVAResult:
                 self.station_names, self.utilization[-1], self.queue_length[-1], strict=True
             )
         )
-        if len(per) > 300:
-            per = per[:297] + "..."
+        per = shorten(per)
         return (
             f"MVAResult(method={self.method!r}, n={int(self.n[0])}..{N}, "
             f"Z={self.think_time:.6g}s,\n"
@@ -344,19 +366,8 @@ class MultiClassResult:
                 }
             )
         if level == "station":
-            return pd.DataFrame(
-                {
-                    "class": np.repeat(self._labels, K),
-                    "station": np.tile(np.array(self.station_names, dtype=object), C),
-                    "queue_length": self.queue_length.ravel(),
-                    "utilization": self.utilization.ravel(),
-                    "residence_time": self.residence_time.ravel(),
-                    "throughput": np.repeat(self.throughput, K),
-                }
-            )
-        from .errors import InvalidModelError
-
-        raise InvalidModelError(f"level must be 'class' or 'station', got {level!r}")
+            return station_frame("class", self._labels, self)
+        raise bad_level(level, ("class", "station"))
 
     def _extra_repr(self) -> str:
         return ""
@@ -372,8 +383,7 @@ class MultiClassResult:
                 strict=True,
             )
         )
-        if len(cls) > 300:
-            cls = cls[:297] + "..."
+        cls = shorten(cls)
         return (
             f"{type(self).__name__}(method={self.method!r}{self._extra_repr()},\n"
             f"  {cls},\n  bottleneck={self.bottleneck!r})"

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .results import _freeze, _import_pandas
+from .results import _freeze, _import_pandas, bad_level, shorten, station_frame
 
 __all__ = ["OpenResult", "OpenMultiClassResult", "UpgradeResult"]
 
@@ -104,19 +104,8 @@ class OpenResult:
                 }
             )
         if level == "station":
-            P, K = self.queue_length.shape
-            return pd.DataFrame(
-                {
-                    "arrival_rate": np.repeat(self.arrival_rate, K),
-                    "station": np.tile(np.array(self.station_names, dtype=object), P),
-                    "queue_length": self.queue_length.ravel(),
-                    "utilization": self.utilization.ravel(),
-                    "residence_time": self.residence_time.ravel(),
-                }
-            )
-        from .errors import InvalidModelError
-
-        raise InvalidModelError(f"level must be 'system' or 'station', got {level!r}")
+            return station_frame("arrival_rate", self.arrival_rate, self, throughput=False)
+        raise bad_level(level, ("system", "station"))
 
     def __repr__(self) -> str:
         lam = self.arrival_rate
@@ -222,19 +211,8 @@ class OpenMultiClassResult:
                 }
             )
         if level == "station":
-            return pd.DataFrame(
-                {
-                    "class": np.repeat(names, K),
-                    "station": np.tile(np.array(self.station_names, dtype=object), C),
-                    "queue_length": self.queue_length.ravel(),
-                    "utilization": self.utilization.ravel(),
-                    "residence_time": self.residence_time.ravel(),
-                    "throughput": np.repeat(self.throughput, K),
-                }
-            )
-        from .errors import InvalidModelError
-
-        raise InvalidModelError(f"level must be 'class' or 'station', got {level!r}")
+            return station_frame("class", names, self)
+        raise bad_level(level, ("class", "station"))
 
     def __repr__(self) -> str:
         cls = ", ".join(
@@ -249,8 +227,7 @@ class OpenMultiClassResult:
                 strict=True,
             )
         )
-        if len(cls) > 300:
-            cls = cls[:297] + "..."
+        cls = shorten(cls)
         return (
             f"OpenMultiClassResult(method={self.method!r},\n  {cls},\n"
             f"  bottleneck={self.bottleneck!r}, saturation_scale={self.saturation_scale:.6g})"

@@ -378,6 +378,7 @@ def test_bench_bad_option_is_usage_error():
     assert "qnbench rejected the options" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.alone  # measures this machine's timing: run after the parallel suite
 def test_bench_and_calibrate_end_to_end(tmp_path):
     """Measure an emulated device (a = 4 ms, r = 80 MB/s), calibrate from the CLI, compare."""
     from qnmodel.calibration import calibrate_and_compare

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ._notebooks import outputs_text
+
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to run notebooks")
 
@@ -18,6 +20,10 @@ from qnmodel.errors import BenchNotFoundError  # noqa: E402
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "calibration_own_machine.ipynb"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+# Measures this machine's timing: run alone, after the parallel suite (see Makefile).
+pytestmark = pytest.mark.alone
 
 
 @pytest.mark.notebook
@@ -44,7 +50,7 @@ def test_calibration_notebook_runs_on_this_machine(monkeypatch):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors, errors
-    text = "\n".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    text = outputs_text([o for o in outputs if o.get("output_type") == "stream"])
     m = re.search(r"MAPE of MVA vs measured X\(N\): ([0-9.]+)%", text)
     assert m is not None, text[-2000:]
     assert float(m.group(1)) < 15.0

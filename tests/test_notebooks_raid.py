@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ._notebooks import outputs_text
 from ._user_env import drop_source_tree
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
@@ -31,10 +32,7 @@ def test_networked_raid_whatif_notebook(tmp_path, monkeypatch):
     ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    text = "\n".join(
-        o["text"] if o.get("output_type") == "stream" else o.get("data", {}).get("text/plain", "")
-        for o in outputs
-    )
+    text = outputs_text(outputs)
     images = sum("image/png" in o.get("data", {}) for o in outputs)
     assert images == 2  # fig. 3 (bounds and MVA) and figs. 4-8 (what-if panels)
     # the test-bed demands and the readings table

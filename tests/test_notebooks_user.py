@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ._notebooks import outputs_text
 from ._user_env import drop_source_tree
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
@@ -17,16 +18,7 @@ NOTEBOOKS = ROOT / "notebooks"
 
 
 def _text(nb) -> str:
-    out = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        for o in cell.get("outputs", []):
-            if o.get("output_type") == "stream":
-                out.append(o["text"])
-            elif "data" in o and "text/plain" in o["data"]:
-                out.append(o["data"]["text/plain"])
-    return "\n".join(out)
+    return outputs_text(nb.cells)
 
 
 def execute(name: str, monkeypatch) -> tuple[object, str, float]:

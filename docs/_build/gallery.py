@@ -159,6 +159,103 @@ def calibration_fit():
 # --8<-- [end:calibration_fit]
 
 
+# --8<-- [start:open_latency]
+def open_latency():
+    """Open network: response time against offered IOPS, to the saturation of the bottleneck."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import qnmodel as qn
+
+    net = qn.Network([
+        qn.Station("controller", "20 us"),
+        qn.Station("ssd", "250 us", servers=8),   # 8 devices behind one queue: Erlang C
+        qn.Station("network", "15 us"),
+    ])  # fmt: skip
+    top = 1 / max(20e-6, 250e-6 / 8, 15e-6)  # the bottleneck's saturation rate
+    rates = np.linspace(0.02, 0.985, 120) * top
+    res = qn.open_network(net, rates)
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.plot(rates / 1e3, res.response_time * 1e6, label="mean response time")
+    ax.axvline(top / 1e3, color="0.4", ls="--", lw=1, label=f"saturation {top / 1e3:.0f}k IOPS")
+    ax.set_xlabel("offered load [thousand IOPS]")
+    ax.set_ylabel("response time [us]")
+    ax.set_yscale("log")
+    ax.set_title(f"open network; bottleneck: {res.bottleneck}")
+    ax.legend(fontsize=8)
+    return fig
+
+
+# --8<-- [end:open_latency]
+
+
+# --8<-- [start:forkjoin_vs_naive]
+def forkjoin_vs_naive():
+    """A 4-way stripe: fork-join MVA and the simulator against the two naive models."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import qnmodel as qn
+
+    d, Z, N = 0.005, 0.02, 12
+    members = [qn.Station(f"m{i}", d) for i in range(4)]
+    fj = qn.Network([qn.ForkJoin("stripe", members)], think_time=Z)
+    approx = qn.fork_join(fj, N)
+    series = qn.mva(qn.Network(members, think_time=Z), N)  # members one after another
+    single = qn.mva(qn.Network([qn.Station("one", d)], think_time=Z), N)  # one combined device
+    ns = [1, 2, 4, 8, 12]
+    sims = [qn.simulate(fj, N=n, run_length=60.0, warmup=2.0, replications=5, seed=n)
+            for n in ns]  # fmt: skip
+    r = np.array([float(np.ravel(s.response_time)[0]) for s in sims])
+    h = np.array([float(np.ravel(s.response_time_halfwidth)[0]) for s in sims])
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.plot(approx.n, approx.response_time * 1e3, label="fork-join MVA (approximate)")
+    ax.errorbar(ns, r * 1e3, yerr=h * 1e3, fmt="o", ms=4, capsize=3, label="simulation (95 % CI)")
+    ax.plot(series.n, series.response_time * 1e3, ":", label="naive: members in series")
+    ax.plot(single.n, single.response_time * 1e3, "--", label="naive: one combined station")
+    ax.set_xlabel("clients N")
+    ax.set_ylabel("response time [ms]")
+    ax.set_title("4-way stripe, exponential members of mean 5 ms")
+    ax.legend(fontsize=8)
+    return fig
+
+
+# --8<-- [end:forkjoin_vs_naive]
+
+
+# --8<-- [start:percentile_curves]
+def percentile_curves():
+    """p50, p95 and p99 of an open tandem of two M/M/1 queues: exact against the simulator."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import qnmodel as qn
+
+    net = qn.Network([qn.Station("cpu", "2 ms"), qn.Station("disk", "5 ms")])
+    rates = np.linspace(10.0, 175.0, 12)
+    qs = (0.5, 0.95, 0.99)
+    exact = {q: [qn.fork_join(net, arrival_rate=lam).response_time_quantile(q) for lam in rates]
+             for q in qs}  # fmt: skip
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for q, color in zip(qs, ("tab:blue", "tab:orange", "tab:red"), strict=True):
+        ax.plot(rates, np.array(exact[q]) * 1e3, color=color, label=f"p{q * 100:g} exact")
+    for lam in rates[1::3]:
+        s = qn.simulate(net, arrival_rate=lam, run_length=400.0, warmup=5.0, replications=4,
+                        seed=int(lam), quantiles=qs)  # fmt: skip
+        for q, color in zip(qs, ("tab:blue", "tab:orange", "tab:red"), strict=True):
+            ax.plot(lam, s.response_time_quantile(q) * 1e3, "o", color=color, ms=4)
+    ax.plot([], [], "ko", ms=4, label="simulation")
+    ax.set_xlabel("arrival rate [jobs/s]")
+    ax.set_ylabel("response time [ms]")
+    ax.set_yscale("log")
+    ax.set_title("response-time percentiles, open M/M/1 tandem")
+    ax.legend(fontsize=8)
+    return fig
+
+
+# --8<-- [end:percentile_curves]
+
+
 ENTRIES = (
     Entry("bounds_band", "Bounds band, exact MVA and measured points", bounds_band),
     Entry(
@@ -169,4 +266,7 @@ ENTRIES = (
     Entry("whatif_heatmap", "What-if heatmap: link rate x cache hit rate", whatif_heatmap),
     Entry("sensitivity_curves", "Sensitivity: response time vs concurrency", sensitivity_curves),
     Entry("calibration_fit", "Calibration fit with its confidence band", calibration_fit),
+    Entry("open_latency", "Open network: latency vs offered IOPS", open_latency),
+    Entry("forkjoin_vs_naive", "Fork-join stripe vs the naive models", forkjoin_vs_naive),
+    Entry("percentile_curves", "Response-time percentiles: exact vs simulated", percentile_curves),
 )

@@ -232,13 +232,42 @@ def mva_load_dependent(
 def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
     """Notes B of :func:`mva_load_dependent` (log-space convolution, any L)."""
     D = net.demands
-    K = D.size
     m = net.servers
     delay = net.is_delay
-    active = D > 0
-    ld = np.flatnonzero(active & ~delay & (m > 1))
-    li = np.flatnonzero(active & ~(~delay & (m > 1)))
+    ld = np.flatnonzero((D > 0) & ~delay & (m > 1))
+    lf = [_log_f(float(D[k]), int(m[k]), False, N) for k in ld]
     Z = net.think_time
+    X, Q, Rk = convolution_arrays(D, delay, Z, N, keep, ld, lf)
+    n_vec = np.arange(1, N + 1) if keep == "all" else np.array([N])
+    err = np.abs(Q.sum(axis=1) + X * Z - n_vec) / n_vec
+    if err.max() > 1e-8:  # pragma: no cover - a consistency guard, not expected
+        warnings.warn(
+            f"load-dependent MVA: job count off by {err.max():.2e} (relative)",
+            NumericalInstabilityWarning,
+            stacklevel=2,
+        )
+    U = X[:, None] * (D / m.astype(np.float64))[None, :]  # one multiply per element
+    return result("mva.ld", net, N, keep, X, Rk.sum(axis=1), Q, U, Rk)
+
+
+def convolution_arrays(D, delay, Z: float, N: int, keep: str, ld, lf):
+    """Exact MVA of load-dependent stations by log-space convolution, on arrays.
+
+    The one convolution of the load-dependent solvers (multi-server stations here,
+    general rate curves in :mod:`qnmodel.solvers.mva_ld_general`): ``ld`` are the indices
+    of the load-dependent stations and ``lf`` their log factors log f_k(j), j = 0..N
+    (:func:`_log_f`, or ``ld_log_factor`` of a rate curve); every other station with a
+    demand is a single-server queue or a delay station, whose normalising constant comes
+    from the exact single-class kernel (X(n) -> log G_LI(n)). Returns X (P,), Q (P, K)
+    and R_k (P, K) for n = 1..N (``keep="all"``) or n = N.
+    """
+    D = np.asarray(D, dtype=np.float64)
+    delay = np.asarray(delay, dtype=bool)
+    K = D.size
+    active = D > 0
+    is_ld = np.zeros(K, dtype=bool)
+    is_ld[np.asarray(ld, dtype=np.int64)] = True
+    li = np.flatnonzero(active & ~is_ld)
 
     # 1. Load-independent part: MVA throughputs -> log G_LI(n), n = 0..N.
     lG_li = np.full(N + 1, -np.inf)
@@ -247,8 +276,7 @@ def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
         X_li = exact(D[li], np.where(delay[li], 0.0, D[li]), Z, N, per_station=False)[0]
         lG_li[1:] = -np.cumsum(np.log(X_li))
 
-    # 2. Multi-server factors, prefix/suffix convolutions and complements.
-    lf = [_log_f(float(D[k]), int(m[k]), False, N) for k in ld]
+    # 2. Prefix/suffix convolutions of the load-dependent factors and complements.
     prefix = [lG_li]
     for f in lf:
         prefix.append(log_convolve(prefix[-1], f))
@@ -262,15 +290,16 @@ def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
 
     with np.errstate(over="ignore"):
         X_all = np.exp(lG[:-1] - lG[1:])  # X(n) = G(n-1)/G(n), n = 1..N
-    if not np.all(np.isfinite(X_all)):  # pragma: no cover - guarded by _check
+    if not np.all(np.isfinite(X_all)):  # pragma: no cover - guarded by the checks
         raise InvalidModelError("throughput is unbounded: every demand and Z are zero")
 
     rows = N if keep == "all" else 1
     sel = slice(None) if keep == "all" else slice(N - 1, N)
+    n_idx = np.arange(1, N + 1) if keep == "all" else np.array([N])
     Q = np.zeros((rows, K))
 
     # 3a. Single-server queues: Q_k(n) = D_k X(n) (1 + Q_k(n-1)); delay: X D_k.
-    qs = np.flatnonzero(active & ~delay & (m == 1))
+    qs = np.flatnonzero(active & ~delay & ~is_ld)
     if qs.size:
         Dq = D[qs]
         q = np.zeros(qs.size)
@@ -284,10 +313,9 @@ def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
     if ds.size:
         Q[:, ds] = X_all[sel, None] * D[None, ds]
 
-    # 3b. Multi-server stations: Q_k(n) = sum_j j f_k(j) G_{-k}(n-j) / G(n).
+    # 3b. Load-dependent stations: Q_k(n) = sum_j j f_k(j) G_{-k}(n-j) / G(n).
     for i, k in enumerate(ld):
         comp = log_convolve(prefix[i], suffix[i + 1])
-        n_idx = np.arange(1, N + 1) if keep == "all" else np.array([N])
         Q[:, k] = _ld_queue_length(lf[i], comp, lG, n_idx)
 
     X = X_all[sel]
@@ -295,16 +323,7 @@ def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
         Rk = np.where(X[:, None] > 0, Q / X[:, None], 0.0)
     # Residence time of delay stations and idle (D=0) stations is exact: D_k.
     Rk[:, delay] = D[delay]
-    n_vec = np.arange(1, N + 1) if keep == "all" else np.array([N])
-    err = np.abs(Q.sum(axis=1) + X * Z - n_vec) / n_vec
-    if err.max() > 1e-8:  # pragma: no cover - a consistency guard, not expected
-        warnings.warn(
-            f"load-dependent MVA: job count off by {err.max():.2e} (relative)",
-            NumericalInstabilityWarning,
-            stacklevel=2,
-        )
-    U = X[:, None] * (D / m.astype(np.float64))[None, :]  # one multiply per element
-    return result("mva.ld", net, N, keep, X, Rk.sum(axis=1), Q, U, Rk)
+    return X, Q, Rk
 
 
 def _ld_queue_length(lf: np.ndarray, comp: np.ndarray, lG: np.ndarray, n_idx: np.ndarray):

@@ -61,7 +61,7 @@ import numpy as np
 from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError
 from ..results import MVAResult, handover
-from .mva import log_convolve
+from .mva_ld import convolution_arrays
 from .open import as_multipliers
 
 __all__ = [
@@ -73,8 +73,6 @@ __all__ = [
     "ld_seidmann_split",
     "mva_multiclass_ld",
 ]
-
-_CHUNK_CELLS = 1 << 22
 
 
 def ld_rates(net: Any, rate_multipliers: Sequence | None = None) -> tuple:
@@ -138,34 +136,6 @@ def ld_log_factor(D: float, r: np.ndarray, N: int) -> np.ndarray:
     idx = np.minimum(np.arange(1, N + 1), L) - 1
     cs = np.concatenate([[0.0], np.cumsum(np.log(r)[idx])])
     return np.arange(N + 1, dtype=np.float64) * np.log(D) - cs
-
-
-def _li_throughputs(D: np.ndarray, delay: np.ndarray, Z: float, N: int) -> np.ndarray:
-    """X(n), n = 1..N, of the load-independent part (Reiser-Lavenberg recursion)."""
-    Dq = np.where(delay, 0.0, D)
-    q = np.zeros(D.size)
-    X = np.empty(N)
-    for n in range(1, N + 1):
-        r = D + Dq * q
-        x = n / (Z + r.sum())
-        q = x * r
-        X[n - 1] = x
-    return X
-
-
-def _mean_marginal(lf: np.ndarray, comp: np.ndarray, lG: np.ndarray, n_idx: np.ndarray):
-    """sum_j j exp(lf[j] + comp[n-j] - lG[n]) for each n in n_idx (chunked rows)."""
-    L = lf.size
-    out = np.empty(n_idx.size)
-    rows = max(1, _CHUNK_CELLS // L)
-    j = np.arange(L)
-    for s in range(0, n_idx.size, rows):
-        n = n_idx[s : s + rows]
-        idx = n[:, None] - j[None, :]
-        valid = idx >= 0
-        t = np.where(valid, lf[None, :] + comp[np.where(valid, idx, 0)] - lG[n][:, None], -np.inf)
-        out[s : s + n.size] = (np.exp(t) * j[None, :]).sum(axis=1)
-    return out
 
 
 def _complement_applies(r: np.ndarray) -> bool:
@@ -247,47 +217,9 @@ def ld_general_arrays(D, delay, Z: float, N: int, rates: Sequence, keep: str = "
 
 
 def _ld_convolution_general(D, delay, Z, N, rates, keep, active, ld):
-    """The log-space convolution (module docstring)."""
-    K = D.size
-    li = np.array([k for k in range(K) if active[k] and rates[k] is None], dtype=np.int64)
-    lG_li = np.full(N + 1, -np.inf)
-    lG_li[0] = 0.0
-    if li.size or Z > 0:
-        lG_li[1:] = -np.cumsum(np.log(_li_throughputs(D[li], delay[li], Z, N)))
+    """The log-space convolution (module docstring), shared with the multi-server solver."""
     lf = [ld_log_factor(float(D[k]), rates[k], N) for k in ld]
-    prefix = [lG_li]
-    for f in lf:
-        prefix.append(log_convolve(prefix[-1], f))
-    lG = prefix[-1]
-    delta = np.full(N + 1, -np.inf)
-    delta[0] = 0.0
-    suffix = [delta]
-    for f in reversed(lf):
-        suffix.append(log_convolve(suffix[-1], f))
-    suffix = suffix[::-1]
-    X_all = np.exp(lG[:-1] - lG[1:])
-    sel = slice(None) if keep == "all" else slice(N - 1, N)
-    n_idx = np.arange(1, N + 1) if keep == "all" else np.array([N])
-    X = X_all[sel]
-    Q = np.zeros((n_idx.size, K))
-    qs = [k for k in li if not delay[k]]
-    if qs:
-        Dq = D[qs]
-        q = np.zeros(len(qs))
-        hist = np.empty((N, len(qs)))
-        for n in range(1, N + 1):
-            q = Dq * X_all[n - 1] * (1.0 + q)
-            hist[n - 1] = q
-        Q[:, qs] = hist[sel]
-    ds = [k for k in li if delay[k]]
-    if ds:
-        Q[:, ds] = X[:, None] * D[None, ds]
-    for i, k in enumerate(ld):
-        comp = log_convolve(prefix[i], suffix[i + 1])
-        Q[:, k] = _mean_marginal(lf[i], comp, lG, n_idx)
-    Rk = np.where(active[None, :], Q / X[:, None], 0.0)
-    Rk[:, delay] = D[delay]
-    return X, Q, Rk
+    return convolution_arrays(D, delay, Z, N, keep, ld, lf)
 
 
 def mva_ld_general(

@@ -13,6 +13,9 @@ import pytest
 import qnmodel
 from qnmodel.bench import schema
 
+# Measures this machine's timing: run alone, after the parallel suite (see Makefile).
+pytestmark = pytest.mark.alone
+
 
 def emu(qnb, *args):
     rc, doc, _, err = qnb("--engine", "emu", "--warmup", "50ms", *args)

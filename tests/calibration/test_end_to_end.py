@@ -19,6 +19,10 @@ from qnmodel.calibration.pipeline import DEMO_DEVICE, DEMO_SIZES, calibrate_and_
 JOBS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
 
 
+# Measures this machine's timing: run alone, after the parallel suite (see Makefile).
+pytestmark = pytest.mark.alone
+
+
 def _realtime_permitted(qnbench) -> bool:
     """SCHED_FIFO clients (root or CAP_SYS_NICE) wake within microseconds on a loaded machine."""
     p = subprocess.run(

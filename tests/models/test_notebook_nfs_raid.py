@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from .._notebooks import outputs_text
 from .._user_env import drop_source_tree
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
@@ -16,13 +17,7 @@ NOTEBOOK = ROOT / "notebooks" / "nfs_and_raid.ipynb"
 
 
 def _text(cell) -> str:
-    out = []
-    for o in cell.get("outputs", []):
-        if o.get("output_type") == "stream":
-            out.append(o["text"])
-        elif "data" in o and "text/plain" in o["data"]:
-            out.append(o["data"]["text/plain"])
-    return "\n".join(out)
+    return outputs_text([cell])
 
 
 @pytest.mark.notebook

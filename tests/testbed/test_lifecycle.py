@@ -26,7 +26,7 @@ from qnmodel.cli import main
 from qnmodel.testbed.state import STATE_ROOT
 from tests.testbed.helpers import host_links, leftovers, needs_root, write_topology
 
-pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("testbed")]
+pytestmark = [pytest.mark.testbed, pytest.mark.alone, pytest.mark.xdist_group("testbed")]
 
 RATE = 12.5e6  # 100 Mbit/s in bytes/s
 # Measured on a quiet machine: 5 repeats of 2 s, mean 0.9543, CV 0.2 % (0.2 % below 0.9564: the

@@ -19,7 +19,7 @@ from qnmodel import testbed
 from qnmodel.bench import executable
 from tests.testbed.helpers import leftovers, needs_root, write_topology
 
-pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("testbed")]
+pytestmark = [pytest.mark.testbed, pytest.mark.alone, pytest.mark.xdist_group("testbed")]
 
 RATE = 12.5e6
 TOPOLOGY = """

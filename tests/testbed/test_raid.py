@@ -16,7 +16,7 @@ import pytest
 from qnmodel import testbed
 from tests.testbed.helpers import leftovers, needs_root, write_topology
 
-pytestmark = [pytest.mark.testbed, pytest.mark.xdist_group("testbed")]
+pytestmark = [pytest.mark.testbed, pytest.mark.alone, pytest.mark.xdist_group("testbed")]
 
 RATE = 12.5e6
 K = 3
