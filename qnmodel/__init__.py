@@ -37,8 +37,9 @@ from .errors import (
     UnstableModelError,
 )
 from .models import raid
-from .models.nfs import USL, NFSBandwidth, NFSSystem
+from .models.nfs import NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
+from .models.usl import USL
 from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import ForkJoin, Network, Station
 from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult

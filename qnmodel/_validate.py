@@ -22,6 +22,7 @@ from .units import DIMENSIONS, parse
 __all__ = [
     "as_quantity",
     "as_quantities",
+    "as_reals",
     "as_demands",
     "as_demand_matrix",
     "as_population",
@@ -29,6 +30,7 @@ __all__ = [
     "as_servers",
     "as_rate_multipliers",
     "as_probability",
+    "as_hit_ratio",
     "as_choice",
     "as_positive_int",
     "check_same_length",
@@ -100,6 +102,30 @@ def as_quantities(values: Any, name: str, dimension: str) -> np.ndarray:
     return np.asarray(out, dtype=np.float64).reshape(-1)
 
 
+def as_reals(values: Any, name: str) -> np.ndarray:
+    """A 1-D float64 array of finite real numbers of either sign (observations, weights).
+
+    No units: for measured quantities with a dimension use :func:`as_quantities`.
+    """
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of numbers, got {values!r} of type {type(values).__name__}"
+        )
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of numbers, got {values!r:.80}"
+        ) from None
+    if arr.ndim != 1:
+        raise InvalidModelError(f"{name} must be 1-D, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidModelError(f"{name}[{i}] must be finite, got {float(arr[i])!r}")
+    return arr
+
+
 def as_demands(values: Any, name: str = "demands") -> np.ndarray:
     """Service demands (seconds per job) of a non-empty network, as float64 (K,)."""
     arr = as_quantities(values, name, "time")
@@ -163,9 +189,20 @@ def as_population(N: Any, name: str = "N") -> int:
 
 
 def as_populations(values: Any, name: str = "population", *, allow_zero: bool = True) -> np.ndarray:
-    """A per-class population vector of non-negative integers, as int64 (C,)."""
-    if _is_real_number(values):
+    """A per-class population vector of non-negative integers, as int64 (C,).
+
+    Also the checker of any list of job counts (e.g. the concurrency levels of a fit): a count
+    has no unit, so a string such as ``"8 Hz"`` is refused, naming the entry.
+    """
+    if _is_real_number(values) or isinstance(values, str):
         values = [values]
+    if isinstance(values, Sequence):
+        for i, v in enumerate(values):
+            if isinstance(v, str):
+                raise InvalidTypeError(
+                    f"{name} must hold integers, got dtype str: {name}[{i}] = {v!r} is "
+                    "not a plain number (a count of jobs has no unit)"
+                )
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.size == 0:
         raise InvalidModelError(f"{name} must be a non-empty 1-D sequence, got shape {arr.shape}")
@@ -236,6 +273,45 @@ def as_probability(value: Any, name: str) -> float:
     if not (0.0 <= p <= 1.0):  # also rejects NaN
         raise InvalidModelError(f"{name} must be in [0, 1], got {value!r}")
     return p
+
+
+def as_hit_ratio(value: Any, name: str) -> float | np.ndarray:
+    """A cache hit ratio: a boolean (True = hit, False = miss) or a ratio in [0, 1].
+
+    Returns a float for scalars and a float64 array (any shape, to broadcast) for array input.
+    """
+    if isinstance(value, bool | np.bool_):
+        return 1.0 if value else 0.0
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        if not (0.0 <= v <= 1.0):  # also rejects NaN
+            raise InvalidModelError(
+                f"{name} must be a hit ratio in [0, 1], got {value!r}; a ratio is "
+                "hits / requests (use 0.9, not 90)"
+            )
+        return v
+    if isinstance(value, str) or value is None:
+        raise InvalidTypeError(
+            f"{name} must be a boolean or a hit ratio in [0, 1], got {value!r} "
+            f"of type {type(value).__name__}"
+        )
+    arr = np.asarray(value)
+    if arr.dtype == np.bool_:
+        return arr.astype(np.float64)
+    if arr.dtype.kind not in "iuf":
+        raise InvalidTypeError(
+            f"{name} must be booleans or hit ratios in [0, 1], got an array of dtype {arr.dtype}"
+        )
+    arr = arr.astype(np.float64)
+    bad = ~((arr >= 0.0) & (arr <= 1.0))  # NaN fails both comparisons
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f"{name}[{', '.join(map(str, idx))}]" if idx else name
+        raise InvalidModelError(
+            f"{where} must be a hit ratio in [0, 1], got {float(arr[idx])!r}; a ratio is "
+            "hits / requests (use 0.9, not 90)"
+        )
+    return arr
 
 
 def as_choice(value: Any, name: str, choices: Sequence[str]) -> str:

@@ -281,3 +281,26 @@ def test_check_same_length():
         InvalidModelError, match=r"^names has 1 entries but demands has 2: give one per station$"
     ):
         v.check_same_length("demands", [1, 2], "names", ["a"])
+
+
+def test_as_populations_refuses_a_count_with_a_unit():
+    with pytest.raises(InvalidTypeError, match=r"n\[1\] = '8 Hz' is not a plain number"):
+        v.as_populations([4, "8 Hz"], "n")
+    with pytest.raises(InvalidTypeError, match=r"n\[0\] = '8 Hz' is not a plain number"):
+        v.as_populations("8 Hz", "n")
+
+
+def test_as_hit_ratio():
+    assert v.as_hit_ratio(True, "h") == 1.0 and v.as_hit_ratio(0.25, "h") == 0.25
+    assert v.as_hit_ratio([[0.0, 1.0]], "h").tolist() == [[0.0, 1.0]]
+    with pytest.raises(InvalidModelError, match=r"^h\[1\] must be a hit ratio in \[0, 1\], got 90"):
+        v.as_hit_ratio([0.5, 90], "h")
+    with pytest.raises(InvalidTypeError, match=r"^h must be a boolean or a hit ratio"):
+        v.as_hit_ratio("90 %", "h")
+
+
+def test_fit_nfs_checks_hit_ratios_with_the_shared_checker():
+    from qnmodel.calibration import fit_nfs
+
+    with pytest.raises(InvalidModelError, match=r"^server_hit\[2\] must be a hit ratio in"):
+        fit_nfs([1e8, 1e8, 1e8], [1.0, 0.0, 0.0], [0.0, 1.0, math.nan])

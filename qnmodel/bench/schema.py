@@ -8,12 +8,12 @@ they do not know, because a version bump means a key was removed, renamed or cha
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import TraceError
 
-__all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "validate"]
+__all__ = ["SCHEMA_NAME", "SCHEMA_VERSION", "SAMPLE_KEYS", "LATENCY_KEYS", "validate"]
 
 SCHEMA_NAME = "qnbench"
 SCHEMA_VERSION = 1
@@ -39,6 +39,9 @@ _HOST = {
     "cpus": int,
     "mem_total_bytes": int,
 }
+# Kinds of a result's fields: ``float`` is a finite number >= 0 or null ("not measured"),
+# ``int`` a whole number >= 0 (``jobs`` >= 1, see _MINIMUM); every measured quantity is
+# non-negative (times, counts, bytes, rates).
 _RESULT = {
     "point": int,
     "jobs": int,
@@ -57,36 +60,67 @@ _RESULT = {
     "samples": list,
     "engine_stats": dict,
 }
-_LATENCY = ("count", "mean", "min", "p50", "p90", "p99", "max")
-_CPU = ("user_s", "sys_s")
-_SAMPLE = ("t_s", "ops", "bytes", "throughput_ops_s", "throughput_B_s")
+#: Optional keys of a result: ``repeat`` (documents written before ``--repeat`` existed lack
+#: it; it is 0 there) and ``bs_bytes`` (engines without a request size omit it).
+_RESULT_OPTIONAL = {"repeat": int, "bs_bytes": int}
+_MINIMUM = {"jobs": 1}
+_LATENCY = {"count": int, "mean": float, "min": float, "p50": float, "p90": float,
+            "p99": float, "max": float}  # fmt: skip
+_CPU = {"user_s": float, "sys_s": float}
+_SAMPLE = {"t_s": float, "ops": float, "bytes": float, "throughput_ops_s": float,
+           "throughput_B_s": float}  # fmt: skip
+
+#: Keys of one per-interval sample, in document order.
+SAMPLE_KEYS = tuple(_SAMPLE)
+#: Keys of a result's ``latency_s`` object, in document order.
+LATENCY_KEYS = tuple(_LATENCY)
 
 
-def _type_ok(value: Any, kind: type) -> bool:
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _rule(value: Any, kind: type, minimum: int) -> str | None:
+    """None when `value` is a valid `kind`, else the rule it breaks (for the message)."""
     if kind is float:
         # JSON has one number type; null stands for "not measured" (e.g. no operations).
-        return value is None or (
-            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        )
+        if value is None:
+            return None
+        if not _is_number(value) or not math.isfinite(value):
+            return "must be a number (finite, or null)"
+        return None if value >= 0 else "must be >= 0"
     if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            return f"must be an integer >= {minimum}"
+        return None
+    return None if isinstance(value, kind) else f"must be of type {kind.__name__}"
 
 
-def _check_fields(obj: Any, spec: Mapping[str, type], where: str, error: type[Exception]) -> None:
+def _check_fields(
+    obj: Any,
+    spec: Mapping[str, type],
+    where: str,
+    fail: Callable[[str], Exception],
+    *,
+    optional: bool = False,
+) -> None:
     if not isinstance(obj, dict):
-        raise error(f"qnbench document: {where} must be a JSON object, got {type(obj).__name__}")
+        raise fail(f"{where} must be a JSON object, got {type(obj).__name__}")
     for key, kind in spec.items():
         if key not in obj:
-            raise error(f"qnbench document: {where} lacks the required key {key!r}")
-        if not _type_ok(obj[key], kind):
-            raise error(
-                f"qnbench document: {where}.{key} must be of type {kind.__name__}, got {obj[key]!r}"
-            )
+            if optional:
+                continue
+            raise fail(f"{where} lacks the required key {key!r}")
+        rule = _rule(obj[key], kind, _MINIMUM.get(key, 0))
+        if rule is not None:
+            raise fail(f"{where}.{key} {rule}, got {obj[key]!r:.60}")
 
 
-def validate(doc: Any, *, error: type[Exception] = TraceError) -> dict:
+def validate(doc: Any, *, error: type[Exception] = TraceError, source: str = "") -> dict:
     """Check a parsed qnbench document against schema version 1 and return it unchanged.
+
+    The one validator of the format: :func:`qnmodel.bench.load`, the runner and
+    :func:`qnmodel.calibration.load_trace` all read qnbench documents through it.
 
     Parameters
     ----------
@@ -95,42 +129,51 @@ def validate(doc: Any, *, error: type[Exception] = TraceError) -> dict:
     error : exception class, optional
         Raised on the first violation (:class:`~qnmodel.errors.TraceError` by default; the runner
         passes :class:`~qnmodel.errors.BenchError`).
+    source : str, optional
+        Where the document came from (a file name); it starts every message.
 
     Raises
     ------
     TraceError (or `error`)
-        Foreign schema name, unknown schema version, a missing key or a key of the wrong type.
+        Foreign schema name, unknown schema version, a missing key, a key of the wrong type, a
+        negative quantity, ``jobs`` < 1, or a non-finite number.
+
+    Notes
+    -----
+    Rules: every required key of ``docs/reference/qnbench-schema.md`` is present (``repeat``
+    and ``bs_bytes`` of a result are optional); counts are integers >= 0 (``jobs`` >= 1);
+    measured quantities are finite numbers >= 0 or null (not measured); unknown keys are kept.
     """
+    prefix = f"{source}: " if source else ""
+
+    def fail(message: str) -> Exception:
+        return error(f"{prefix}qnbench document: {message}")
+
     if not isinstance(doc, dict):
-        raise error(f"qnbench document must be a JSON object, got {type(doc).__name__}")
+        raise error(f"{prefix}qnbench document must be a JSON object, got {type(doc).__name__}")
     name = doc.get("schema")
     if name != SCHEMA_NAME:
         raise error(
-            f"not a qnbench document: schema is {name!r}, expected {SCHEMA_NAME!r} "
-            "(is this the output of another tool?)"
+            f"{prefix}not a qnbench document: foreign schema {name!r}, expected "
+            f"{SCHEMA_NAME!r} (is this the output of another tool?)"
         )
     version = doc.get("schema_version")
     if version != SCHEMA_VERSION:
         raise error(
-            f"qnbench schema_version {version!r} is not supported by this qnmodel (it reads "
-            f"version {SCHEMA_VERSION}); use the qnmodel release that matches the qnbench "
+            f"{prefix}qnbench schema_version {version!r} is not supported by this qnmodel (it "
+            f"reads version {SCHEMA_VERSION}); use the qnmodel release that matches the qnbench "
             f"that wrote it (tool_version {doc.get('tool_version')!r})"
         )
-    _check_fields(doc, _TOP, "document", error)
-    _check_fields(doc["host"], _HOST, "host", error)
+    _check_fields(doc, _TOP, "document", fail)
+    _check_fields(doc["host"], _HOST, "host", fail)
     if not all(isinstance(e, str) for e in doc["errors"]):
-        raise error("qnbench document: errors must be a list of strings")
+        raise fail("errors must be a list of strings")
     for i, res in enumerate(doc["results"]):
         where = f"results[{i}]"
-        _check_fields(res, _RESULT, where, error)
-        if "bs_bytes" in res and not _type_ok(res["bs_bytes"], int):
-            raise error(f"qnbench document: {where}.bs_bytes must be an integer")
-        _check_fields(res["latency_s"], dict.fromkeys(_LATENCY, float), f"{where}.latency_s", error)
-        if not _type_ok(res["latency_s"]["count"], int):
-            raise error(f"qnbench document: {where}.latency_s.count must be an integer")
-        _check_fields(res["cpu"], dict.fromkeys(_CPU, float), f"{where}.cpu", error)
+        _check_fields(res, _RESULT, where, fail)
+        _check_fields(res, _RESULT_OPTIONAL, where, fail, optional=True)
+        _check_fields(res["latency_s"], _LATENCY, f"{where}.latency_s", fail)
+        _check_fields(res["cpu"], _CPU, f"{where}.cpu", fail)
         for k, s in enumerate(res["samples"]):
-            _check_fields(s, dict.fromkeys(_SAMPLE, float), f"{where}.samples[{k}]", error)
-        if res["ops"] < 0 or res["bytes"] < 0 or res["jobs"] < 1:
-            raise error(f"qnbench document: {where} has negative counts or jobs < 1")
+            _check_fields(s, _SAMPLE, f"{where}.samples[{k}]", fail)
     return doc

@@ -3,20 +3,58 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TraceError
-from .schema import validate
+from .schema import LATENCY_KEYS, SAMPLE_KEYS, validate
 
 if TYPE_CHECKING:  # pandas is imported when a frame is asked for, not with the package
     import pandas as pd
 
-__all__ = ["BenchTrace", "load"]
+__all__ = [
+    "BenchTrace",
+    "POINT_COLUMNS",
+    "SAMPLE_COLUMNS",
+    "load",
+    "points_frame",
+    "samples_frame",
+]
 
 _SCALAR = (int, float, str, bool, type(None))
+_NESTED = ("latency_s", "cpu", "samples", "engine_stats")
+
+#: Columns of :func:`points_frame` (scalar and list engine_stats follow under their own keys).
+POINT_COLUMNS = (
+    "point",
+    "repeat",
+    "jobs",
+    "bs_bytes",
+    "op",
+    "think_s",
+    "complete",
+    "ops",
+    "bytes",
+    "elapsed_s",
+    "warmup_s",
+    "throughput_ops_s",
+    "throughput_B_s",
+    "latency_count",
+    "latency_mean_s",
+    "latency_min_s",
+    "latency_p50_s",
+    "latency_p90_s",
+    "latency_p99_s",
+    "latency_max_s",
+    "think_s_mean",
+    "cpu_user_s",
+    "cpu_sys_s",
+)
+#: Columns of :func:`samples_frame`.
+SAMPLE_COLUMNS = ("point", "repeat", "jobs", "bs_bytes", "op", *SAMPLE_KEYS)
 
 
 @dataclass(frozen=True)
@@ -68,66 +106,14 @@ class BenchTrace:
         return list(self.document["errors"])
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per measured point.
-
-        Columns: ``engine, point, repeat, jobs, bs_bytes, op, think_s, complete, ops, bytes,
-        elapsed_s,
-        warmup_s, throughput_ops_s, throughput_B_s, latency_count, latency_mean_s,
-        latency_min_s, latency_p50_s, latency_p90_s, latency_p99_s, latency_max_s,
-        think_s_mean, cpu_user_s, cpu_sys_s``, then the engine's ``engine_stats`` (scalars as
-        numbers, per-device lists as Python lists). ``bs_bytes`` is missing (NaN) for engines
-        without a request size.
-        """
-        import pandas as pd
-
-        rows = []
-        for res in self.results:
-            row: dict[str, Any] = {"engine": self.engine}
-            for key, value in res.items():
-                if key in ("latency_s", "cpu", "samples", "engine_stats"):
-                    continue
-                row[key] = value
-            row.setdefault("bs_bytes", None)
-            row.setdefault("repeat", 0)  # documents written before --repeat existed
-            lat = res["latency_s"]
-            row["latency_count"] = lat["count"]
-            for q in ("mean", "min", "p50", "p90", "p99", "max"):
-                row[f"latency_{q}_s"] = lat[q]
-            row["cpu_user_s"] = res["cpu"]["user_s"]
-            row["cpu_sys_s"] = res["cpu"]["sys_s"]
-            for key, value in res["engine_stats"].items():
-                row[key] = value
-            rows.append(row)
-        frame = pd.DataFrame(rows)
-        if not rows:
-            return frame
-        float_cols = [c for c in frame.columns if c.endswith(("_s", "_B_s", "_ops_s"))]
-        for col in float_cols:
-            if all(isinstance(v, _SCALAR) for v in frame[col]):
-                frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+        """One row per measured point: ``engine``, then the columns of :func:`points_frame`."""
+        frame = points_frame(self.document)
+        frame.insert(0, "engine", self.engine)
         return frame
 
     def samples_frame(self) -> pd.DataFrame:
-        """One row per interval sample: ``point, repeat, jobs, bs_bytes, op, t_s, ops, bytes,
-        throughput_ops_s, throughput_B_s`` (for steady-state detection)."""
-        import pandas as pd
-
-        rows = []
-        for res in self.results:
-            for s in res["samples"]:
-                rows.append(
-                    {
-                        "point": res["point"],
-                        "repeat": res.get("repeat", 0),
-                        "jobs": res["jobs"],
-                        "bs_bytes": res.get("bs_bytes"),
-                        "op": res["op"],
-                        **s,
-                    }
-                )
-        columns = ["point", "repeat", "jobs", "bs_bytes", "op", "t_s", "ops", "bytes"]
-        columns += ["throughput_ops_s", "throughput_B_s"]
-        return pd.DataFrame(rows, columns=columns)
+        """One row per interval sample (see :func:`samples_frame`)."""
+        return samples_frame(self.document)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the JSON document (host info and effective options included) to `path`."""
@@ -136,16 +122,86 @@ class BenchTrace:
         return path
 
     @classmethod
-    def from_json(cls, text: str, *, error: type[Exception] = TraceError) -> BenchTrace:
-        """Parse and validate a qnbench JSON document given as text."""
+    def from_json(
+        cls, text: str, *, error: type[Exception] = TraceError, source: str = ""
+    ) -> BenchTrace:
+        """Parse and validate a qnbench JSON document given as text (`source` names it)."""
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
+            where = f"{source}: " if source else ""
             raise error(
-                f"qnbench output is not valid JSON ({exc.msg} at line {exc.lineno}, "
+                f"{where}qnbench output is not valid JSON ({exc.msg} at line {exc.lineno}, "
                 f"column {exc.colno}); is the file truncated?"
             ) from None
-        return cls(validate(doc, error=error))
+        return cls(validate(doc, error=error, source=source))
+
+
+def points_frame(document: dict) -> pd.DataFrame:
+    """The one table of a qnbench document's points: one row per ``results`` entry.
+
+    Columns: :data:`POINT_COLUMNS` (``point, repeat, jobs, bs_bytes, op, think_s, complete, ops,
+    bytes, elapsed_s, warmup_s, throughput_ops_s, throughput_B_s, latency_count,
+    latency_mean_s, latency_min_s, latency_p50_s, latency_p90_s, latency_p99_s, latency_max_s,
+    think_s_mean, cpu_user_s, cpu_sys_s``), then keys this reader does not know and the
+    engine's ``engine_stats`` (scalars as numbers, per-device lists as Python lists; a stat never
+    replaces a column above). ``repeat`` is 0 for documents written before ``--repeat``
+    existed; ``bs_bytes`` is NaN for engines without a request size; ``null`` (not measured)
+    is NaN. `document` must have passed :func:`~qnmodel.bench.schema.validate`.
+    """
+    import pandas as pd
+
+    rows = []
+    for res in document["results"]:
+        row: dict[str, Any] = {"repeat": 0, "bs_bytes": math.nan}
+        for key, value in res.items():
+            if key not in _NESTED:
+                row[key] = value
+        lat = res["latency_s"]
+        row["latency_count"] = lat["count"]
+        for q in LATENCY_KEYS[1:]:
+            row[f"latency_{q}_s"] = lat[q]
+        row["cpu_user_s"] = res["cpu"]["user_s"]
+        row["cpu_sys_s"] = res["cpu"]["sys_s"]
+        for key, value in res["engine_stats"].items():
+            row.setdefault(key, value)
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=ordered_columns(rows))
+    for col in frame.columns:
+        if col.endswith(("_s", "_B_s", "_ops_s")) and all(
+            isinstance(v, _SCALAR) for v in frame[col]
+        ):
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+    return frame
+
+
+def samples_frame(document: dict) -> pd.DataFrame:
+    """One row per interval sample of a qnbench document: :data:`SAMPLE_COLUMNS`
+    (``point, repeat, jobs, bs_bytes, op, t_s, ops, bytes, throughput_ops_s, throughput_B_s``),
+    for steady-state detection."""
+    import pandas as pd
+
+    rows = [
+        {
+            "point": res["point"],
+            "repeat": res.get("repeat", 0),
+            "jobs": res["jobs"],
+            "bs_bytes": res.get("bs_bytes", math.nan),
+            "op": res["op"],
+            **{k: s[k] for k in SAMPLE_KEYS},
+        }
+        for res in document["results"]
+        for s in res["samples"]
+    ]
+    return pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
+
+
+def ordered_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """:data:`POINT_COLUMNS`, then every other key of the rows in order of appearance."""
+    cols = dict.fromkeys(POINT_COLUMNS)
+    for r in rows:
+        cols.update(dict.fromkeys(r))
+    return list(cols)
 
 
 def load(path: str | os.PathLike) -> BenchTrace:
@@ -161,4 +217,4 @@ def load(path: str | os.PathLike) -> BenchTrace:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TraceError(f"cannot read trace {str(path)!r}: {exc.strerror}") from None
-    return BenchTrace.from_json(text)
+    return BenchTrace.from_json(text, source=str(path))

@@ -41,8 +41,8 @@ from scipy import optimize, stats
 
 from .._validate import as_choice
 from ..errors import InvalidModelError, InvalidTypeError
-from .fit import CalibrationResult, goodness_of_fit
 from .parameters import Parameter, Parameters
+from .result import CalibrationResult
 
 __all__ = ["service_demand_law", "utilization_regression"]
 
@@ -79,34 +79,22 @@ def _pname(s: str) -> str:
 
 def _result(model, names, units, values, stderr, cis, method, umsg, x, y, fitted, extra, level):
     params = Parameters([Parameter(n, max(values[n], 0.0), min=0.0, unit=units[n]) for n in names])
-    resid = y - fitted
-    n = y.size
-    p = len(names)
-    chisqr, redchi, aic, bic = goodness_of_fit(resid, p)
-    return CalibrationResult(
+    return CalibrationResult.from_fit(
+        y=y,
+        fitted=fitted,
+        sigma=np.ones_like(y),
+        stderr=stderr,
+        varying=tuple(names),
         model=model,
         params=params,
         values=values,
-        stderr=stderr,
         confidence_intervals=cis,
         ci_level=level,
         uncertainty_method=method,
         uncertainty_message=umsg,
-        errorbars=all(stderr[k] is not None for k in names),
         covariance=None,
-        varying=tuple(names),
         x=x,
-        y=y,
-        fitted=fitted,
-        residuals=resid,
-        sigma=np.ones_like(y),
-        ndata=n,
-        nvarys=p,
         nfev=1,
-        chisqr=chisqr,
-        redchi=redchi,
-        aic=aic,
-        bic=bic,
         success=True,
         message="closed-form least squares",
         units=units,

@@ -230,8 +230,6 @@ def fit_device(
         n_boot=n_boot,
     )
     a, r = res.values["a"], res.values["r"]
-    res.extra["crossover_size"] = a * r
-    res.extra["transfer_share"] = (hi / r) / (a + hi / r) if (a + hi / r) > 0 else math.nan
     new_notes = []
     if a * r > hi:
         new_notes.append(
@@ -253,9 +251,11 @@ def fit_device(
         warnings.warn(f"fit_device: {msg}", MeasurementArtefactWarning, stacklevel=2)
     for msg in notes:
         warnings.warn(f"fit_device: {msg}", MeasurementArtefactWarning, stacklevel=2)
-    if new_notes:
-        object.__setattr__(res, "warnings", res.warnings + tuple(new_notes))
-    return res
+    return res.with_notes(
+        *new_notes,
+        crossover_size=a * r,
+        transfer_share=(hi / r) / (a + hi / r) if (a + hi / r) > 0 else math.nan,
+    )
 
 
 def fit_link(

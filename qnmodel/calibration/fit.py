@@ -4,7 +4,8 @@
 (device, CPU, link, NFS, USL): it minimises the weighted residuals
 ``(y_i - f(x_i; p)) / sigma_i`` with :func:`scipy.optimize.least_squares`
 (trust-region reflective, bounds honoured) and returns a
-:class:`CalibrationResult` holding values, standard errors, covariance,
+:class:`~qnmodel.calibration.result.CalibrationResult` (defined in
+:mod:`qnmodel.calibration.result`, re-exported here) holding values, standard errors, covariance,
 confidence intervals, residuals and a report.
 
 How uncertainty is estimated (``uncertainty="auto"``)
@@ -44,15 +45,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
 
-from .._validate import as_choice
+from .._validate import as_choice, as_reals
 from ..errors import ConvergenceWarning, InvalidModelError, InvalidTypeError
-from .parameters import Parameters, format_value
+from .parameters import Parameters
+from .result import CalibrationResult, goodness_of_fit
 
 __all__ = ["CalibrationResult", "fit_model", "UNCERTAINTY_METHODS"]
 
@@ -61,222 +62,6 @@ UNCERTAINTY_METHODS = ("auto", "covariance", "bootstrap", "none")
 #: Distance (in units of the parameter's starting scale) under which a fitted value
 #: counts as lying on its bound; such values are reported as the bound itself.
 _BOUND_RTOL = 1e-9
-
-
-@dataclass(frozen=True, repr=False)
-class CalibrationResult:
-    """Outcome of one calibration fit.
-
-    Glossary (n data points, p varying parameters, weighted residual
-    ``e_i = (y_i - f_i) / sigma_i``)
-    ---------------------------------------------------------------
-    values : dict name -> float
-        Fitted (or fixed) parameter values in SI units, plus derived
-        quantities (e.g. the USL ``peak``).
-    stderr : dict name -> float or None
-        Standard errors; ``None`` for fixed parameters and whenever the
-        uncertainty cannot be estimated (see ``uncertainty_message``).
-    confidence_intervals : dict name -> (lower, upper) or None
-        ``ci_level`` intervals (Student t from the covariance, or bootstrap
-        percentile intervals).
-    ci_level : float
-        Nominal coverage of the intervals (0.95 by default).
-    uncertainty_method : {"covariance", "bootstrap", "none"}
-        How the uncertainty was estimated.
-    uncertainty_message : str
-        Why that method was chosen, or why no uncertainty could be estimated.
-    errorbars : bool
-        True when standard errors exist for every varying parameter.
-    covariance : ndarray (p, p) or None
-        Covariance of the varying parameters, order ``varying``; the
-        bootstrap sample covariance when the bootstrap was used.
-    varying : tuple of str
-        Names of the varying parameters.
-    x, y : ndarray
-        The data fitted (after any aggregation the fit function applied).
-    fitted : ndarray
-        ``f(x; values)``.
-    residuals : ndarray
-        ``y - fitted``, in the unit of y.
-    sigma : ndarray
-        Per-point weights used: residual i is divided by sigma_i.
-    ndata, nvarys, nfev : int
-        n, p and the number of model evaluations of the main fit.
-    chisqr : float
-        ``chi^2 = sum e_i^2``.
-    redchi : float
-        ``chi^2 / (n - p)`` (NaN when n == p).
-    aic, bic : float
-        ``n ln(chi^2/n) + 2p`` and ``n ln(chi^2/n) + p ln n``.
-    success : bool
-        The optimiser reports convergence.
-    message : str
-        The optimiser's message.
-    at_bounds : tuple of str
-        Varying parameters that ended on a bound (reported as the bound).
-    warnings : tuple of str
-        Caveats about the data or the fit (also issued as Python warnings by
-        the fit functions).
-    extra : dict
-        Fit-specific facts (e.g. ``size_range`` of a device fit).
-    """
-
-    model: str
-    params: Parameters
-    values: dict[str, float]
-    stderr: dict[str, float | None]
-    confidence_intervals: dict[str, tuple[float, float] | None]
-    ci_level: float
-    uncertainty_method: str
-    uncertainty_message: str
-    errorbars: bool
-    covariance: np.ndarray | None
-    varying: tuple[str, ...]
-    x: np.ndarray
-    y: np.ndarray
-    fitted: np.ndarray
-    residuals: np.ndarray
-    sigma: np.ndarray
-    ndata: int
-    nvarys: int
-    nfev: int
-    chisqr: float
-    redchi: float
-    aic: float
-    bic: float
-    success: bool
-    message: str
-    units: dict[str, str]
-    derived: tuple[str, ...] = ()
-    at_bounds: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
-    func: Callable[..., Any] | None = None
-
-    # -- derived views ---------------------------------------------------------------
-    @property
-    def correlation(self) -> np.ndarray | None:
-        """Correlation matrix of the varying parameters, or None."""
-        if self.covariance is None:
-            return None
-        d = np.sqrt(np.diag(self.covariance))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self.covariance / np.outer(d, d)
-
-    @property
-    def weighted_residuals(self) -> np.ndarray:
-        """``(y - fitted) / sigma``."""
-        return self.residuals / self.sigma
-
-    def eval(self, x: Any) -> np.ndarray:
-        """The fitted model at new abscissae ``x`` (same meaning and unit as the fit's x)."""
-        if self.func is None:
-            raise InvalidModelError(f"{self.model}: this result carries no model function")
-        base = {n: self.values[n] for n in self.params}
-        return np.asarray(self.func(np.asarray(x, dtype=np.float64), **base), dtype=np.float64)
-
-    def to_frame(self) -> Any:
-        """One row per parameter: name, value, stderr, ci_lower, ci_upper, unit, vary, derived,
-        at_bound."""
-        import pandas as pd
-
-        rows = []
-        for name, v in self.values.items():
-            ci = self.confidence_intervals.get(name)
-            p = self.params.get(name)
-            rows.append(
-                {
-                    "name": name,
-                    "value": v,
-                    "stderr": self.stderr.get(name),
-                    "ci_lower": None if ci is None else ci[0],
-                    "ci_upper": None if ci is None else ci[1],
-                    "unit": self.units.get(name, ""),
-                    "vary": bool(p.vary) if p is not None else False,
-                    "derived": name in self.derived,
-                    "at_bound": name in self.at_bounds,
-                }
-            )
-        return pd.DataFrame(rows)
-
-    def report(self) -> str:
-        """A plain-text fit report (lmfit style): statistics, parameters, caveats."""
-        lines = [f"[[Fit: {self.model}]]"]
-        lines.append(
-            f"    data points = {self.ndata}, variables = {self.nvarys}, "
-            f"function evals = {self.nfev}"
-        )
-        lines.append(
-            f"    chi-square = {self.chisqr:.6g}, reduced chi-square = {self.redchi:.6g}, "
-            f"AIC = {self.aic:.6g}, BIC = {self.bic:.6g}"
-        )
-        lines.append(f"    success = {self.success}: {self.message}")
-        lines.append(f"    uncertainty = {self.uncertainty_method}: {self.uncertainty_message}")
-        lines.append(f"[[Parameters]] ({self.ci_level:.0%} confidence intervals)")
-        width = max(len(n) for n in self.values) if self.values else 1
-        for name, v in self.values.items():
-            unit = self.units.get(name, "")
-            p = self.params.get(name)
-            se = self.stderr.get(name)
-            ci = self.confidence_intervals.get(name)
-            txt = f"    {name:<{width}} = {format_value(v, unit)}"
-            if se is not None:
-                rel = f" ({abs(se / v):.2%})" if v != 0 and abs(se / v) < 10 else ""
-                txt += f" +/- {format_value(se, unit)}{rel}"
-            if ci is not None:
-                txt += f"  [{format_value(ci[0], unit)}, {format_value(ci[1], unit)}]"
-            if p is not None and not p.vary:
-                txt += "  (fixed)"
-            elif name in self.derived:
-                txt += "  (derived)"
-            elif se is None:
-                txt += "  (uncertainty not estimated)"
-            if name in self.at_bounds:
-                txt += "  AT BOUND"
-            lines.append(txt)
-        corr = self.correlation
-        if corr is not None and len(self.varying) > 1:
-            pairs = []
-            for i in range(len(self.varying)):
-                for j in range(i + 1, len(self.varying)):
-                    if np.isfinite(corr[i, j]) and abs(corr[i, j]) > 0.1:
-                        pairs.append(
-                            f"    C({self.varying[i]}, {self.varying[j]}) = {corr[i, j]:+.4f}"
-                        )
-            if pairs:
-                lines.append("[[Correlations]] (|C| > 0.1)")
-                lines.extend(pairs)
-        if self.extra:
-            lines.append("[[Notes]]")
-            for k, v in self.extra.items():
-                lines.append(f"    {k}: {_fmt_extra(v)}")
-        if self.warnings:
-            lines.append("[[Warnings]]")
-            lines.extend(f"    {w}" for w in self.warnings)
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        vals = ", ".join(
-            f"{n}={format_value(v, self.units.get(n, ''))}"
-            + (
-                ""
-                if self.stderr.get(n) is None
-                else f"+/-{format_value(self.stderr[n], self.units.get(n, ''), 2)}"
-            )
-            for n, v in self.values.items()
-        )
-        return (
-            f"CalibrationResult({self.model!r}, {vals}, success={self.success}, "
-            f"uncertainty={self.uncertainty_method!r})"
-        )
-
-
-def _fmt_extra(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    if isinstance(v, tuple | list) and all(isinstance(e, float | int) for e in v):
-        return "(" + ", ".join(f"{e:.6g}" for e in v) + ")"
-    return str(v)
 
 
 # ---------------------------------------------------------------------------------------
@@ -334,38 +119,6 @@ class _Problem:
             max_nfev=2000,
             kwargs={} if y is None else {"y": y},
         )
-
-
-def _as_data(v: Any, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(v, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidTypeError(f"{name} must be an array of numbers, got {v!r}") from None
-    if arr.ndim != 1:
-        raise InvalidModelError(f"{name} must be 1-D, got shape {arr.shape}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidModelError(f"{name}[{i}] must be finite, got {arr[i]!r}")
-    return arr
-
-
-def goodness_of_fit(
-    weighted_residuals: np.ndarray, nvarys: int
-) -> tuple[float, float, float, float]:
-    """chi-square, reduced chi-square, AIC and BIC of a least-squares fit.
-
-    chi2 = sum r_i^2 over the (weighted) residuals; redchi = chi2 / (n - p) (NaN
-    without degrees of freedom); AIC = n ln(chi2/n) + 2p; BIC = n ln(chi2/n) + p ln n
-    (the forms lmfit documents for least squares).
-    """
-    r = np.asarray(weighted_residuals, dtype=np.float64)
-    n = r.size
-    chisqr = float(np.sum(r**2))
-    dof = n - nvarys
-    redchi = chisqr / dof if dof > 0 else math.nan
-    lnchi = math.log(chisqr / n) if chisqr > 0 else -math.inf
-    return chisqr, redchi, n * lnchi + 2 * nvarys, n * lnchi + math.log(n) * nvarys
 
 
 def fit_model(
@@ -438,7 +191,7 @@ def fit_model(
         raise InvalidModelError(f"ci_level must be in (0, 1), got {ci_level!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 20:
         raise InvalidModelError(f"n_boot must be an integer >= 20, got {n_boot!r}")
-    yv = _as_data(y, "y")
+    yv = as_reals(y, "y")
     xv = np.asarray(x, dtype=np.float64) if not isinstance(x, np.ndarray) else x
     n = yv.size
     names = params.varying
@@ -463,7 +216,7 @@ def fit_model(
         else:
             sigma = np.ones(n)
     else:
-        sigma = _as_data(weights, "weights")
+        sigma = as_reals(weights, "weights")
         if sigma.size != n or np.any(sigma <= 0):
             raise InvalidModelError(
                 f"weights must hold one sigma > 0 per point ({n}), got {sigma.size} values "
@@ -489,7 +242,7 @@ def fit_model(
     fitted = prob.model(u)
     sigma = prob.sigma
     wres = (yv - fitted) / sigma
-    chisqr, redchi, aic, bic = goodness_of_fit(wres, p)
+    redchi = goodness_of_fit(wres, p)[1]
     dof = n - p
     success = bool(res.success)
     message = str(res.message)
@@ -599,11 +352,10 @@ def fit_model(
             if nm in params:
                 lo, hi = max(lo, params[nm].min), min(hi, params[nm].max)
             cis[nm] = (float(lo), float(hi))
-    errorbars = all(stderr[nm] is not None for nm in names)
 
     units = {nm: pp.unit for nm, pp in params.items()}
     units.update({dn: u_ for dn, (_f, u_) in derived.items()})
-    return CalibrationResult(
+    return CalibrationResult.from_fit(
         model=model,
         params=params,
         values=values,
@@ -612,21 +364,13 @@ def fit_model(
         ci_level=float(ci_level),
         uncertainty_method=method,
         uncertainty_message=umsg,
-        errorbars=errorbars,
         covariance=cov,
         varying=tuple(names),
         x=np.asarray(xv),
         y=yv,
         fitted=fitted,
-        residuals=yv - fitted,
         sigma=sigma,
-        ndata=n,
-        nvarys=p,
         nfev=int(res.nfev),
-        chisqr=chisqr,
-        redchi=redchi,
-        aic=aic,
-        bic=bic,
         success=success,
         message=message,
         units=units,

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_quantities
+from .._validate import as_hit_ratio, as_quantities
 from ..errors import InvalidModelError
 from .fit import CalibrationResult, fit_model
 from .parameters import Parameter, Parameters
@@ -70,17 +70,13 @@ def fit_nfs(
         its bandwidth cannot be estimated.
     """
     B = as_quantities(bandwidth, "bandwidth", "rate")
-    hc = np.asarray(client_hit, dtype=np.float64).reshape(-1)
-    hs = np.asarray(server_hit, dtype=np.float64).reshape(-1)
+    hc = np.reshape(as_hit_ratio(client_hit, "client_hit"), -1)
+    hs = np.reshape(as_hit_ratio(server_hit, "server_hit"), -1)
     for nm, h in (("client_hit", hc), ("server_hit", hs)):
         if h.size != B.size:
             raise InvalidModelError(
                 f"{nm} has {h.size} values but bandwidth has {B.size}: one ratio per run"
             )
-        bad = ~np.isfinite(h) | (h < 0) | (h > 1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InvalidModelError(f"{nm}[{i}] must be in [0, 1], got {h[i]!r}")
     if np.any(B <= 0):
         raise InvalidModelError("bandwidth must be > 0 in every run")
     W = np.column_stack([hc, (1 - hc) * hs, (1 - hc) * (1 - hs)])  # time weights of 1/b
@@ -127,17 +123,18 @@ def fit_nfs(
     )
     b2, b4 = res.values["b2"], res.values["b4"]
     ci2, ci4 = res.confidence_intervals["b2"], res.confidence_intervals["b4"]
+    notes = []
     if ci2 is not None and ci4 is not None and ci4[1] >= ci2[0] and ci2[1] >= ci4[0]:
         note = (
             "the miss bandwidth b4 is not distinguishable from b2: the network limits misses "
             "too (min(b2, b4) = b2), so the storage bandwidth is only known to be >= "
             f"{min(b2, b4):.4g} B/s"
         )
-        object.__setattr__(res, "warnings", res.warnings + (note,))
+        notes.append(note)
     if math.isfinite(b4) and b4 > b2 * 1.05:
         note = (
             f"b4 = {b4:.4g} B/s exceeds b2 = {b2:.4g} B/s, impossible for min(b2, b4): "
             "the hit ratios or the bandwidths are inconsistent"
         )
-        object.__setattr__(res, "warnings", res.warnings + (note,))
-    return res
+        notes.append(note)
+    return res.with_notes(*notes)

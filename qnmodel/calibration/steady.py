@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice
-from ..errors import InvalidModelError, InvalidTypeError
+from .._validate import as_choice, as_quantities, as_reals
+from ..errors import InvalidModelError
 
 __all__ = ["SteadyStateResult", "steady_state", "STEADY_METHODS"]
 
@@ -115,25 +115,9 @@ def _series(samples: Any, column: str, time_column: str) -> tuple[np.ndarray, np
         if all(time_column in s for s in samples):
             times = np.array([float(s[time_column]) for s in samples])
     else:
-        if isinstance(samples, str):
-            raise InvalidTypeError(f"samples must be a sequence of numbers, got {samples!r}")
-        try:
-            vals = np.asarray(samples, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InvalidTypeError(
-                f"samples must be a sequence of numbers, a DataFrame or records, got "
-                f"{type(samples).__name__}"
-            ) from None
-        if vals.ndim != 1:
-            raise InvalidModelError(f"samples must be 1-D, got shape {vals.shape}")
-    bad = ~np.isfinite(vals)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidModelError(f"samples[{i}] must be finite, got {vals[i]!r}")
-    if (vals < 0).any():
-        i = int(np.flatnonzero(vals < 0)[0])
-        raise InvalidModelError(f"samples[{i}] must be >= 0 (a rate), got {vals[i]!r}")
-    return vals, times
+        vals = as_reals(samples, "samples")
+    # the samples are rates (ops/s or B/s): finite and >= 0
+    return as_quantities(vals, "samples", "frequency"), times
 
 
 def steady_state(
@@ -178,9 +162,12 @@ def steady_state(
     return _mser5(vals, times)
 
 
+def _never(method, vals, msg) -> SteadyStateResult:
+    """The run never became steady by `method`; `msg` says why and what to do."""
+    return SteadyStateResult(method, False, None, None, math.nan, math.nan, vals.size, msg)
+
+
 def _result(method, vals, times, start, value, msg) -> SteadyStateResult:
-    if start is None:
-        return SteadyStateResult(method, False, None, None, math.nan, math.nan, vals.size, msg)
     t0 = None if times is None else float(times[start])
     return SteadyStateResult(
         method, True, int(start), t0, float(value), float(vals[start:].mean()), vals.size, msg
@@ -190,12 +177,9 @@ def _result(method, vals, times, start, value, msg) -> SteadyStateResult:
 def _seed003(vals, times, threshold, window) -> SteadyStateResult:
     n = vals.size
     if n < window:
-        return _result(
+        return _never(
             "seed003",
             vals,
-            times,
-            None,
-            None,
             f"never steady: {n} sample(s), the rule needs {window} consecutive ones; "
             "run longer or sample more often",
         )
@@ -206,12 +190,9 @@ def _seed003(vals, times, threshold, window) -> SteadyStateResult:
     ok = np.flatnonzero(dev < threshold)
     if ok.size == 0:
         best = int(np.argmin(dev))
-        return _result(
+        return _never(
             "seed003",
             vals,
-            times,
-            None,
-            None,
             f"never steady: no {window} consecutive samples all within {threshold:.0%} of their "
             f"mean (closest: samples {best}..{best + window - 1}, largest deviation "
             f"{dev[best]:.1%}); run longer",
@@ -233,12 +214,9 @@ def _mser5(vals, times) -> SteadyStateResult:
     b = 5
     m = vals.size // b
     if m < 4:
-        return _result(
+        return _never(
             "mser5",
             vals,
-            times,
-            None,
-            None,
             f"never steady: MSER-5 needs at least 20 samples (4 batches of 5), got {vals.size}; "
             "run longer or sample more often",
         )
@@ -253,12 +231,9 @@ def _mser5(vals, times) -> SteadyStateResult:
     mser = np.maximum(sse, 0.0) / k**2
     dstar = int(np.argmin(mser))
     if dstar > m // 2:
-        return _result(
+        return _never(
             "mser5",
             vals,
-            times,
-            None,
-            None,
             f"never steady: the MSER-5 minimum lies at batch {dstar} of {m}, in the second half "
             "of the run, so the series is still drifting; run longer",
         )

@@ -4,9 +4,13 @@ Three input forms, one :class:`Trace`:
 
 ``qnbench`` JSON (schema ``qnbench``, versions in :data:`SUPPORTED_VERSIONS`)
     The document the bundled microbenchmark writes on stdout; see
-    ``docs/reference/qnbench-schema.md``. Every point of ``results`` becomes
-    one row of :attr:`Trace.points`; every per-interval sample one row of
-    :attr:`Trace.samples`.
+    ``docs/reference/qnbench-schema.md``. It is checked by
+    :func:`qnmodel.bench.validate` (the one validator of the format) and
+    tabulated by :func:`qnmodel.bench.trace.points_frame` and
+    :func:`~qnmodel.bench.trace.samples_frame` (the same tables as
+    :meth:`qnmodel.bench.BenchTrace.to_frame`): every point of ``results``
+    becomes one row of :attr:`Trace.points`, every per-interval sample one
+    row of :attr:`Trace.samples`.
 CSV (traces from other tools, or hand-made)
     A header row of column names taken from :data:`POINT_COLUMNS` (units are
     part of the name: ``_s`` seconds, ``_bytes`` bytes, ``_B_s`` bytes/s,
@@ -43,6 +47,14 @@ import numpy as np
 import pandas as pd
 
 from .._validate import as_choice
+from ..bench.schema import SCHEMA_VERSION, validate
+from ..bench.trace import (
+    POINT_COLUMNS,
+    SAMPLE_COLUMNS,
+    ordered_columns,
+    points_frame,
+    samples_frame,
+)
 from ..errors import TraceError
 from .steady import steady_state
 
@@ -55,58 +67,10 @@ __all__ = [
     "TRACE_FORMATS",
 ]
 
-#: qnbench schema versions this reader understands.
-SUPPORTED_VERSIONS = (1,)
+#: qnbench schema versions this reader understands (those of :mod:`qnmodel.bench.schema`).
+SUPPORTED_VERSIONS = (SCHEMA_VERSION,)
 TRACE_FORMATS = ("auto", "qnbench", "csv", "fio")
-
-#: Columns of :attr:`Trace.points` (scalar engine_stats are appended under their own keys).
-POINT_COLUMNS = (
-    "point",
-    "jobs",
-    "bs_bytes",
-    "op",
-    "think_s",
-    "complete",
-    "ops",
-    "bytes",
-    "elapsed_s",
-    "warmup_s",
-    "throughput_ops_s",
-    "throughput_B_s",
-    "latency_count",
-    "latency_mean_s",
-    "latency_min_s",
-    "latency_p50_s",
-    "latency_p90_s",
-    "latency_p99_s",
-    "latency_max_s",
-    "think_s_mean",
-    "cpu_user_s",
-    "cpu_sys_s",
-)
-_SAMPLE_COLUMNS = ("t_s", "ops", "bytes", "throughput_ops_s", "throughput_B_s")
-_TOP_KEYS = {
-    "schema": str,
-    "schema_version": int,
-    "tool_version": str,
-    "timestamp": str,
-    "complete": bool,
-    "host": dict,
-    "engine": str,
-    "options": dict,
-    "results": list,
-    "errors": list,
-}
-_RESULT_NUMBERS = (
-    "jobs",
-    "bs_bytes",
-    "ops",
-    "bytes",
-    "elapsed_s",
-    "throughput_ops_s",
-    "throughput_B_s",
-)
-_LATENCY_KEYS = ("count", "mean", "min", "p50", "p90", "p99", "max")
+_SAMPLE_COLUMNS = SAMPLE_COLUMNS[SAMPLE_COLUMNS.index("op") + 1 :]
 
 
 @dataclass(frozen=True, repr=False)
@@ -129,10 +93,12 @@ class Trace:
         Runtime errors recorded by the tool.
     points : pandas.DataFrame
         One row per measured point, columns :data:`POINT_COLUMNS` (SI units
-        in the names; the same names as :meth:`qnmodel.bench.BenchTrace.to_frame`) plus
-        the scalar engine statistics under their own keys (``service_s``...).
+        in the names; ``repeat`` is the repetition index of ``--repeat``, 0 for
+        CSV/fio) plus the engine statistics under their own keys
+        (``service_s``...); for qnbench the frame of
+        :meth:`qnmodel.bench.BenchTrace.to_frame` without its ``engine`` column.
     samples : pandas.DataFrame
-        Tidy per-interval samples: ``point, jobs, bs_bytes, op, t_s, ops,
+        Tidy per-interval samples: ``point, repeat, jobs, bs_bytes, op, t_s, ops,
         bytes, throughput_ops_s, throughput_B_s`` (empty for CSV/fio).
     engine_stats : tuple of dict
         The raw ``engine_stats`` object of each point (lists included).
@@ -160,7 +126,7 @@ class Trace:
     def steady(self, method: str = "seed003", column: str = "throughput_ops_s") -> pd.DataFrame:
         """Steady-state detection per point (see :func:`~qnmodel.calibration.steady_state`).
 
-        Returns one row per point: ``point, jobs, bs_bytes, op, steady,
+        Returns one row per point: ``point, repeat, jobs, bs_bytes, op, steady,
         start_index, start_time_s, value, mean, message``.
         """
         rows = []
@@ -170,6 +136,7 @@ class Trace:
             rows.append(
                 {
                     "point": p["point"],
+                    "repeat": p["repeat"],
                     "jobs": p["jobs"],
                     "bs_bytes": p["bs_bytes"],
                     "op": p["op"],
@@ -285,138 +252,30 @@ def _from_json(doc: dict, src: str, format: str) -> Trace:
     return _from_qnbench(doc, src)
 
 
-def _num(v: Any, where: str, src: str, *, nullable: bool = True) -> float:
-    if v is None and nullable:
-        return math.nan
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise TraceError(f"{src}: {where} must be a number, got {v!r}")
-    if math.isfinite(v) and v < 0:
-        raise TraceError(f"{src}: {where} must be >= 0, got {v!r}")
-    return float(v)
-
-
-def _count(v: Any, where: str, src: str, minimum: int) -> int:
-    """A whole number >= minimum (an integral float such as 4096.0 is accepted)."""
-    if (
-        isinstance(v, bool)
-        or not isinstance(v, int | float)
-        or not math.isfinite(v)
-        or v != math.floor(v)
-        or v < minimum
-        or abs(v) > 2**53
-    ):
-        raise TraceError(f"{src}: {where} must be a whole number >= {minimum}, got {v!r:.60}")
-    return int(v)
-
-
 def _from_qnbench(doc: dict, src: str) -> Trace:
-    schema = doc.get("schema")
-    if schema != "qnbench":
-        raise TraceError(f"{src}: foreign schema {schema!r}; expected 'qnbench'")
-    ver = doc.get("schema_version")
-    if ver not in SUPPORTED_VERSIONS:
-        raise TraceError(
-            f"{src}: qnbench schema_version {ver!r} is not supported (this reader knows "
-            f"{list(SUPPORTED_VERSIONS)}); upgrade qnmodel or re-measure with a matching qnbench"
-        )
-    for key, typ in _TOP_KEYS.items():
-        if key not in doc:
-            raise TraceError(f"{src}: missing top-level key {key!r} (schema qnbench/{ver})")
-        if not isinstance(doc[key], typ) or (typ is int and isinstance(doc[key], bool)):
-            raise TraceError(
-                f"{src}: top-level {key!r} must be a {typ.__name__}, got {doc[key]!r:.60}"
-            )
-    rows: list[dict[str, Any]] = []
-    srows: list[dict[str, Any]] = []
-    stats: list[dict[str, Any]] = []
-    for i, r in enumerate(doc["results"]):
-        where = f"results[{i}]"
-        if not isinstance(r, dict):
-            raise TraceError(f"{src}: {where} must be an object, got {r!r:.60}")
-        for key in (*_RESULT_NUMBERS, "latency_s", "samples"):
-            if key not in r and key != "bs_bytes":
-                raise TraceError(f"{src}: {where} misses {key!r}")
-        r = {"bs_bytes": None, **r}  # engines without a request size may omit it
-        point = r.get("point", i)
-        if isinstance(point, bool) or not isinstance(point, int) or point < 0:
-            raise TraceError(f"{src}: {where}.point must be an integer >= 0, got {point!r:.60}")
-        row: dict[str, Any] = {
-            "point": point,
-            "jobs": _count(r["jobs"], f"{where}.jobs", src, 1),
-            "bs_bytes": (
-                math.nan
-                if r["bs_bytes"] is None
-                else _count(r["bs_bytes"], f"{where}.bs_bytes", src, 0)
-            ),
-            "op": str(r.get("op", "")),
-            "think_s": _num(r.get("think_s", 0.0), f"{where}.think_s", src),
-            "complete": bool(r.get("complete", True)),
-        }
-        for key in ("ops", "bytes", "elapsed_s", "warmup_s", "throughput_ops_s", "throughput_B_s"):
-            row[key] = _num(r.get(key), f"{where}.{key}", src)
-        lat = r["latency_s"]
-        if not isinstance(lat, dict):
-            raise TraceError(f"{src}: {where}.latency_s must be an object, got {lat!r:.60}")
-        for key in _LATENCY_KEYS:
-            col = "latency_count" if key == "count" else f"latency_{key}_s"
-            row[col] = _num(lat.get(key), f"{where}.latency_s.{key}", src)
-        row["think_s_mean"] = _num(r.get("think_s_mean", 0.0), f"{where}.think_s_mean", src)
-        cpu = r.get("cpu", {})
-        if not isinstance(cpu, dict):
-            raise TraceError(f"{src}: {where}.cpu must be an object, got {cpu!r:.60}")
-        row["cpu_user_s"] = _num(cpu.get("user_s"), f"{where}.cpu.user_s", src)
-        row["cpu_sys_s"] = _num(cpu.get("sys_s"), f"{where}.cpu.sys_s", src)
-        es = r.get("engine_stats") or {}
-        if not isinstance(es, dict):
-            raise TraceError(f"{src}: {where}.engine_stats must be an object")
-        for k, v in es.items():
-            if isinstance(v, int | float) and not isinstance(v, bool) and k not in row:
-                row[k] = float(v)
-        stats.append(es)
-        rows.append(row)
-        samples = r["samples"]
-        if not isinstance(samples, list):
-            raise TraceError(f"{src}: {where}.samples must be an array")
-        for j, s in enumerate(samples):
-            if not isinstance(s, dict):
-                raise TraceError(f"{src}: {where}.samples[{j}] must be an object")
-            srow = {
-                "point": row["point"],
-                "jobs": row["jobs"],
-                "bs_bytes": row["bs_bytes"],
-                "op": row["op"],
-            }
-            for key in _SAMPLE_COLUMNS:
-                if key not in s:
-                    raise TraceError(f"{src}: {where}.samples[{j}] misses {key!r}")
-                srow[key] = _num(s[key], f"{where}.samples[{j}].{key}", src)
-            srows.append(srow)
-    points = pd.DataFrame(rows, columns=_columns(rows))
-    samples_df = pd.DataFrame(srows, columns=["point", "jobs", "bs_bytes", "op", *_SAMPLE_COLUMNS])
+    """A :class:`Trace` of a qnbench document: validated by :func:`qnmodel.bench.validate`
+    (the one validator of the format) and tabulated by :func:`qnmodel.bench.trace.points_frame`
+    (the one frame builder)."""
+    validate(doc, source=src)
     return Trace(
         source=src,
         format="qnbench",
-        schema_version=int(ver),
+        schema_version=int(doc["schema_version"]),
         tool_version=doc["tool_version"],
         timestamp=doc["timestamp"],
         engine=doc["engine"],
         complete=bool(doc["complete"]),
         host=dict(doc["host"]),
         options=dict(doc["options"]),
-        errors=tuple(str(e) for e in doc["errors"]),
-        points=points,
-        samples=samples_df,
-        engine_stats=tuple(stats),
+        errors=tuple(doc["errors"]),
+        points=points_frame(doc),
+        samples=samples_frame(doc),
+        engine_stats=tuple(r["engine_stats"] for r in doc["results"]),
     )
 
 
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
-    cols = list(POINT_COLUMNS)
-    for r in rows:
-        for k in r:
-            if k not in cols:
-                cols.append(k)
-    return cols
+def _empty_samples() -> pd.DataFrame:
+    return pd.DataFrame(columns=list(SAMPLE_COLUMNS))
 
 
 _CSV_METRICS = ("throughput_ops_s", "throughput_B_s", "latency_mean_s", "latency_p50_s")
@@ -480,15 +339,17 @@ def _from_csv(text: str, src: str) -> Trace:
         raise TraceError(f"{src}: CSV has a header but no data rows")
     for i, r in enumerate(rows):
         r.setdefault("point", i)
+        r.setdefault("repeat", 0)
         r.setdefault("jobs", 1)
         r.setdefault("bs_bytes", 0)
         r.setdefault("op", "")
         r.setdefault("think_s", 0.0)
         r.setdefault("complete", True)
         r["point"] = int(r["point"])
+        r["repeat"] = int(r["repeat"])
         r["jobs"] = int(r["jobs"])
         r["bs_bytes"] = int(r["bs_bytes"]) if math.isfinite(r["bs_bytes"]) else 0
-    points = pd.DataFrame(rows, columns=_columns(rows))
+    points = pd.DataFrame(rows, columns=ordered_columns(rows))
     return Trace(
         source=src,
         format="csv",
@@ -501,7 +362,7 @@ def _from_csv(text: str, src: str) -> Trace:
         options=meta,
         errors=(),
         points=points,
-        samples=pd.DataFrame(columns=["point", "jobs", "bs_bytes", "op", *_SAMPLE_COLUMNS]),
+        samples=_empty_samples(),
     )
 
 
@@ -561,6 +422,7 @@ def _from_fio(doc: dict, src: str) -> Trace:
         rows.append(
             {
                 "point": i,
+                "repeat": 0,
                 "jobs": numjobs * iodepth,
                 "bs_bytes": _fio_size(opts.get("bs", 4096), src, f"{where}.bs"),
                 "op": str(opts.get("rw", "")),
@@ -598,6 +460,6 @@ def _from_fio(doc: dict, src: str) -> Trace:
         host={},
         options=dict(glob),
         errors=(),
-        points=pd.DataFrame(rows, columns=_columns(rows)),
-        samples=pd.DataFrame(columns=["point", "jobs", "bs_bytes", "op", *_SAMPLE_COLUMNS]),
+        points=pd.DataFrame(rows, columns=ordered_columns(rows)),
+        samples=_empty_samples(),
     )

@@ -7,12 +7,11 @@ saturates near 18 clients and then falls):
 
 ``lam`` is the throughput of one client (ops/s or bytes/s), ``sigma`` the
 contention (serialisation) coefficient in [0, 1] and ``kappa`` the coherency
-(crosstalk) coefficient >= 0. When kappa > 0 throughput peaks at
-
-    N_peak = sqrt((1 - sigma) / kappa)
-
-and falls beyond it (retrograde scaling); with kappa = 0 it saturates at
-lam / sigma and ``peak`` is infinite.
+(crosstalk) coefficient >= 0. The law, its peak N* = sqrt((1 - sigma)/kappa)
+and the throughput there live in :mod:`qnmodel.models.usl` (one home); this
+module fits the coefficients to measurements with that module's kernel, so the
+fit's ``peak`` and ``peak_throughput`` are the :class:`~qnmodel.models.usl.USL`
+``peak_concurrency`` and ``max_throughput`` of the fitted coefficients.
 
 References
 ----------
@@ -28,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_quantities
+from .._validate import as_populations, as_quantities
 from ..errors import InvalidModelError, MeasurementArtefactWarning
+from ..models.usl import usl_kernel, usl_peak_kernel, usl_throughput
 from .fit import CalibrationResult, fit_model
 from .parameters import Parameter, Parameters
 
@@ -39,23 +39,12 @@ __all__ = ["fit_usl", "usl_throughput", "MIN_USL_POINTS"]
 MIN_USL_POINTS = 6
 
 
-def usl_throughput(n: Any, lam: float, sigma: float, kappa: float) -> np.ndarray:
-    """X(N) of the USL ([Gun07] eq. 4.31) for concurrencies ``n`` (>= 1)."""
-    n = np.asarray(n, dtype=np.float64)
-    return lam * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
-
-
 def _peak(v: dict[str, float]) -> float:
-    if v["kappa"] <= 0.0:
-        return math.inf
-    return math.sqrt(max(1.0 - v["sigma"], 0.0) / v["kappa"])
+    return usl_peak_kernel(v["lam"], v["sigma"], v["kappa"])[0]
 
 
 def _peak_throughput(v: dict[str, float]) -> float:
-    p = _peak(v)
-    if math.isinf(p):
-        return v["lam"] / v["sigma"] if v["sigma"] > 0 else math.inf
-    return float(usl_throughput(p, v["lam"], v["sigma"], v["kappa"]))
+    return usl_peak_kernel(v["lam"], v["sigma"], v["kappa"])[1]
 
 
 def fit_usl(
@@ -73,7 +62,8 @@ def fit_usl(
     Parameters
     ----------
     n : array_like
-        Concurrency levels N (integers >= 1; repeats allowed for replicates).
+        Concurrency levels N: client counts, integers >= 1 (no unit; repeats
+        allowed for replicates).
         At least 6 **distinct** levels are required: three coefficients plus
         the curvature that tells contention from coherency need them.
     x : array_like
@@ -91,23 +81,24 @@ def fit_usl(
     -------
     CalibrationResult
         ``values`` holds ``lam`` (unit of x), ``sigma``, ``kappa`` and the
-        derived ``peak`` (N at maximum throughput, ``inf`` when kappa = 0) and
-        ``peak_throughput``.
+        derived ``peak`` (the real-valued N* = sqrt((1 - sigma)/kappa), ``inf``
+        when kappa = 0) and ``peak_throughput`` (X at max(N*, 1), lam/sigma when
+        kappa = 0): the ``peak_concurrency`` and ``max_throughput`` of
+        :class:`qnmodel.models.usl.USL`.
 
     Raises
     ------
     InvalidModelError
-        Fewer than 6 distinct concurrency levels, N < 1, or x <= 0.
+        Fewer than 6 distinct concurrency levels, N < 1 or not whole, or x <= 0.
+    InvalidTypeError
+        N given with a unit (``"8 Hz"``): a concurrency is a count.
     """
-    nv = as_quantities(n, "n", "frequency")
+    nv = as_populations(n, "n", allow_zero=False).astype(np.float64)
     xv = as_quantities(x, "x", "frequency")
     if nv.size != xv.size:
         raise InvalidModelError(
             f"n has {nv.size} values but x has {xv.size}: give one throughput per concurrency"
         )
-    if np.any(nv < 1) or np.any(nv != np.floor(nv)):
-        i = int(np.flatnonzero((nv < 1) | (nv != np.floor(nv)))[0])
-        raise InvalidModelError(f"n[{i}] must be an integer >= 1, got {nv[i]!r}")
     if np.any(xv <= 0):
         i = int(np.flatnonzero(xv <= 0)[0])
         raise InvalidModelError(f"x[{i}] must be > 0, got {xv[i]!r}")
@@ -141,7 +132,7 @@ def fit_usl(
     ).updated(params)
 
     def func(nn, **v):
-        return usl_throughput(nn, v["lam"], v["sigma"], v["kappa"])
+        return usl_kernel(nn, v["lam"], v["sigma"], v["kappa"])
 
     res = fit_model(
         func,
@@ -165,6 +156,6 @@ def fit_usl(
             f"the fitted peak N = {peak:.3g} lies beyond twice the largest measured "
             f"concurrency ({nmax:g}): it is an extrapolation"
         )
-        object.__setattr__(res, "warnings", res.warnings + (msg,))
         warnings.warn(f"fit_usl: {msg}", MeasurementArtefactWarning, stacklevel=2)
+        return res.with_notes(msg)
     return res

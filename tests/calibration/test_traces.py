@@ -5,10 +5,12 @@ import shutil
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from qnmodel import bench
 from qnmodel.calibration.traces import POINT_COLUMNS, load_trace, trace_from_document
 from qnmodel.errors import TraceError
 
@@ -64,7 +66,7 @@ def test_corrupt_foreign_and_future_files(tmp_path):
         load_trace(_write(tmp_path, "s.json", json.dumps(doc)))
     doc = json.loads(json.dumps(DOC))
     del doc["results"][1]["latency_s"]
-    with pytest.raises(TraceError, match=r"results\[1\] misses 'latency_s'"):
+    with pytest.raises(TraceError, match=r"results\[1\] lacks the required key 'latency_s'"):
         load_trace(doc)
     doc = json.loads(json.dumps(DOC))
     doc["results"][0]["throughput_ops_s"] = "fast"
@@ -190,3 +192,70 @@ def test_malformed_fio_json_is_a_trace_error():
         load_trace({"fio version": "fio-3.33", "jobs": [{"read": {"lat_ns": 5, "total_ios": 1}}]})
     with pytest.raises(TraceError, match="non-empty 'jobs'"):
         load_trace({"fio version": "fio-3.33", "jobs": []})
+
+
+# --- one reader, one validator: bench.load and load_trace apply the same rules -------------
+
+
+def _broken(path, value=None, *, delete=False):
+    doc = json.loads(TEXT)
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    if delete:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        (("results", 0, "point"), r"results\[0\] lacks the required key 'point'"),
+        (("results", 0, "cpu"), r"results\[0\] lacks the required key 'cpu'"),
+        (("host", "hostname"), r"host lacks the required key 'hostname'"),
+    ],
+)
+def test_load_trace_refuses_a_document_bench_load_refuses(tmp_path, path, message):
+    doc = _broken(path, delete=True)
+    p = _write(tmp_path, "t.json", json.dumps(doc))
+    with pytest.raises(TraceError, match=message):
+        bench.load(p)
+    with pytest.raises(TraceError, match=r"t\.json: qnbench document: " + message):
+        load_trace(p)
+
+
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        (
+            ("results", 1, "latency_s", "mean"),
+            -0.004,
+            r"results\[1\]\.latency_s\.mean must be >= 0",
+        ),
+        (("results", 0, "think_s"), -0.5, r"results\[0\]\.think_s must be >= 0"),
+        (("results", 0, "samples", 2, "ops"), -3, r"results\[0\]\.samples\[2\]\.ops must be >= 0"),
+        (("results", 0, "repeat"), -1, r"results\[0\]\.repeat must be an integer >= 0"),
+    ],
+)
+def test_bench_load_refuses_a_document_load_trace_refuses(tmp_path, path, value, message):
+    p = _write(tmp_path, "t.json", json.dumps(_broken(path, value)))
+    with pytest.raises(TraceError, match=message):
+        bench.load(p)
+    with pytest.raises(TraceError, match=message):
+        load_trace(p)
+
+
+def test_trace_keeps_repeat_and_has_the_bench_frame():
+    doc = json.loads(TEXT)
+    doc["results"][0]["repeat"] = 0
+    doc["results"][1]["repeat"] = 1
+    t = load_trace(doc)
+    assert t.points["repeat"].tolist() == [0, 1]
+    assert sorted(set(t.samples["repeat"])) == [0, 1]
+    assert t.steady()["repeat"].tolist() == [0, 1]
+    frame = bench.BenchTrace(doc).to_frame()
+    assert frame["engine"].tolist() == ["emu", "emu"]
+    pd.testing.assert_frame_equal(frame.drop(columns="engine"), t.points)
+    pd.testing.assert_frame_equal(bench.BenchTrace(doc).samples_frame(), t.samples)
