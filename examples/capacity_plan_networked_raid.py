@@ -25,7 +25,7 @@ import numpy as np
 
 from qnmodel import units
 from qnmodel.models.storage import NetworkedRAID
-from qnmodel.sweep import sweep
+from qnmodel.whatif import sweep
 
 BASE = NetworkedRAID.cui2006()
 

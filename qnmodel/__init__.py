@@ -43,9 +43,14 @@ from .models.usl import USL
 from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import ForkJoin, Network, Station
 from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
+from .results_open import OpenMultiClassResult, OpenResult, UpgradeResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
+from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .solvers.forkjoin import ForkJoinResult, fork_join
-from .sweep import sweep  # eager: the function must shadow the module of the same name
+from .solvers.mixed import mixed_network
+from .solvers.mva_ld_general import mva_ld_general
+from .solvers.open import open_network
+from .whatif import sweep  # the module qnmodel.whatif (it was qnmodel.sweep)
 
 __version__ = "0.1.0"
 
@@ -59,6 +64,9 @@ _LAZY = {
     "symbolic": ("qnmodel.symbolic", None),
     "modelfile": ("qnmodel.modelfile", None),
     "demands": ("qnmodel.demands", None),
+    "simulate": ("qnmodel.simulation", "simulate"),
+    "simulation": ("qnmodel.simulation", None),
+    "testbed": ("qnmodel.testbed", None),
 }
 
 
@@ -101,28 +109,41 @@ __all__ = [
     "NetworkedRAID",
     "NumericalInstabilityWarning",
     "OpenClass",
+    "OpenMultiClassResult",
+    "OpenResult",
     "Station",
     "TraceError",
     "USL",
     "UnitError",
     "UnstableModelError",
+    "UpgradeResult",
     "__version__",
     "amva",
+    "best_upgrade",
     "bounds",
     "calibration",
     "bench",
     "demands",
     "fork_join",
     "load_model",
+    "max_arrival_rate",
+    "max_population",
+    "min_servers",
+    "mixed_network",
     "modelfile",
     "mva",
     "mva_exact",
+    "mva_ld_general",
     "mva_load_dependent",
     "mva_multiclass",
     "nfs_aggregate_bandwidth",
+    "open_network",
     "plotting",
     "raid",
+    "simulate",
+    "simulation",
     "sweep",
     "symbolic",
+    "testbed",
     "units",
 ]

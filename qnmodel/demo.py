@@ -65,8 +65,8 @@ def run_offline_demo(
     Returns
     -------
     dict
-        Paths written (as str): ``model``, ``csv``, ``markdown``, ``json``,
-        ``plot``, ``utilization``.
+        Paths written (as str): ``model``, ``csv``, ``markdown``, ``html`` (the report as
+        one self-contained page), ``json``, ``plot``, ``utilization``.
     """
     if model_text is not None:
         spec = modelfile.loads(model_text, source="<model text>", default_name="model")
@@ -80,7 +80,7 @@ def run_offline_demo(
         spec = modelfile.load(model)
         text = Path(model).read_text(encoding="utf-8")
     paths = write_model_report(spec, out_dir, model_text=text)
-    order = ("model", "csv", "markdown", "json", "plot", "utilization")
+    order = ("model", "csv", "markdown", "html", "json", "plot", "utilization")
     return {k: str(paths[k]) for k in order}
 
 
@@ -261,12 +261,15 @@ def run_main_demo(
        demo storage model, writing their tables and bounds-and-MVA plots.
 
     ``say`` receives a line per step. Returns the paths written (as str):
-    ``report``, ``paper_<kind>`` and ``model_<kind>``.
+    ``report``, ``report_html`` (the same report as one self-contained page, figures
+    embedded), ``paper_<kind>`` and ``model_<kind>``.
     """
     say = say or (lambda _msg: None)
     paths = {}
     say("[1/3] measure -> calibrate -> predict -> compare (qnbench on this machine)")
-    paths["report"] = str(run_demo(out_dir, progress=progress))
+    report = run_demo(out_dir, progress=progress)
+    paths["report"] = str(report)
+    paths["report_html"] = str(report.with_suffix(".html"))  # one self-contained page
     say("[2/3] solving the networked-RAID test bed of Cui et al. (2006)")
     paper = run_offline_demo(out_dir, model_text=modelfile.PAPER_MODEL_TOML)
     paths.update({f"paper_{k}": v for k, v in paper.items()})

@@ -393,9 +393,10 @@ class ForkJoin:
     Usable wherever a :class:`Station` is, in ``Network(stations=[...])``. The request
     leaves when ``k`` of its ``n`` sub-requests have finished (``k = n``, the default,
     is a full-stripe read or write; ``k < n`` an erasure-coded read that needs any k
-    of n fragments). The other ``n - k`` sub-requests are then cancelled, whether
-    queued or in service, so with k < n a branch is busy for less than its demand
-    per request.
+    of n fragments). With ``cancel=True`` (the default) the other ``n - k``
+    sub-requests are then cancelled, whether queued or in service, so with k < n a
+    branch is busy for less than its demand per request; with ``cancel=False`` they
+    run to completion and keep their branch busy (stragglers delay later requests).
 
     Parameters
     ----------
@@ -407,6 +408,12 @@ class ForkJoin:
         service time of one sub-request. Identical or different branches.
     k : int, optional
         Sub-requests to wait for, 1 <= k <= n; default n.
+    cancel : bool
+        Whether the ``n - k`` sub-requests left when the join fires are cancelled
+        (default True). Irrelevant for k = n. The analytic solver
+        (:func:`qnmodel.fork_join`) models cancelling joins, the simulator
+        (:func:`qnmodel.simulate`) non-cancelling ones; each refuses the other kind
+        of k < n join rather than answering for a different system.
 
     Attributes
     ----------
@@ -440,6 +447,7 @@ class ForkJoin:
     name: str
     branches: tuple[Station, ...]
     k: int | None = None
+    cancel: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -492,6 +500,8 @@ class ForkJoin:
                     f"got k={self.k!r}"
                 )
         object.__setattr__(self, "k", k)
+        if not isinstance(self.cancel, bool):
+            raise InvalidTypeError(f"{label}: cancel must be True or False, got {self.cancel!r}")
 
     # Duck-typed like a Station so that Network builds its arrays unchanged.
     @property

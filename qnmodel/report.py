@@ -29,6 +29,7 @@ import numpy as np
 
 from . import modelfile
 from .calibration.comparison import Comparison, compare
+from .report_html import write_html
 from .units import format_quantity
 
 __all__ = [
@@ -295,7 +296,8 @@ def write_model_report(
     -------
     dict
         Paths written: ``model`` (with ``model_text``), ``csv``, ``markdown``,
-        ``json``, ``plot``, ``utilization``.
+        ``html`` (the same report as one self-contained page), ``json``, ``plot``,
+        ``utilization``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -328,6 +330,7 @@ def write_model_report(
     )
     save_utilization_figure(sol, paths["utilization"])
     paths["markdown"].write_text(model_report(sol, paths, comparison), encoding="utf-8")
+    paths["html"] = write_html(paths["markdown"])
     return paths
 
 
@@ -396,6 +399,7 @@ def write_report(
     lines += list(sections)
     md = out / f"{name}.md"
     md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_html(md)
     return md
 
 
@@ -435,4 +439,5 @@ def write_check_report(result: Any, out: str | os.PathLike, name: str = "check")
     lines.append(markdown_table(headers, rows))
     md = out / f"{name}.md"
     md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_html(md)
     return md

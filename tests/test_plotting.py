@@ -323,7 +323,7 @@ def test_time_scale():
 
 def test_bottleneck_map_from_a_sweep():
     from qnmodel.models.storage import NetworkedRAID
-    from qnmodel.sweep import sweep
+    from qnmodel.whatif import sweep
 
     df = sweep(
         NetworkedRAID.cui2006(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 import qnmodel as qn
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
 from qnmodel.models.storage import NetworkedRAID
-from qnmodel.sweep import RESULT_COLUMNS, executor_map, solve_grid, sweep
+from qnmodel.whatif import RESULT_COLUMNS, executor_map, solve_grid, sweep
 
 RTOL = 1e-12
 BOUND_FIELDS = [
@@ -294,3 +295,49 @@ def test_solve_grid_equals_the_solvers_property(demands, z, delay):
             b = qn.bounds(net, 30, method=meth)
             for f in BOUND_FIELDS:
                 np.testing.assert_allclose(out[f"{meth}_{f}"][p], getattr(b, f)[idx], rtol=1e-12)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_sweep_and_mva_give_identical_numbers_through_the_shared_kernel(compiled):
+    """solve_grid runs the batched kernel over all points, mva over one: per point the same
+    arithmetic in the same order, so X(n) and R(n) are equal to the last bit."""
+    from qnmodel.solvers import _kernels
+
+    if compiled:  # the installed package ships them (tests/solvers/test_kernels.py)
+        assert _kernels.available(), _kernels.status()
+    rng = np.random.default_rng(3)
+    P, K = 40, 7
+    D = rng.uniform(0.0, 0.05, (P, K)) + 1e-4
+    delay = np.array([False, True, False, False, True, False, False])
+    Z = rng.uniform(0.0, 3.0, P)
+    Z[::3] = 0.0
+    n = [500, 1, 37, 37, 2]
+    kinds = ["delay" if d else "queue" for d in delay]
+    with contextlib.nullcontext() if compiled else _kernels.force_numpy():
+        out = solve_grid(D, n, think_time=Z, is_delay=delay, methods=["mva"])
+        df = sweep(qn.Network.from_demands(list(D[0]), float(Z[0]), kinds=kinds), N=n)
+        for p in range(P):
+            m = qn.mva(qn.Network.from_demands(list(D[p]), float(Z[p]), kinds=kinds), 500)
+            idx = np.array(n) - 1
+            np.testing.assert_array_equal(out["mva_throughput"][p], m.throughput[idx])
+            np.testing.assert_array_equal(out["mva_response_time"][p], m.response_time[idx])
+            if p == 0:
+                np.testing.assert_array_equal(df["mva_throughput"], m.throughput[idx])
+
+
+def test_the_module_is_whatif_and_qnmodel_sweep_is_the_function():
+    import importlib
+    import types
+
+    import qnmodel.whatif as w
+
+    assert isinstance(w, types.ModuleType) and w.__name__ == "qnmodel.whatif"
+    assert qn.sweep is w.sweep is sweep and callable(qn.sweep)
+    # the old module path still imports, with a deprecation warning naming the new one
+    with pytest.warns(DeprecationWarning, match="qnmodel.whatif"):
+        from qnmodel.sweep import solve_grid as old
+
+    assert old is w.solve_grid
+    assert importlib.import_module("qnmodel.sweep").__name__ == "qnmodel.sweep"
+    with pytest.raises(ImportError):
+        from qnmodel.sweep import no_such_name  # noqa: F401

@@ -38,6 +38,8 @@ _DIMENSIONS = {
     "spin": "time",
     "dev_latency": "time",
     "dev_rate": "rate",
+    "rsize": "size",
+    "wsize": "size",
 }
 _LISTS = {"jobs", "bs", "mem_op", "cpu_op"}
 _BUILD_HINT = (

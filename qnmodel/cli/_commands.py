@@ -178,6 +178,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     measured = read_measured(args.measured) if args.measured else None
     paths = write_model_report(spec, args.out, measured=measured)
     print(f"wrote {paths['markdown']}")
+    print(f"wrote {paths['html']}")
     return EXIT_OK
 
 
@@ -321,6 +322,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
         report = run_demo(Path(args.out), progress=not args.quiet)
         print(f"wrote {'report':18s} {report}")
+        print(f"wrote {'report (html)':18s} {report.with_suffix('.html')}")
         return EXIT_OK
     if not (args.device_trace and args.closed_trace):
         raise UsageError(

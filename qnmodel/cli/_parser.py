@@ -241,4 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write check.md and check.png into this directory")
     p.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
     p.set_defaults(func=_cmd_check)
+
+    from ..testbed import command as testbed_command  # `qnmodel testbed up|down|status`
+
+    testbed_command.register(add)
     return parser

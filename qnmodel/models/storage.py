@@ -514,7 +514,7 @@ class NetworkedRAID:
             Field names (or paper symbols) -> SI numbers or numpy arrays that
             broadcast together; ``raid``, ``op``, ``server_terms`` take one
             string each. Unit strings are not accepted here (use
-            :func:`qnmodel.sweep.sweep`, which parses them).
+            :func:`qnmodel.whatif.sweep`, which parses them).
 
         Returns
         -------

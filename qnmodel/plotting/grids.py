@@ -298,7 +298,7 @@ def bottleneck_map(
     ----------
     frame : DataFrame
         One row per (x, y) pair (select one population first, e.g.
-        ``df[df.n == 32]`` of a :func:`qnmodel.sweep.sweep` result).
+        ``df[df.n == 32]`` of a :func:`qnmodel.whatif.sweep` result).
     x, y : str
         Parameter columns.
     station : str

@@ -9,9 +9,13 @@ from .bounds import (
     bounds_aba,
     bounds_bjb,
 )
+from .capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .forkjoin import ForkJoinResult, fork_join
+from .mixed import mixed_network
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
+from .mva_ld_general import mva_ld_general, mva_multiclass_ld
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
+from .open import erlang_b, erlang_c, open_network
 
 __all__ = [
     "AMVA_METHODS",
@@ -24,7 +28,17 @@ __all__ = [
     "bounds_bjb",
     "fork_join",
     "ForkJoinResult",
+    "best_upgrade",
+    "max_arrival_rate",
+    "max_population",
+    "min_servers",
+    "erlang_b",
+    "erlang_c",
     "lattice_memory_bytes",
+    "mixed_network",
+    "mva_ld_general",
+    "mva_multiclass_ld",
+    "open_network",
     "log_convolve",
     "mva",
     "mva_exact",

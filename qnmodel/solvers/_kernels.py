@@ -35,15 +35,14 @@ __all__ = [
     "library_path",
     "load",
     "force_numpy",
-    "mva_single",
-    "mva_curve",
-    "mva_ld1",
-    "mva_ldn",
+    "result_arrays",
+    "mva",
+    "mva_ld",
     "mva_multiclass",
     "amva_core",
 ]
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _state: dict = {"tried": False, "lib": None, "path": None, "why": "not loaded yet", "off": 0}
 
@@ -64,21 +63,12 @@ def _default_path() -> Path:
 def _bind(lib: ctypes.CDLL) -> None:
     lib.qnk_abi_version.restype = ctypes.c_int
     lib.qnk_abi_version.argtypes = []
-    lib.qnk_mva_single.restype = ctypes.c_int
-    lib.qnk_mva_single.argtypes = [_I64, _f8, _f8, ctypes.c_double, _I64, ctypes.c_int, _f8, _f8]
-    lib.qnk_mva_curve.restype = ctypes.c_int
-    lib.qnk_mva_curve.argtypes = [
-        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _f8, _f8, _f8, _f8, _f8, _f8,
-    ]  # fmt: skip
-    lib.qnk_mva_ld1.restype = ctypes.c_int
-    lib.qnk_mva_ld1.argtypes = [
-        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _I64, _I64, ctypes.c_int,
+    lib.qnk_mva.restype = ctypes.c_int
+    lib.qnk_mva.argtypes = [_I64, _I64] + [ctypes.c_void_p] * 4 + [_I64] + [ctypes.c_void_p] * 6
+    lib.qnk_mva_ld.restype = ctypes.c_int
+    lib.qnk_mva_ld.argtypes = [
+        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _I64, _i8, _i8, ctypes.c_int,
         _f8, _f8, _f8, _f8, _f8,
-    ]  # fmt: skip
-    lib.qnk_mva_ldn.restype = ctypes.c_int
-    lib.qnk_mva_ldn.argtypes = [
-        _I64, _f8, _f8, _f8, ctypes.c_double, _I64, _I64, _i8, _i8, _f8, ctypes.c_int,
-        _f8, _f8, _f8, _f8, _f8, _f8,
     ]  # fmt: skip
     lib.qnk_mva_multiclass.restype = ctypes.c_int
     lib.qnk_mva_multiclass.argtypes = [_I64, _I64, _i8, _f8, _f8, _f8, _f8, _f8]
@@ -165,69 +155,72 @@ def _f(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
-def mva_single(D, Dq, Z: float, N: int, keep_all: bool):
-    """Single-class exact MVA recursion: X (P,), R_k (P, K); P = N or 1."""
-    lib = _lib()
-    D, Dq = _f(D), _f(Dq)
-    K = D.size
-    P = N if keep_all else 1
-    X = np.empty(P)
-    Rk = np.empty((P, K))
-    _check(lib.qnk_mva_single(K, D, Dq, float(Z), int(N), int(keep_all), X, Rk), "mva")
-    return X, Rk
+# glibc serves blocks above a dynamic threshold (initially 128 KiB, at most 32 MiB on
+# 64-bit) with mmap, and returns freed memory above twice that threshold to the OS.
+# Freeing one mmap-served block raises the threshold to its size (mallopt(3),
+# "M_MMAP_THRESHOLD"). A whole MVA curve is three N x K arrays; without this, every call
+# maps them afresh and pays a page fault per 4 KiB, which costs three times the
+# recursion. One block of their total size, allocated and freed once per process (and
+# again only when a larger curve comes), makes glibc keep that much memory for reuse.
+_ALLOC_WARM = {"bytes": 0}
+_GLIBC_MMAP_THRESHOLD_MAX = 32 << 20
 
 
-def mva_curve(D, Dq, Du, Z: float, N: int):
-    """Single-class exact MVA, whole curve in one pass: n, X, R (N,) and R_k, Q_k, U_k (N, K).
+def _warm_allocator(nbytes: int) -> None:
+    if _ALLOC_WARM["bytes"] < nbytes <= _GLIBC_MMAP_THRESHOLD_MAX and sys.platform == "linux":
+        np.empty(nbytes // 8 + 4096)  # allocated and freed at once
+        _ALLOC_WARM["bytes"] = nbytes
 
-    Every array is freshly allocated here and written once by the kernel (no
-    temporaries, no post-passes), ready to be handed to a result uncopied.
+
+def result_arrays(lead: tuple, rows: int, K: int, want: set):
+    """Fresh result arrays X, R (lead + (rows,)) and R_k, Q, U (lead + (rows, K)); None for
+    those not in ``want``. Used by the compiled kernels and their numpy twins alike, after
+    preparing the allocator for the per-station arrays (see above)."""
+    per = [w for w in ("Rk", "Q", "U") if w in want]
+    _warm_allocator(len(per) * 8 * rows * K * (lead[0] if lead else 1))
+    out = [np.empty((*lead, rows)) if w in want else None for w in ("X", "R")]
+    out += [np.empty((*lead, rows, K)) if w in want else None for w in ("Rk", "Q", "U")]
+    return out
+
+
+def _ptr(a) -> int | None:
+    """Address of a C-contiguous float64/int64 array for the kernel, None for None."""
+    if a is None:
+        return None
+    if not (a.flags.c_contiguous and a.dtype in (np.float64, np.int64)):
+        raise ValueError("kernel arrays must be C-contiguous float64 or int64")
+    return a.ctypes.data
+
+
+def mva(D, Dq, Du, Z, rows: int, kept, X, R, Rk, Q, U) -> None:
+    """Batched single-class exact MVA (``qnk_mva``) into the given arrays.
+
+    D, Dq (and Du, or None) are (K,) or (P, K), Z (P,); ``kept`` is None (every n = 1..rows)
+    or the strictly increasing populations to keep (int64). Outputs from
+    :func:`result_arrays`; R_k, Q, U may be None.
     """
     lib = _lib()
-    D, Dq, Du = _f(D), _f(Dq), _f(Du)
-    K = D.size
-    n, X, R = np.empty(N), np.empty(N), np.empty(N)
-    Rk, Q, U = np.empty((N, K)), np.empty((N, K)), np.empty((N, K))
-    _check(lib.qnk_mva_curve(K, D, Dq, Du, float(Z), int(N), n, X, R, Rk, Q, U), "mva")
-    return n, X, R, Rk, Q, U
+    D, Dq, Z = _f(D), _f(Dq), _f(Z)
+    Du = None if Du is None else _f(Du)
+    K = D.shape[-1]
+    P = D.size // K if K else Z.size
+    args = [_ptr(a) for a in (D, Dq, Du, Z)] + [int(rows), _ptr(kept)]
+    args += [_ptr(a) for a in (X, R, Rk, Q, U)]
+    _check(lib.qnk_mva(int(P), int(K), *args), "mva")
 
 
-def mva_ld1(D, Dq, Du, Z: float, N: int, s: int, m: int, keep_all: bool):
-    """Exact MVA with one multi-server station ``s`` of ``m`` servers (complement form).
-
-    Returns X, R (P,) and R_k, Q_k, U_k (P, K); P = N or 1.
-    """
+def mva_ld(D, Dq, Du, Z: float, N: int, idx, m, keep_all: bool, X, R, Rk, Q, U) -> None:
+    """The complement recursion over every subset of the multi-server stations ``idx``
+    (``qnk_mva_ld``) into the given arrays (from :func:`result_arrays`), rows n = 1..N
+    (``keep_all``) or n = N."""
     lib = _lib()
     D, Dq, Du = _f(D), _f(Dq), _f(Du)
-    K = D.size
-    P = N if keep_all else 1
-    X, R = np.empty(P), np.empty(P)
-    Rk, Q, U = np.empty((P, K)), np.empty((P, K)), np.empty((P, K))
-    rc = lib.qnk_mva_ld1(
-        K, D, Dq, Du, float(Z), int(N), int(s), int(m), int(keep_all), X, R, Rk, Q, U
-    )
-    _check(rc, "mva_load_dependent")
-    return X, R, Rk, Q, U
-
-
-def mva_ldn(D, Dq, Du, Z: float, N: int, idx, m, Tc, mode: str):
-    """One subset pass of the complement recursion: T (N,) and, for ``mode`` "all" or
-    "last", (X, R, R_k, Q_k, U_k); None for "none"."""
-    lib = _lib()
-    D, Dq, Du, Tc = _f(D), _f(Dq), _f(Du), _f(Tc)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
     m = np.ascontiguousarray(m, dtype=np.int64)
-    K = D.size
-    code = {"none": 0, "all": 1, "last": 2}[mode]
-    P = N if code == 1 else 1
-    T = np.empty(N)
-    X, R = np.empty(P), np.empty(P)
-    Rk, Q, U = np.empty((P, K)), np.empty((P, K)), np.empty((P, K))
-    rc = lib.qnk_mva_ldn(
-        K, D, Dq, Du, float(Z), int(N), idx.size, idx, m, Tc, code, T, X, R, Rk, Q, U
+    rc = lib.qnk_mva_ld(
+        D.size, D, Dq, Du, float(Z), int(N), idx.size, idx, m, int(keep_all), X, R, Rk, Q, U
     )
     _check(rc, "mva_load_dependent")
-    return T, (None if code == 0 else (X, R, Rk, Q, U))
 
 
 def mva_multiclass(D, Dq, Z, N):

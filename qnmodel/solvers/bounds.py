@@ -2,7 +2,7 @@
 
 All functions compute the whole range n = 1..N in one vectorised call. The
 ``*_from_aggregates`` kernels broadcast over any array shape of aggregates,
-which is what :mod:`qnmodel.sweep` uses to bound a whole what-if grid at once.
+which is what :mod:`qnmodel.whatif` uses to bound a whole what-if grid at once.
 
 Delay stations and think time
 -----------------------------
@@ -30,6 +30,8 @@ from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError
 from ..network import Network, refuse_forkjoin
 from ..results import BoundsResult
+from .mva_ld_general import ld_least_stretch as _least_stretch
+from .mva_ld_general import ld_peak_capacity as _peak_capacity
 
 __all__ = [
     "aba_from_aggregates",
@@ -167,8 +169,8 @@ def bjb_from_aggregates(n, D, Dmax, Davg, Z, Ddelay=0.0):
 def _aggregates(net: Network) -> dict:
     refuse_forkjoin(net, "bounds")
     q = ~net.is_delay
-    per_server = np.where(q, net.demands / net.servers, 0.0)
-    Dq = float(net.demands[q].sum())
+    per_server = np.where(q, net.demands / _peak_capacity(net), 0.0)
+    Dq = float((net.demands * _least_stretch(net))[q].sum())  # lone-job time D_k min j/r(j)
     Kq = int(q.sum())
     Ddelay = float(net.demands[net.is_delay].sum())
     Dmax = float(per_server.max()) if Kq else 0.0
@@ -262,6 +264,12 @@ def bounds_bjb(net: Network, N: int) -> BoundsResult:
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
     multi = [s.name for s in net.stations if s.servers > 1]
+    ld = [s.name for s in net.stations if getattr(s, "rate_multipliers", None) is not None]
+    if ld:  # load-dependent stations (issue 12): BJB assumes load-independent ones
+        raise InvalidModelError(
+            f"balanced job bounds assume load-independent stations; station {ld[0]!r} has "
+            "rate_multipliers: use method='aba' or qnmodel.mva()"
+        )
     if multi:
         raise InvalidModelError(
             f"balanced job bounds assume single-server stations; station {multi[0]!r} has "

@@ -231,6 +231,12 @@ def _model(net: Network) -> _Model:
                     )
                 bnames.append(f"{s.name}.{b.name}")
             d = s.branch_demands
+            if s.k < s.n and not getattr(s, "cancel", True):
+                raise InvalidModelError(
+                    f"fork_join models cancelling k-of-n joins; {s.name!r} has k={s.k} of "
+                    f"n={s.n} with cancel=False (stragglers keep their branch busy): "
+                    "simulate the network instead (qnmodel.simulate)"
+                )
             fj.append((idx, d, int(s.k), busy_per_request(d, s.k)))
             kinds.append("forkjoin")
         else:

@@ -66,7 +66,8 @@ CASES = [
 def test_every_engine_has_a_sanitizer_case(sanitized):
     p = subprocess.run([str(sanitized), "--list-engines"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    names = {e["name"] for e in json.loads(p.stdout)["engines"]}
+    # engines that need a server started elsewhere (nfs) run in tests/testbed against one
+    names = {e["name"] for e in json.loads(p.stdout)["engines"] if not e.get("needs_server")}
     assert names == {args[1] for args in CASES}
 
 

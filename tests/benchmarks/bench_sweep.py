@@ -2,7 +2,7 @@
 
 Grid: the networked RAID of Cui et al. (2006), link rate x master cache hit rate, N = 1..64.
 
-1. ABA + BJB over 10^5 grid points (1000 link rates x 100 hit rates): ``qnmodel.sweep.sweep``
+1. ABA + BJB over 10^5 grid points (1000 link rates x 100 hit rates): ``qnmodel.whatif.sweep``
    end to end (demands, bounds, tidy DataFrame of 6.4 million rows) and the kernel
    ``solve_grid`` alone. Target: <= 1 s for the sweep.
 2. Exact MVA over 10^4 grid points (100 x 100), N = 1..64.
@@ -32,7 +32,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 import qnmodel as qn  # noqa: E402
 from qnmodel.models.storage import NetworkedRAID  # noqa: E402
-from qnmodel.sweep import solve_grid, sweep  # noqa: E402
+from qnmodel.whatif import solve_grid, sweep  # noqa: E402
 
 NMAX = 64
 RTOL = 1e-12

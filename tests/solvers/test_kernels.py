@@ -16,6 +16,7 @@ import pytest
 
 from qnmodel.network import Network
 from qnmodel.solvers import _kernels, amva, mva, mva_load_dependent, mva_multiclass
+from qnmodel.solvers._mva_core import exact
 from qnmodel.solvers.amva import _core_numpy
 from qnmodel.solvers.mva_multiclass import _lattice_numpy
 
@@ -74,16 +75,42 @@ def test_status_names_the_loaded_file():
 def test_single_class_recursion_identical():
     for D, Dq, Z, N in _rng_models(1, 30, C_max=1):
         n = int(N[0]) * 37
-        for keep_all in (True, False):
-            Xc, Rc = _kernels.mva_single(D[0], Dq[0], Z[0], n, keep_all)
-            net = Network.from_demands(
-                list(D[0]), think_time=Z[0], kinds=["queue" if q else "delay" for q in Dq[0] > 0]
-            )
+        net = Network.from_demands(
+            list(D[0]), think_time=Z[0], kinds=["queue" if q else "delay" for q in Dq[0] > 0]
+        )
+        for keep in ("all", "last"):
+            fast = mva(net, n, keep=keep)
             with _kernels.force_numpy():
                 assert not _kernels.available()
-                ref = mva(net, n, keep="all" if keep_all else "last")
-            np.testing.assert_allclose(Xc, ref.throughput, rtol=RTOL)
-            np.testing.assert_allclose(Rc, ref.residence_time, rtol=RTOL)
+                ref = mva(net, n, keep=keep)
+            for name in ("throughput", "response_time", "residence_time", "queue_length"):
+                np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=RTOL)
+
+
+def test_batched_kernel_identical_for_every_point_and_kept_population():
+    """qnk_mva over P points and a subset of populations against its numpy twin, and each
+    point against the same kernel run alone (P = 1): the batch changes nothing."""
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        P, K = int(rng.integers(1, 9)), int(rng.integers(1, 12))
+        D = rng.uniform(0.0, 0.1, (P, K)) + 1e-4
+        delay = rng.random(K) < 0.3
+        Dq = np.where(delay[None, :], 0.0, D)
+        Du = D / rng.integers(1, 4, K)[None, :]
+        Z = np.where(rng.random(P) < 0.5, rng.uniform(0, 2, P), 0.0)
+        kept = np.unique(rng.integers(1, 300, int(rng.integers(1, 6))))
+        for pops in (kept, int(kept[-1])):
+            fast = exact(D, Dq, Z, pops, Du)
+            with _kernels.force_numpy():
+                slow = exact(D, Dq, Z, pops, Du)
+            for f, s in zip(fast, slow, strict=True):
+                np.testing.assert_allclose(f, s, rtol=RTOL)
+            for p in range(P):
+                alone = exact(D[p], Dq[p], Z[p], pops, Du[p])
+                for f, a in zip(fast, alone, strict=True):
+                    np.testing.assert_array_equal(f[p], a)
+        X, R, Rk, Q, U = exact(D, Dq, Z, kept, per_station=False)
+        assert X.shape == R.shape == (P, kept.size) and Rk is Q is U is None
 
 
 def test_mva_dispatches_to_the_kernel_and_matches_numpy():
@@ -129,8 +156,8 @@ def test_curve_kernel_fills_every_field_like_numpy():
 
 
 def test_load_dependent_complement_kernel_identical():
-    """qnk_mva_ld1 (one multi-server station) and qnk_mva_ldn (two or three, one pass per
-    subset) against the numpy loops of the complement recursion, both keeps."""
+    """qnk_mva_ld, the complement recursion (every subset of the one, two or three
+    multi-server stations steps per n), against its numpy twin, both keeps."""
     rng = np.random.default_rng(12)
     for _ in range(15):
         K = int(rng.integers(1, 8))

@@ -8,6 +8,7 @@ limit of the non-bottleneck stations at large N), and at N = 10^5.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -184,7 +185,7 @@ def several_multiserver_network(draw):
 @settings(max_examples=40, deadline=None)
 @given(several_multiserver_network())
 def test_subset_complement_equals_log_space_convolution(case):
-    """L = 2 or 3 multi-server stations: one pass per subset of them, same numbers."""
+    """L = 2 or 3 multi-server stations: every subset of them steps per n, same numbers."""
     net, N = case
     a = mva_load_dependent(net, N, algorithm="complement")
     b = mva_load_dependent(net, N, algorithm="convolution")
@@ -227,3 +228,57 @@ def test_many_servers_through_the_knee_and_past_underflow_of_the_idle_probabilit
     comp = mva_exact(qn.Network.from_demands([0.05, 0.02], think_time=2.0), N)
     log10_p0 = np.sum(np.log10(b.throughput) - np.log10(comp.throughput))
     assert log10_p0 < -308
+
+
+# One multi-server station through the subset recursion with L = 1: X(n), Q_s(n) and R(n) at
+# n = 1, 7 and N as the dedicated one-station recursion (qnk_mva_ld1 and its numpy twin,
+# replaced by qnk_mva_ld) computed them, printed with repr. The subset recursion does the
+# same arithmetic in the same order: the compiled path gives these to the last bit (checked
+# to one ulp), the numpy path within a few ulps (it sums over stations pairwise, the
+# compiled kernel with four partial sums, as the numpy twin of the old recursion did).
+PREVIOUS_ONE_STATION = {
+    "one32": (
+        dict(D=[3.2, 0.05, 0.01, 0.04], servers=[32, 1, 1, 1], Z=1.0, kinds=None, N=300),
+        [0.23255813953488372, 1.6255726255642702, 10.0],
+        [0.7441860465116279, 5.201832401805665, 288.2222222222222],
+        [3.3, 3.306174876419412, 29.0],
+    ),
+    "mid_delay": (
+        dict(D=[0.02, 0.5, 0.3, 0.01], servers=[1, 4, 1, 1], Z=0.0,
+             kinds=["queue", "queue", "delay", "queue"], N=50),
+        [1.2048192771084336, 7.340206167587772, 8.0],
+        [0.6024096385542168, 4.550086113857461, 47.32256728778468],
+        [0.8300000000000001, 0.9536516877291507, 6.25],
+    ),
+    "alone": (
+        dict(D=[1.0], servers=[3], Z=0.2, kinds=None, N=40),
+        [0.8333333333333334, 2.9995949147017713, 3.0],
+        [0.8333333333333334, 6.400081017059645, 39.400000000000006],
+        [1.0, 2.1336484422250597, 13.133333333333335],
+    ),
+    "zero_demand": (
+        dict(D=[0.0, 0.2, 0.7], servers=[1, 1, 8], Z=0.5, kinds=None, N=120),
+        [0.7142857142857143, 4.074726320799619, 4.999999999999999],
+        [0.5, 2.8523084245597325, 3.523244471550091],
+        [0.8999999999999999, 1.2179067865903517, 23.500000000000004],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(PREVIOUS_ONE_STATION))
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_subset_recursion_with_one_station_equals_the_former_one_station_kernel(name, compiled):
+    from qnmodel.solvers import _kernels
+
+    c, X, Qs, R = PREVIOUS_ONE_STATION[name]
+    net = qn.Network.from_demands(c["D"], think_time=c["Z"], kinds=c["kinds"], servers=c["servers"])
+    if compiled:  # the installed package ships them (tests/solvers/test_kernels.py)
+        assert _kernels.available(), _kernels.status()
+    with contextlib.nullcontext() if compiled else _kernels.force_numpy():
+        res = mva_load_dependent(net, c["N"], algorithm="complement")
+    idx = [0, 6, c["N"] - 1]
+    s = int(np.argmax(c["servers"]))
+    rtol = 2.3e-16 if compiled else 1e-15
+    np.testing.assert_allclose(res.throughput[idx], X, rtol=rtol, atol=0)
+    np.testing.assert_allclose(res.queue_length[idx, s], Qs, rtol=rtol, atol=0)
+    np.testing.assert_allclose(res.response_time[idx], R, rtol=rtol, atol=0)

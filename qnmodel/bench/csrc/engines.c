@@ -56,6 +56,7 @@ static const struct {
     {QNB_ENG_NEEDS_DIR, "needs_dir"},
     {QNB_ENG_PROCESSES, "process_workers"},
     {QNB_ENG_OPLIST, "sweeps_ops"},
+    {QNB_ENG_NEEDS_SERVER, "needs_server"},
 };
 
 void qnb_engines_json(struct qnb_json *j)

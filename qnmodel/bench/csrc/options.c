@@ -91,6 +91,12 @@ static const struct opt table[] = {
     {"chunk", T_SIZE, F(chunk), "64KiB", NULL, "stripe", "chunk (stripe unit) size"},
     {"verify", T_BOOL, F(verify), "0", NULL, "stripe",
      "RAID5 over files: after each point check that every stripe's parity is consistent"},
+    {"nfs-url", T_STR, F(nfs_url), "", NULL, "nfs",
+     "directory on an NFS server: nfs://SERVER/EXPORT[/DIR]"},
+    {"rsize", T_SIZE, F(rsize), "1MiB", NULL, "nfs", "largest NFS READ call (and the server's)"},
+    {"wsize", T_SIZE, F(wsize), "1MiB", NULL, "nfs", "largest NFS WRITE call (and the server's)"},
+    {"nfs-cache", T_BOOL, F(nfs_cache), "0", NULL, "nfs",
+     "libnfs' client page cache: 1 on (client hits), 0 off (every read goes to the server)"},
 };
 
 #define NOPT (sizeof(table) / sizeof(table[0]))

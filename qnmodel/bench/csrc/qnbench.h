@@ -66,6 +66,11 @@ struct qnb_config {
     char member[8];
     long long chunk;
     long long verify;
+    /* nfs */
+    char nfs_url[512];
+    long long rsize;
+    long long wsize;
+    long long nfs_cache;
     /* misc */
     long long progress;
     long long realtime;
@@ -160,6 +165,7 @@ enum {
     QNB_ENG_PROCESSES = 1u << 2,    /* supports --workers process */
     QNB_ENG_OPLIST = 1u << 3,       /* sweep over an engine operation list (op_list) */
     QNB_ENG_NO_MEASURE = 1u << 4,   /* run() replaces the harness (tcp server) */
+    QNB_ENG_NEEDS_SERVER = 1u << 5, /* measures a server started elsewhere (nfs: --nfs-url) */
 };
 
 struct qnb_engine {

@@ -24,179 +24,140 @@ static double sum4(const double *x, int64_t n) {
     return (s0 + s1) + (s2 + s3);
 }
 
-int qnk_mva_single(int64_t K, const double *D, const double *Dq, double Z, int64_t N,
-                   int keep_all, double *X, double *Rk) {
-    double *Q = calloc((size_t)K, sizeof(double));
-    double *r = malloc((size_t)K * sizeof(double));
-    if (Q == NULL || r == NULL) {
-        free(Q);
-        free(r);
-        return -1;
-    }
-    for (int64_t n = 1; n <= N; n++) {
-        double *row = keep_all ? Rk + (n - 1) * K : r;
-        for (int64_t k = 0; k < K; k++) row[k] = Dq[k] * Q[k] + D[k];
-        double x = (double)n / (Z + sum4(row, K));
-        for (int64_t k = 0; k < K; k++) Q[k] = row[k] * x;
-        if (keep_all) X[n - 1] = x;
-        else if (n == N) {
-            X[0] = x;
-            memcpy(Rk, r, (size_t)K * sizeof(double));
-        }
-    }
-    free(Q);
-    free(r);
-    return 0;
-}
-
-int qnk_mva_curve(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
-                  int64_t N, double *n_out, double *X, double *R, double *Rk, double *Q,
-                  double *U) {
-    /* One pass: every output element is written exactly once, straight into the
-     * caller's arrays, and the previous row of Q is the recursion's state. */
-    for (int64_t n = 1; n <= N; n++) {
-        double *r = Rk + (n - 1) * K, *q = Q + (n - 1) * K, *u = U + (n - 1) * K;
-        if (n == 1) {
-            for (int64_t k = 0; k < K; k++) r[k] = D[k];
-        } else {
-            const double *qp = q - K;
-            for (int64_t k = 0; k < K; k++) r[k] = Dq[k] * qp[k] + D[k];
-        }
-        double s = sum4(r, K);
-        double x = (double)n / (Z + s);
-        for (int64_t k = 0; k < K; k++) {
-            q[k] = r[k] * x;
-            u[k] = x * Du[k];
-        }
-        n_out[n - 1] = (double)n;
-        X[n - 1] = x;
-        R[n - 1] = s;
-    }
-    return 0;
-}
-
-int qnk_mva_ld1(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
-                int64_t N, int64_t s, int64_t m, int keep_all, double *X, double *R, double *Rk,
-                double *Q, double *U) {
-    /* p[j] = p_s(j | n-1), j = 0..L-1: the low-order marginals of station s. */
-    int64_t L = (m - 1 < N) ? m - 1 : N;
-    double *q = calloc((size_t)K, sizeof(double));
-    double *qc = calloc((size_t)K, sizeof(double));
-    double *r = malloc((size_t)K * sizeof(double));
-    double *rc = malloc((size_t)K * sizeof(double));
-    double *p = calloc((size_t)L, sizeof(double));
-    if (q == NULL || qc == NULL || r == NULL || rc == NULL || p == NULL) {
-        free(q);
-        free(qc);
-        free(r);
-        free(rc);
-        free(p);
-        return -1;
-    }
-    p[0] = 1.0; /* p_s(0 | 0) = 1 */
-    const double Ds = D[s], Dm = D[s] / (double)m;
-    for (int64_t n = 1; n <= N; n++) {
-        /* full network: R_i = D_i (1 + Q_i) at queues, D_i at delays, and at station s
-         * R_s = (D_s / m) (1 + Q_s + sum_{j<m-1} (m - 1 - j) p_s(j | n-1)) */
-        for (int64_t k = 0; k < K; k++) r[k] = Dq[k] * q[k] + D[k];
-        double w = 0.0;
-        for (int64_t j = 0; j < L; j++) w += (double)(m - 1 - j) * p[j];
-        r[s] = Dm * ((1.0 + q[s]) + w);
-        double S = sum4(r, K);
-        double x = (double)n / (Z + S);
-        for (int64_t k = 0; k < K; k++) q[k] = r[k] * x;
-        /* complement network (station s removed): ordinary MVA, X_c(n) */
-        for (int64_t k = 0; k < K; k++) rc[k] = Dq[k] * qc[k] + D[k];
-        rc[s] = 0.0;
-        double Sc = sum4(rc, K);
-        double ratio = 0.0; /* X(n) / X_c(n); 0 when the complement is empty */
-        if (Z + Sc > 0.0) {
-            double xc = (double)n / (Z + Sc);
-            for (int64_t k = 0; k < K; k++) qc[k] = rc[k] * xc;
-            ratio = x / xc;
-        }
-        /* p_s(j|n) = (D_s X(n) / j) p_s(j-1|n-1); p_s(0|n) = p_s(0|n-1) X(n) / X_c(n) */
-        double c = Ds * x;
-        for (int64_t j = L - 1; j >= 1; j--) p[j] = (c / (double)j) * p[j - 1];
-        p[0] = p[0] * ratio;
-        if (keep_all || n == N) {
-            int64_t i = keep_all ? n - 1 : 0;
-            double *rk = Rk + i * K, *qq = Q + i * K, *u = U + i * K;
-            for (int64_t k = 0; k < K; k++) {
-                rk[k] = r[k];
-                qq[k] = q[k];
-                u[k] = x * Du[k];
+int qnk_mva(int64_t P, int64_t K, const double *D, const double *Dq, const double *Du,
+            const double *Z, int64_t nout, const int64_t *pops, double *X, double *R,
+            double *Rk, double *Q, double *U) {
+    /* Kept rows are written straight into the caller's arrays, once each; the kept row of
+     * Q (or, between kept rows, the scratch q) is the recursion's state for n + 1. */
+    double *scratch = calloc((size_t)(3 * K > 0 ? 3 * K : 1), sizeof(double));
+    if (scratch == NULL) return -1;
+    const double *zero = scratch;
+    double *rs = scratch + K, *qs = scratch + 2 * K;
+    const int64_t N = (pops == NULL) ? nout : (nout > 0 ? pops[nout - 1] : 0);
+    for (int64_t p = 0; p < P; p++) {
+        const double *Dp = D + p * K, *Dqp = Dq + p * K, *Dup = Du ? Du + p * K : NULL;
+        const double *qp = zero; /* Q_k(0) = 0 */
+        int64_t next = 0;        /* index into pops of the next kept population */
+        for (int64_t n = 1; n <= N; n++) {
+            int64_t i = -1; /* output row of this n, or -1 */
+            if (pops == NULL) i = n - 1;
+            else if (pops[next] == n) i = next++;
+            const int64_t at = p * nout + i;
+            double *r = (i >= 0 && Rk) ? Rk + at * K : rs;
+            double *q = (i >= 0 && Q) ? Q + at * K : qs;
+            /* [RL80]: R_k(n) = D_k (1 + Q_k(n-1)) at queues, D_k at delays */
+            for (int64_t k = 0; k < K; k++) r[k] = Dqp[k] * qp[k] + Dp[k];
+            double s = sum4(r, K);
+            double x = (double)n / (Z[p] + s); /* X(n) = n / (Z + R(n)) */
+            if (i >= 0 && U && Dup) {
+                double *u = U + at * K;
+                for (int64_t k = 0; k < K; k++) {
+                    q[k] = r[k] * x;
+                    u[k] = x * Dup[k];
+                }
+            } else {
+                for (int64_t k = 0; k < K; k++) q[k] = r[k] * x;
             }
-            X[i] = x;
-            R[i] = S;
+            qp = q;
+            if (i >= 0) {
+                if (X) X[at] = x;
+                if (R) R[at] = s;
+            }
         }
     }
-    free(q);
-    free(qc);
-    free(r);
-    free(rc);
-    free(p);
+    free(scratch);
     return 0;
 }
 
-int qnk_mva_ldn(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
-                int64_t N, int64_t L, const int64_t *idx, const int64_t *m, const double *Tc,
-                int mode, double *T, double *X, double *R, double *Rk, double *Q, double *U) {
-    /* off[i]..off[i+1]: p_k(j | n-1), j = 0..Lk-1, of multi-server station idx[i] */
+int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du, double Z,
+               int64_t N, int64_t L, const int64_t *idx, const int64_t *m, int keep_all,
+               double *X, double *R, double *Rk, double *Q, double *U) {
+    /* Subset S (bit mask over idx) = the load-independent stations plus the multi-server
+     * stations in S. Its state: Q_k(n-1) at q[S*K..], and for each i in S the marginals
+     * p_i(j | n-1), j = 0..Lk_i-1, at p[S*P + off[i]..]. xs[S] = X_S(n) (0: empty S). */
+    const int64_t M = (int64_t)1 << L;
     int64_t *off = malloc((size_t)(L + 1) * sizeof(int64_t));
     if (off == NULL) return -1;
     off[0] = 0;
     for (int64_t i = 0; i < L; i++) off[i + 1] = off[i] + ((m[i] - 1 < N) ? m[i] - 1 : N);
-    double *q = calloc((size_t)K, sizeof(double));
-    double *r = malloc((size_t)K * sizeof(double));
-    double *p = calloc((size_t)(off[L] > 0 ? off[L] : 1), sizeof(double));
-    if (q == NULL || r == NULL || p == NULL) {
-        free(off);
-        free(q);
-        free(r);
-        free(p);
-        return -1;
+    const int64_t P = off[L] > 0 ? off[L] : 1;
+    double *Dm = malloc((size_t)(2 * M * K) * sizeof(double)); /* D, Dq of each subset */
+    double *q = calloc((size_t)(M * K), sizeof(double));
+    double *r = malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
+    double *p = calloc((size_t)(M * P), sizeof(double));
+    double *xs = calloc((size_t)M, sizeof(double));
+    double *dm = malloc((size_t)L * sizeof(double)); /* D_k / m_k, once */
+    int status = -1;
+    if (Dm == NULL || q == NULL || r == NULL || p == NULL || xs == NULL || dm == NULL) goto done;
+    for (int64_t i = 0; i < L; i++) dm[i] = D[idx[i]] / (double)m[i];
+    for (int64_t S = 0; S < M; S++) {
+        double *DS = Dm + 2 * S * K, *DqS = DS + K;
+        memcpy(DS, D, (size_t)K * sizeof(double));
+        memcpy(DqS, Dq, (size_t)K * sizeof(double));
+        for (int64_t i = 0; i < L; i++) {
+            if (S >> i & 1) p[S * P + off[i]] = 1.0; /* p_i(0 | 0) = 1 */
+            else DS[idx[i]] = DqS[idx[i]] = 0.0;     /* station i is not in S */
+        }
     }
-    for (int64_t i = 0; i < L; i++) p[off[i]] = 1.0;
     for (int64_t n = 1; n <= N; n++) {
-        for (int64_t k = 0; k < K; k++) r[k] = Dq[k] * q[k] + D[k];
-        for (int64_t i = 0; i < L; i++) {
-            const int64_t k = idx[i], Lk = off[i + 1] - off[i];
-            const double *pk = p + off[i];
-            double w = 0.0;
-            for (int64_t j = 0; j < Lk; j++) w += (double)(m[i] - 1 - j) * pk[j];
-            r[k] = (D[k] / (double)m[i]) * ((1.0 + q[k]) + w);
-        }
-        double S = sum4(r, K);
-        T[n - 1] = Z + S;
-        if (Z + S == 0.0) continue; /* the empty network: T = 0 */
-        double x = (double)n / (Z + S);
-        for (int64_t k = 0; k < K; k++) q[k] = r[k] * x;
-        for (int64_t i = 0; i < L; i++) {
-            const int64_t Lk = off[i + 1] - off[i];
-            double *pk = p + off[i];
-            double ratio = (x * Tc[i * N + n - 1]) / (double)n; /* X_S(n) / X_{S-k}(n) */
-            double c = D[idx[i]] * x;
-            for (int64_t j = Lk - 1; j >= 1; j--) pk[j] = (c / (double)j) * pk[j - 1];
-            pk[0] = pk[0] * ratio;
-        }
-        if (mode == 1 || (mode == 2 && n == N)) {
-            int64_t row = (mode == 1) ? n - 1 : 0;
-            double *rk = Rk + row * K, *qq = Q + row * K, *u = U + row * K;
-            for (int64_t k = 0; k < K; k++) {
-                rk[k] = r[k];
-                qq[k] = q[k];
-                u[k] = x * Du[k];
+        /* 1. every subset's step n from its state at n - 1 (no subset needs another's);
+         *    the whole network first, whose rows are the result */
+        for (int64_t S = M - 1; S >= 0; S--) {
+            const double *DS = Dm + 2 * S * K, *DqS = DS + K;
+            double *qS = q + S * K, *pS = p + S * P;
+            for (int64_t k = 0; k < K; k++) r[k] = DqS[k] * qS[k] + DS[k];
+            for (int64_t i = 0; i < L; i++) {
+                if (!(S >> i & 1)) continue;
+                const int64_t k = idx[i], Lk = off[i + 1] - off[i];
+                const double *pk = pS + off[i];
+                double w = 0.0;
+                for (int64_t j = 0; j < Lk; j++) w += (double)(m[i] - 1 - j) * pk[j];
+                r[k] = dm[i] * ((1.0 + qS[k]) + w);
             }
-            X[row] = x;
-            R[row] = S;
+            double sum = sum4(r, K);
+            xs[S] = 0.0;
+            if (Z + sum == 0.0) continue; /* the empty network: X = 0, state stays 0 */
+            double x = (double)n / (Z + sum);
+            xs[S] = x;
+            for (int64_t k = 0; k < K; k++) qS[k] = r[k] * x;
+            if (S == M - 1 && (keep_all || n == N)) {
+                const int64_t row = keep_all ? n - 1 : 0;
+                double *rk = Rk + row * K, *qq = Q + row * K, *u = U + row * K;
+                for (int64_t k = 0; k < K; k++) {
+                    rk[k] = r[k];
+                    qq[k] = qS[k];
+                    u[k] = x * Du[k];
+                }
+                X[row] = x;
+                R[row] = sum;
+            }
+        }
+        /* 2. the marginals at n, now that X_{S-i}(n) of every subset is known */
+        for (int64_t S = 1; S < M; S++) {
+            const double x = xs[S];
+            double *pS = p + S * P;
+            for (int64_t i = 0; i < L; i++) {
+                if (!(S >> i & 1)) continue;
+                const int64_t Lk = off[i + 1] - off[i];
+                double *pk = pS + off[i];
+                const double xc = xs[S & ~((int64_t)1 << i)];
+                double ratio = (xc > 0.0) ? x / xc : 0.0; /* X_S(n) / X_{S-i}(n) */
+                double c = D[idx[i]] * x;
+                for (int64_t j = Lk - 1; j >= 1; j--) pk[j] = (c / (double)j) * pk[j - 1];
+                pk[0] = pk[0] * ratio;
+            }
         }
     }
+    status = 0;
+done:
     free(off);
+    free(Dm);
     free(q);
     free(r);
     free(p);
-    return 0;
+    free(xs);
+    free(dm);
+    return status;
 }
 
 int qnk_mva_multiclass(int64_t C, int64_t K, const int64_t *N, const double *D,

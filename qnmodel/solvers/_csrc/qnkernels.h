@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#define QNK_ABI_VERSION 2
+#define QNK_ABI_VERSION 3
 
 #if defined(_WIN32)
 #define QNK_API __declspec(dllexport)
@@ -22,40 +22,33 @@
 /* ABI version of this library (QNK_ABI_VERSION). */
 QNK_API int qnk_abi_version(void);
 
-/* Single-class exact MVA (Reiser-Lavenberg), n = 1..N.
- *   D[K]   demands; Dq[K] = D at queueing stations, 0 at delay stations.
- *   keep_all: 1 -> X[N], Rk[N*K] for every n; 0 -> X[1], Rk[K] for n = N. */
-QNK_API int qnk_mva_single(int64_t K, const double *D, const double *Dq, double Z, int64_t N,
-                           int keep_all, double *X, double *Rk);
+/* Batched single-class exact MVA (Reiser-Lavenberg) of P networks of K stations each,
+ * n = 1..N; the one kernel behind mva_exact, the what-if sweep and the load-independent
+ * part of the log-space convolution.
+ *   D, Dq [P*K]: demands; Dq = D at queueing stations, 0 at delay stations.
+ *   Du [P*K] or NULL: per-server demands D / m, for U_k = X Du_k.  Z [P]: think times.
+ *   pops: NULL -> keep every n = 1..nout (N = nout); else nout strictly increasing
+ *   populations >= 1 to keep (N = pops[nout-1]).
+ * Outputs, row i of point p at p*nout + i, each optional (NULL: not written):
+ *   X, R [P*nout] (R = sum_k R_k), Rk, Q, U [P*nout*K] (Q_k = X R_k, U_k = X Du_k). */
+QNK_API int qnk_mva(int64_t P, int64_t K, const double *D, const double *Dq, const double *Du,
+                    const double *Z, int64_t nout, const int64_t *pops, double *X, double *R,
+                    double *Rk, double *Q, double *U);
 
-/* Single-class exact MVA, the whole curve n = 1..N in one pass, written straight into
- * the caller's arrays (no temporaries): n_out[N] = n, X[N], R[N] = sum_k R_k, and
- * Rk, Q, U [N*K] with Q_k = X R_k and U_k = X Du_k (Du = D / m, the per-server demand).
- * D, Dq as in qnk_mva_single. */
-QNK_API int qnk_mva_curve(int64_t K, const double *D, const double *Dq, const double *Du,
-                          double Z, int64_t N, double *n_out, double *X, double *R,
-                          double *Rk, double *Q, double *U);
-
-/* Exact single-class MVA with ONE multi-server station s (m >= 2 servers) and any
- * number of single-server queues and delays, O(N (K + min(m, N))): the idle
- * probability of s from the complement network, p_s(0|n) = p_s(0|n-1) X(n) / X_c(n),
- * and p_s(j|n) = (D_s X(n) / j) p_s(j-1|n-1) for j < m-1; no subtraction anywhere
- * (see mva_load_dependent in qnmodel/solvers/mva.py for the derivation).
- * D, Dq, Du as in qnk_mva_curve (Dq[s] is ignored). keep_all: 1 -> rows n = 1..N of
- * X[N], R[N], Rk/Q/U[N*K]; 0 -> one row for n = N. */
-QNK_API int qnk_mva_ld1(int64_t K, const double *D, const double *Dq, const double *Du,
-                        double Z, int64_t N, int64_t s, int64_t m, int keep_all, double *X,
-                        double *R, double *Rk, double *Q, double *U);
-
-/* One pass of the subset form of the complement recursion (L >= 1 multi-server
- * stations idx[L] with m[L] servers; stations outside the subset have D = Dq = 0):
- * Tc[L*N] holds, for each idx[i], the cycle time T_{S-k}(n) = n / X_{S-k}(n) of the
- * subset without it (0 for an empty network). Writes T[N] = n / X(n) of this subset,
- * and mode 1: rows n = 1..N of X, R, Rk, Q, U; mode 2: one row for n = N; mode 0: T only. */
-QNK_API int qnk_mva_ldn(int64_t K, const double *D, const double *Dq, const double *Du,
-                        double Z, int64_t N, int64_t L, const int64_t *idx, const int64_t *m,
-                        const double *Tc, int mode, double *T, double *X, double *R,
-                        double *Rk, double *Q, double *U);
+/* Exact single-class MVA with L >= 1 multi-server stations idx[L] (m[L] >= 2 servers
+ * each) besides single-server queues and delays: the complement recursion, the one
+ * load-dependent kernel (one multi-server station is L = 1). Every subset S of the
+ * multi-server stations (with all load-independent stations and Z) takes one step per n,
+ * then the marginals of every subset move to n with the throughputs X_{S-k}(n) of its
+ * subsets: p_k(0|n) = p_k(0|n-1) X_S(n) / X_{S-k}(n), p_k(j|n) = (D_k X_S(n) / j)
+ * p_k(j-1|n-1) for j < m-1, and R_k(n) = (D_k/m)(1 + Q_k(n-1) + sum_j (m-1-j)
+ * p_k(j|n-1)); no subtraction anywhere (derivation: mva_load_dependent in
+ * qnmodel/solvers/mva_ld.py). O(2^L N (K + L m)) time, O(2^L (K + L m)) memory.
+ * D, Dq, Du as in qnk_mva (one network). keep_all: 1 -> rows n = 1..N of X[N], R[N],
+ * Rk/Q/U[N*K]; 0 -> one row for n = N. */
+QNK_API int qnk_mva_ld(int64_t K, const double *D, const double *Dq, const double *Du,
+                       double Z, int64_t N, int64_t L, const int64_t *idx, const int64_t *m,
+                       int keep_all, double *X, double *R, double *Rk, double *Q, double *U);
 
 /* Multi-class exact MVA over the population lattice, result at N.
  *   N[C] >= 1 each; D, Dq [C*K]; Z[C]. Output X[C], R[C*K].

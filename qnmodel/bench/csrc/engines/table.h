@@ -16,6 +16,7 @@
     X(mem)                                                                                         \
     X(cpu)                                                                                         \
     X(tcp)                                                                                         \
-    X(stripe)
+    X(stripe)                                                                                      \
+    X(nfs)
 
 #endif

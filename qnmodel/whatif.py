@@ -1,5 +1,9 @@
 """What-if sweeps: bounds and exact MVA over a grid of parameters, as a tidy DataFrame.
 
+This module is ``qnmodel.whatif``; its :func:`sweep` is also ``qnmodel.sweep``. (It
+was the module ``qnmodel.sweep`` before, a name that collided with the function:
+``from qnmodel.sweep import ...`` still works, with a :class:`DeprecationWarning`.)
+
 :func:`sweep` takes a system and a grid of parameter values, and returns one
 row per grid point and population n. The algebra is vectorised over the
 grid: the demands of every point come from one array call (for systems that
@@ -7,10 +11,11 @@ offer :meth:`demand_grid`, such as :class:`qnmodel.models.storage.NetworkedRAID`
 the ABA and BJB bounds from the broadcasting kernels
 :func:`~qnmodel.solvers.bounds.aba_from_aggregates` and
 :func:`~qnmodel.solvers.bounds.bjb_from_aggregates`, and exact MVA runs the
-Reiser-Lavenberg recursion once for all points at a time, looping over n
-only. Large grids can be split into chunks and handed to an executor: a
-``concurrent.futures`` pool, or a Dask ``distributed.Client`` as it is
-(its ``map`` returns futures, which are gathered; see :func:`executor_map`).
+Reiser-Lavenberg recursion for all points in one call of the batched kernel that
+:func:`qnmodel.mva` uses too (:func:`qnmodel.solvers._mva_core.exact`). Large grids
+can be split into chunks and handed to an executor: a ``concurrent.futures`` pool,
+or a Dask ``distributed.Client`` as it is (its ``map`` returns futures, which are
+gathered; see :func:`executor_map`).
 
 Columns of the returned frame
 -----------------------------
@@ -40,6 +45,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
+import types
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
 from ._validate import as_population, as_quantity
 from .errors import InvalidModelError, InvalidTypeError
 from .network import Network
+from .solvers._mva_core import exact
 from .solvers.bounds import aba_from_aggregates, bjb_from_aggregates
 from .solvers.mva import mva as _mva_one
 
@@ -115,8 +124,9 @@ def solve_grid(
     Notes
     -----
     MVA: R_k = D_k (1 + Q_k) at queues, D_k at delays, X = n / (Z + sum R_k),
-    Q_k = X R_k ([LZGS] Algorithm 6.1), computed for all P points per step
-    of n: O(max(n) P K) flops in max(n) numpy steps.
+    Q_k = X R_k ([LZGS] Algorithm 6.1), for all P points in one call of the
+    batched kernel shared with :func:`qnmodel.mva` (bit-identical to it per
+    point): O(max(n) P K) flops.
     """
     D = np.asarray(demands, dtype=np.float64)
     if D.ndim != 2 or D.shape[1] == 0:
@@ -204,27 +214,11 @@ def solve_grid(
 
 
 def _mva_vectorised(D, delay, Z, n_arr):
-    P, K = D.shape
-    N = int(n_arr.max())
-    want = {int(v): [] for v in n_arr}
-    for i, v in enumerate(n_arr):
-        want[int(v)].append(i)
-    X = np.empty((P, n_arr.size))
-    R = np.empty((P, n_arr.size))
-    Dq = np.where(delay[None, :], 0.0, D)
-    Q = np.zeros((P, K))
-    r = np.empty((P, K))
-    for n in range(1, N + 1):
-        np.multiply(Dq, Q, out=r)
-        r += D
-        rsum = r.sum(axis=1)
-        x = n / (Z + rsum)
-        np.multiply(r, x[:, None], out=Q)
-        if n in want:
-            for i in want[n]:
-                X[:, i] = x
-                R[:, i] = rsum
-    return X, R
+    kept, where = np.unique(n_arr, return_inverse=True)
+    X, R, *_ = exact(D, np.where(delay[None, :], 0.0, D), Z, kept, per_station=False)
+    if kept.size == n_arr.size and np.array_equal(kept, n_arr):
+        return X, R  # sorted, no repeats: the columns are already in order
+    return X[:, where], R[:, where]
 
 
 def _mva_per_point(D, delay, m, Z, n_arr):
@@ -554,3 +548,28 @@ def _frame(axes, si, points, n_arr, res, names, methods) -> pandas.DataFrame:
         _per_row(res["bottleneck"], L), categories=list(names)
     )
     return pd.DataFrame(cols, copy=False)
+
+
+def _install_legacy_module() -> None:
+    """Keep ``from qnmodel.sweep import ...`` working, deprecated, for code written when
+    this module was ``qnmodel.sweep``. The alias is only put in ``sys.modules``: the
+    attribute ``qnmodel.sweep`` stays the function."""
+    legacy = types.ModuleType("qnmodel.sweep", "Deprecated alias of :mod:`qnmodel.whatif`.")
+    here = sys.modules[__name__]
+
+    def __getattr__(name: str):
+        if name.startswith("__") or not hasattr(here, name):
+            raise AttributeError(f"module 'qnmodel.whatif' has no attribute {name!r}")
+        warnings.warn(
+            f"the module qnmodel.sweep is now qnmodel.whatif: import {name} from qnmodel.whatif "
+            "(qnmodel.sweep is the function sweep)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(here, name)
+
+    legacy.__getattr__ = __getattr__
+    sys.modules.setdefault("qnmodel.sweep", legacy)
+
+
+_install_legacy_module()

@@ -1,0 +1,23 @@
+"""Discrete-event simulation of queueing networks: :func:`simulate`.
+
+The event loop is compiled C (``_csrc/qnsim.c``, loaded with ctypes from
+``qnmodel/_lib``); there is no Python fallback for it. This package is a workflow layer (L3):
+it reads network descriptions (L1), uses the qnbench schema (for measured histograms) and
+loads scipy for Student-t quantiles on first use.
+"""
+
+from ._engine import SimulatorUnavailableError
+from .core import CI_METHODS, simulate
+from .distributions import Deterministic, Empirical, Exponential, Lognormal
+from .result import SimulationResult
+
+__all__ = [
+    "CI_METHODS",
+    "Deterministic",
+    "Empirical",
+    "Exponential",
+    "Lognormal",
+    "SimulationResult",
+    "SimulatorUnavailableError",
+    "simulate",
+]

@@ -1,0 +1,73 @@
+/* qnsim: compiled discrete-event simulation of closed/open/mixed multi-class queueing networks
+ * with FCFS (one or m servers), infinite-server, load-dependent and fork-join (k of n) elements.
+ * Loaded with ctypes by qnmodel/simulation/_engine.py; see that module for the array layout.
+ *
+ * Every array argument is C-contiguous; sizes are given by C (classes), K (top-level nodes),
+ * P (physical stations: non-fork-join nodes and every fork-join branch), B (batches), NQ
+ * (requested quantiles). Outputs are written for every batch b = 0..B-1 after the warm-up. */
+#ifndef QNSIM_H
+#define QNSIM_H
+
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define QNS_API __declspec(dllexport)
+#else
+#define QNS_API __attribute__((visibility("default")))
+#endif
+
+#define QNS_ABI_VERSION 1
+
+/* node kinds */
+#define QNS_NODE_STATION 0
+#define QNS_NODE_FORKJOIN 1
+/* station kinds */
+#define QNS_ST_QUEUE 0 /* FCFS, st_servers[p] identical servers */
+#define QNS_ST_DELAY 1 /* infinite server */
+#define QNS_ST_LD 2    /* FCFS, one job served at speed rates[min(j,len)-1] with j jobs present */
+/* service distributions */
+#define QNS_SVC_EXP 0
+#define QNS_SVC_DET 1
+#define QNS_SVC_LOGN 2 /* p1 = mu, p2 = sigma of the underlying normal */
+#define QNS_SVC_EMP 3  /* table of (cdf, lo, hi) triples, sampled inverse-CDF, linear in buckets */
+
+/* return codes */
+#define QNS_OK 0
+#define QNS_ENOMEM (-1)
+#define QNS_ETOOMANY (-2) /* more than max_tasks jobs in the system: an unstable open class */
+
+QNS_API int qns_abi_version(void);
+
+QNS_API int qns_run(
+    /* sizes */
+    int64_t C, int64_t K, int64_t P,
+    /* nodes (K) */
+    const int64_t *node_kind, const int64_t *node_first, const int64_t *node_count,
+    const int64_t *node_k,
+    /* physical stations (P) */
+    const int64_t *st_kind, const int64_t *st_servers, const int64_t *st_ld_off,
+    const int64_t *st_ld_len, const double *ld_rates,
+    /* classes (C) */
+    const int64_t *cls_open, const int64_t *cls_pop, const double *cls_think,
+    const double *cls_rate, const int64_t *route_off, const int64_t *route_len,
+    const int64_t *routes,
+    /* service distribution of class c at station p, index c*P + p */
+    const int64_t *svc_kind, const double *svc_mean, const double *svc_p1, const double *svc_p2,
+    const int64_t *svc_tab_off, const int64_t *svc_tab_len, const double *svc_tab,
+    /* run control */
+    uint64_t seed, uint64_t stream, double t_warm, double t_batch, int64_t B, double r_scale,
+    int64_t NQ, const double *qs, int64_t max_tasks,
+    /* outputs */
+    double *o_done,   /* (B, C)  completed responses (class throughput x t_batch) */
+    double *o_rsum,   /* (B, C)  sum of their response times */
+    double *o_quant,  /* (B, C, NQ) response-time quantiles of the batch */
+    double *o_area,   /* (B, C, P) time integral of class-c jobs at station p */
+    double *o_busy,   /* (B, C, P) time integral of servers busy with class c at p */
+    double *o_narea,  /* (B, C, K) time integral of class-c jobs at fork-join node k (parents);
+                       * 0 for other nodes, whose jobs are in o_area */
+    double *o_visits, /* (B, C, K) completed visits of class c to node k */
+    double *o_resid,  /* (B, C, K) sum of their residence times */
+    int64_t *o_events /* (1) events processed, warm-up included */
+);
+
+#endif

@@ -1,0 +1,180 @@
+"""ctypes binding of the compiled event loop (``libqnsim``, sources in ``simulation/_csrc``).
+
+The library is a plain C11 shared object installed as ``qnmodel/_lib/libqnsim.so`` (``.dylib``
+on macOS, ``qnsim.dll`` on Windows) by the package's CMake build; it is loaded on first use.
+There is no Python fallback for the event loop: without the library :func:`library` raises
+:class:`SimulatorUnavailableError` saying where it looked and how to build it.
+
+Environment
+-----------
+``QNMODEL_SIM_LIB=/path/to/libqnsim.so``
+    Load this file instead of the installed one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import QNModelError
+
+__all__ = ["SimulatorUnavailableError", "CompiledModel", "library", "run"]
+
+ABI_VERSION = 1
+
+_f8 = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
+_i8 = np.ctypeslib.ndpointer(dtype=np.int64, flags="C_CONTIGUOUS")
+_I64 = ctypes.c_int64
+_state: dict = {"lib": None}
+
+
+class SimulatorUnavailableError(QNModelError, RuntimeError):
+    """The compiled event loop (``libqnsim``) is not installed or cannot be loaded."""
+
+
+def _default_path() -> Path:
+    lib_dir = Path(__file__).resolve().parent.parent / "_lib"
+    if sys.platform == "win32":
+        return lib_dir / "qnsim.dll"
+    if sys.platform == "darwin":
+        return lib_dir / "libqnsim.dylib"
+    return lib_dir / "libqnsim.so"
+
+
+def library() -> ctypes.CDLL:
+    """The loaded event-loop library (loaded once); raises if it is missing."""
+    if _state["lib"] is not None:
+        return _state["lib"]
+    env = os.environ.get("QNMODEL_SIM_LIB", "")
+    path = Path(env) if env else _default_path()
+    hint = (
+        "the simulator's event loop is compiled C with no Python fallback; reinstall qnmodel "
+        "with a C compiler and CMake available (pip install .), or build it with "
+        "`cmake -S qnmodel/simulation/_csrc -B build/sim && cmake --build build/sim` and set "
+        "QNMODEL_SIM_LIB to the library"
+    )
+    if not path.is_file():
+        raise SimulatorUnavailableError(f"no compiled simulator at {path}: {hint}")
+    try:
+        lib = ctypes.CDLL(str(path))
+        lib.qns_abi_version.restype = ctypes.c_int
+        lib.qns_abi_version.argtypes = []
+        abi = lib.qns_abi_version()
+    except (OSError, AttributeError) as exc:
+        raise SimulatorUnavailableError(f"cannot load {path}: {exc}; {hint}") from exc
+    if abi != ABI_VERSION:
+        raise SimulatorUnavailableError(
+            f"{path} has ABI version {abi}, this qnmodel expects {ABI_VERSION}; {hint}"
+        )
+    lib.qns_run.restype = ctypes.c_int
+    lib.qns_run.argtypes = (
+        [_I64] * 3  # C, K, P
+        + [_i8] * 4  # nodes
+        + [_i8] * 4
+        + [_f8]  # stations
+        + [_i8, _i8, _f8, _f8, _i8, _i8, _i8]  # classes
+        + [_i8, _f8, _f8, _f8, _i8, _i8, _f8]  # service
+        + [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_double, ctypes.c_double, _I64]
+        + [ctypes.c_double, _I64, _f8, _I64]
+        + [_f8] * 8
+        + [_i8]
+    )
+    _state["lib"] = lib
+    return lib
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """Flat arrays describing a network for the event loop (layout of ``qnsim.h``)."""
+
+    C: int
+    K: int
+    P: int
+    node_kind: np.ndarray
+    node_first: np.ndarray
+    node_count: np.ndarray
+    node_k: np.ndarray
+    st_kind: np.ndarray
+    st_servers: np.ndarray
+    st_ld_off: np.ndarray
+    st_ld_len: np.ndarray
+    ld_rates: np.ndarray
+    cls_open: np.ndarray
+    cls_pop: np.ndarray
+    cls_think: np.ndarray
+    cls_rate: np.ndarray
+    route_off: np.ndarray
+    route_len: np.ndarray
+    routes: np.ndarray
+    svc_kind: np.ndarray
+    svc_mean: np.ndarray
+    svc_p1: np.ndarray
+    svc_p2: np.ndarray
+    svc_tab_off: np.ndarray
+    svc_tab_len: np.ndarray
+    svc_tab: np.ndarray
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    """Per-batch sums of one run (arrays with a leading batch axis)."""
+
+    done: np.ndarray  # (B, C)
+    rsum: np.ndarray  # (B, C)
+    quant: np.ndarray  # (B, C, NQ)
+    area: np.ndarray  # (B, C, P)
+    busy: np.ndarray  # (B, C, P)
+    narea: np.ndarray  # (B, C, K)
+    visits: np.ndarray  # (B, C, K)
+    resid: np.ndarray  # (B, C, K)
+    events: int
+
+
+def run(
+    m: CompiledModel,
+    *,
+    seed: int,
+    stream: int,
+    warmup: float,
+    batch: float,
+    batches: int,
+    r_scale: float,
+    quantiles: np.ndarray,
+    max_tasks: int,
+) -> RunOutput:
+    """One simulation run: a warm-up, then ``batches`` consecutive periods of ``batch`` s."""
+    lib = library()
+    B, C, K, P = int(batches), m.C, m.K, m.P
+    qs = np.ascontiguousarray(quantiles, dtype=np.float64)
+    NQ = qs.size
+    done, rsum = np.empty((B, C)), np.empty((B, C))
+    quant = np.empty((B, C, max(NQ, 1)))
+    area, busy = np.empty((B, C, P)), np.empty((B, C, P))
+    narea, visits, resid = np.empty((B, C, K)), np.empty((B, C, K)), np.empty((B, C, K))
+    events = np.zeros(1, dtype=np.int64)
+    rc = lib.qns_run(
+        C, K, P,
+        m.node_kind, m.node_first, m.node_count, m.node_k,
+        m.st_kind, m.st_servers, m.st_ld_off, m.st_ld_len, m.ld_rates,
+        m.cls_open, m.cls_pop, m.cls_think, m.cls_rate, m.route_off, m.route_len, m.routes,
+        m.svc_kind, m.svc_mean, m.svc_p1, m.svc_p2, m.svc_tab_off, m.svc_tab_len, m.svc_tab,
+        ctypes.c_uint64(int(seed) & 0xFFFFFFFFFFFFFFFF), ctypes.c_uint64(int(stream)),
+        float(warmup), float(batch), B, float(r_scale), NQ, qs if NQ else np.zeros(1),
+        int(max_tasks),
+        done, rsum, quant, area, busy, narea, visits, resid, events,
+    )  # fmt: skip
+    if rc == -1:
+        raise MemoryError("simulate: the event loop could not allocate its memory")
+    if rc == -2:
+        from ..errors import UnstableModelError
+
+        raise UnstableModelError(
+            f"simulate: more than {max_tasks} jobs in the system at once; an open class is "
+            "saturating a station (check arrival_rate against the capacities), or raise max_jobs"
+        )
+    return RunOutput(done, rsum, quant[:, :, :NQ], area, busy, narea, visits, resid, int(events[0]))

@@ -1,0 +1,260 @@
+"""Disks, blkio throttles and server processes of a testbed's storage servers.
+
+* disks: a tmpfs mounted in the testbed's state directory, or our own new directory
+  ``qnm-<name>-<server>`` inside a given directory of a real file system;
+* throttled disks: a cgroup-v1 blkio group ``qnm-<name>-<server>`` with read/write bps limits on
+  the block device under the directory; the server process joins it before it execs;
+* ``tcp``: qnbench's TCP block server (``--engine tcp --tcp-role server``);
+* ``nfs``: rpcbind + nfs-ganesha (VFS FSAL) in a private mount namespace whose ``/run`` is a
+  fresh tmpfs, so each server has its own rpcbind socket and nothing lands in the host's /run.
+  ``Graceless = true`` makes ganesha ready in about 0.1 s.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+from .state import State
+from .system import TestbedError, netns_inode, process_start_time, run
+from .topology import Node, Topology
+
+__all__ = ["BLKIO", "NFS_EXPORT", "disk_dir", "make_disk", "start_server", "nfs_url"]
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+#: the path under which every NFS server exports its disk
+NFS_EXPORT = "/export"
+
+
+def disk_dir(topo: Topology, node: Node, state_dir: Path) -> Path | None:
+    """The directory a server serves (None for a memory disk)."""
+    d = node.disk
+    if d.kind == "tmpfs":
+        return state_dir / node.name / "disk"
+    if d.kind in ("dir", "throttled"):
+        return Path(d.path) / topo.namespace(node.name)
+    return None
+
+
+def _block_device(path: Path) -> str:
+    """``MAJ:MIN`` of the whole disk holding ``path`` (blkio throttles whole disks)."""
+    st = os.stat(path)
+    mm = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    sysdev = Path(f"/sys/dev/block/{mm}")
+    if not sysdev.exists():
+        raise TestbedError(
+            f"{path} is on device {mm}, which is not a block device (tmpfs, overlay?): a "
+            "throttled disk needs a directory on a real disk"
+        )
+    if (sysdev / "partition").exists():
+        mm = (sysdev.resolve().parent / "dev").read_text().strip()
+    return mm
+
+
+def make_disk(topo: Topology, node: Node, state: State) -> Path | None:
+    """Create a server's disk (recorded in ``state`` first); returns the served directory."""
+    d = node.disk
+    path = disk_dir(topo, node, state.dir)
+    if path is None:
+        return None
+    if d.kind == "tmpfs":
+        path.mkdir(parents=True, exist_ok=True)
+        state.record("mounts", str(path))
+        run(
+            [
+                "mount",
+                "-t",
+                "tmpfs",
+                "-o",
+                f"size={int(d.size)},mode=0755",
+                topo.namespace(node.name),
+                str(path),
+            ]
+        )
+        return path
+    parent = Path(d.path)
+    if not parent.is_dir():
+        raise TestbedError(f"servers.{node.name}.disk.path: {parent} is not a directory")
+    state.record("dirs", str(path))
+    try:
+        path.mkdir(mode=0o755)
+    except FileExistsError:
+        raise TestbedError(
+            f"{path} already exists: left by an earlier testbed? run 'qnmodel testbed down' first"
+        ) from None
+    if d.kind == "throttled":
+        mm = _block_device(path)
+        cg = BLKIO / topo.namespace(node.name)
+        if not BLKIO.is_dir():
+            raise TestbedError(f"no cgroup-v1 blkio hierarchy at {BLKIO}: cannot throttle a disk")
+        state.record("cgroups", str(cg))
+        cg.mkdir(exist_ok=True)
+        for key, rate in (("read", d.read_rate), ("write", d.write_rate)):
+            if rate is not None:
+                (cg / f"blkio.throttle.{key}_bps_device").write_text(f"{mm} {int(rate)}\n")
+    return path
+
+
+def nfs_url(topo: Topology, server: str, path: str = "") -> str:
+    """``nfs://ADDRESS/export/PATH`` of a file on an NFS server of the testbed."""
+    return f"nfs://{topo.address(server)}{NFS_EXPORT}/{path.lstrip('/')}"
+
+
+def _ganesha_conf(node_dir: Path, export: Path) -> str:
+    return f"""# written by qnmodel testbed; removed by 'qnmodel testbed down'
+NFS_CORE_PARAM {{ Protocols = 3, 4; Mount_Path_Pseudo = true; }}
+NFSV4 {{ Graceless = true; RecoveryRoot = "{node_dir}/recovery"; }}
+EXPORT {{
+    Export_Id = 1;
+    Path = "{export}";
+    Pseudo = "{NFS_EXPORT}";
+    Access_Type = RW;
+    Squash = No_Root_Squash;
+    SecType = sys;
+    Protocols = 3, 4;
+    Transports = TCP;
+    FSAL {{ Name = VFS; }}
+}}
+LOG {{ Default_Log_Level = EVENT; }}
+"""
+
+
+def _nfs_script(node_dir: Path) -> str:
+    conf, log, pid = node_dir / "ganesha.conf", node_dir / "ganesha.log", node_dir / "ganesha.pid"
+    return f"""set -e
+# private /run: this server's own rpcbind socket, nothing in the host's /run
+mount -t tmpfs -o size=4m,mode=0755 qnm-run /run
+mkdir -p /run/rpcbind
+rpcbind -f -w &
+i=0
+while [ ! -S /run/rpcbind.sock ]; do
+    i=$((i + 1)); [ $i -lt 500 ] || {{ echo "rpcbind did not start" >&2; exit 1; }}
+    sleep 0.01
+done
+exec ganesha.nfsd -F -f {conf} -L {log} -p {pid}
+"""
+
+
+def _listening(pid: int, port: int, netns: str) -> bool:
+    """Whether a TCP socket in ``netns`` (a ``net:[inode]`` link) listens on ``port``.
+
+    ``/proc/PID/net/tcp`` lists the sockets of the namespace of PID, once PID is in ``netns``.
+    """
+    try:
+        if os.readlink(f"/proc/{pid}/ns/net") != netns:
+            return False
+    except OSError:
+        return False
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            return False
+        for line in lines:
+            f = line.split()
+            if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _tail(node_dir: Path, service: str) -> str:
+    """The end of a server's error output (ganesha's own log for NFS), on one line."""
+    text = b""
+    for name in (f"{service}.err", "ganesha.log", f"{service}.out"):
+        text = _read(node_dir / name)[-1500:]
+        if text.strip():
+            break
+    return " ".join(text.decode(errors="replace").split()) or "(no output)"
+
+
+def start_server(
+    topo: Topology, node: Node, state: State, disk: Path | None, qnbench: str, timeout: float
+) -> dict:
+    """Start a server's service in its namespace and wait until it listens; returns its info."""
+    ns = topo.namespace(node.name)
+    node_dir = state.dir / node.name
+    node_dir.mkdir(parents=True, exist_ok=True)
+    if node.service == "tcp":
+        cmd = [
+            qnbench,
+            "--engine",
+            "tcp",
+            "--tcp-role",
+            "server",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(node.port),
+        ]
+        if disk is not None:
+            cmd += ["--serve", "file", "--dir", str(disk), "--size", str(int(node.file_size))]
+        port = node.port
+    elif node.service == "nfs":
+        export = disk
+        (node_dir / "recovery").mkdir(exist_ok=True)
+        (node_dir / "ganesha.conf").write_text(_ganesha_conf(node_dir, export))
+        (node_dir / "nfs.sh").write_text(_nfs_script(node_dir))
+        cmd = ["unshare", "--mount", "--propagation", "private", "sh", str(node_dir / "nfs.sh")]
+        port = 2049
+    else:
+        return {"service": "none"}
+    full = ["ip", "netns", "exec", ns, *cmd]
+    if node.disk.kind == "throttled":
+        procs = BLKIO / ns / "cgroup.procs"
+        full = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *full]
+    out_path, err_path = node_dir / f"{node.service}.out", node_dir / f"{node.service}.err"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(
+            full,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            cwd="/",
+        )
+    state.record(
+        "processes",
+        {
+            "pid": proc.pid,
+            "start": process_start_time(proc.pid),
+            "node": node.name,
+            "service": node.service,
+        },
+    )
+    netns = f"net:[{netns_inode(ns)}]"
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            out = (
+                err_path.read_text(errors="replace")[-2000:]
+                or out_path.read_text(errors="replace")[-2000:]
+            )
+            raise TestbedError(
+                f"the {node.service} server of {node.name!r} exited with status "
+                f"{proc.returncode} before listening: {' '.join(out.split())}"
+            )
+        # the server process (or ganesha, a child of the NFS script) listens in the namespace
+        if _listening(proc.pid, port, netns) and (
+            node.service != "nfs" or b"NFS SERVER INITIALIZED" in _read(node_dir / "ganesha.log")
+        ):
+            break
+        if time.monotonic() > deadline:
+            raise TestbedError(
+                f"the {node.service} server of {node.name!r} does not listen on port {port} "
+                f"after {timeout:g} s: {_tail(node_dir, node.service)}"
+            )
+        time.sleep(0.02)
+    info = {"service": node.service, "pid": proc.pid, "port": port, "command": shlex.join(cmd)}
+    if node.service == "nfs":
+        info["url"] = nfs_url(topo, node.name)
+    return info

@@ -1,0 +1,345 @@
+"""The declarative testbed topology: a TOML file read and validated into plain dataclasses.
+
+A testbed is a star: every node (client or storage server) is its own network namespace with
+one interface ``eth0``, joined by a veth pair to a switch namespace that routes between the
+nodes. Each node's link rate shapes both directions of its veth pair (the node's egress and the
+switch port's egress), so a node's link is its NIC: all traffic to and from the node shares it.
+
+Format (every rate, size and time a number in SI units or a unit string)::
+
+    [testbed]
+    name = "demo"                    # [a-z][a-z0-9_]*, at most 12 characters
+    subnet = "10.213.0.0/16"         # optional: a private /16, used only inside the namespaces
+
+    [[clients]]
+    name = "c1"
+    link = { rate = "1 Gbit/s" }     # optional link; delay = "0 ms" is the only delay today
+
+    [[servers]]
+    name = "s1"
+    service = "nfs"                  # "nfs" (nfs-ganesha), "tcp" (qnbench tcp server), "none"
+    link = { rate = "100 Mbit/s" }
+    disk = { kind = "tmpfs", size = "256 MiB" }
+    # kinds: tmpfs {size}; dir {path}; throttled {path, read_rate, write_rate};
+    #        memory (tcp only: replies from memory)
+    port = 5300                      # tcp only (default 5300)
+    file_size = "64 MiB"             # tcp with a disk: size of the file it serves
+
+Nothing here touches the system; :mod:`qnmodel.testbed.lifecycle` brings a topology up.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._validate import as_quantity
+from ..errors import InvalidModelError, InvalidTypeError
+
+__all__ = [
+    "DISK_KINDS",
+    "MAX_NODES",
+    "SERVICES",
+    "Disk",
+    "Link",
+    "Node",
+    "Topology",
+    "load_topology",
+    "parse_topology",
+]
+
+#: disk kinds a server may have
+DISK_KINDS = ("tmpfs", "dir", "throttled", "memory")
+#: services a server may run
+SERVICES = ("nfs", "tcp", "none")
+#: at most this many nodes (one /24 of the /16 each, and one switch namespace besides)
+MAX_NODES = 250
+#: the namespace prefix of every testbed: ``qnm-<name>-<node>``
+PREFIX = "qnm-"
+SWITCH = "switch"
+
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_TOPO_NAME_MAX = 12  # "qnm-" + 12 + "-" + 14 stays a readable namespace name
+_NODE_NAME_MAX = 14
+
+
+@dataclass(frozen=True)
+class Link:
+    """A node's link: ``rate`` in bytes/s (None: not shaped) and ``delay`` in seconds."""
+
+    rate: float | None = None
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Disk:
+    """A server's disk: ``kind`` in :data:`DISK_KINDS` with its parameters (SI units)."""
+
+    kind: str = "memory"
+    path: str | None = None
+    size: float | None = None
+    read_rate: float | None = None
+    write_rate: float | None = None
+
+
+@dataclass(frozen=True)
+class Node:
+    """A client or storage server: one network namespace with interface ``eth0``."""
+
+    name: str
+    role: str  # "client" or "server"
+    index: int  # position in the topology (clients first): the node's /24 is subnet + index + 1
+    link: Link = field(default_factory=Link)
+    service: str = "none"
+    disk: Disk = field(default_factory=Disk)
+    port: int = 5300
+    file_size: float = 64 * 1024**2
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A validated testbed topology (see the module docstring for the TOML format)."""
+
+    name: str
+    subnet: ipaddress.IPv4Network
+    clients: tuple[Node, ...]
+    servers: tuple[Node, ...]
+    source: str = "<dict>"
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        return self.clients + self.servers
+
+    @property
+    def prefix(self) -> str:
+        """The prefix of every name this testbed creates: ``qnm-<name>-``."""
+        return f"{PREFIX}{self.name}-"
+
+    def namespace(self, node: str) -> str:
+        """The network namespace of a node (or of the switch, ``node="switch"``)."""
+        return self.prefix + node
+
+    @property
+    def switch_namespace(self) -> str:
+        return self.namespace(SWITCH)
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise InvalidModelError(f"testbed {self.name!r} has no node named {name!r}")
+
+    def address(self, node: str) -> str:
+        """The IPv4 address of a node's ``eth0``."""
+        return str(self._net(self.node(node).index)[2])
+
+    def gateway(self, node: str) -> str:
+        """The switch-side address of a node's link (its default route)."""
+        return str(self._net(self.node(node).index)[1])
+
+    @property
+    def stripe_address(self) -> str:
+        """The address every ``tcp`` server also answers on, each on its own port.
+
+        A striping client (qnbench ``stripe --member tcp --host ADDR --port P``) reaches member
+        m at ``ADDR:P+m``; the switch routes each port to its server (policy routing on the
+        destination port), so K servers in K namespaces form one networked RAID.
+        """
+        return str(ipaddress.IPv4Address(int(self.subnet.network_address) + (255 << 8) + 1))
+
+    def _net(self, index: int) -> ipaddress.IPv4Network:
+        base = int(self.subnet.network_address)
+        return ipaddress.IPv4Network((base + ((index + 1) << 8), 24))
+
+
+def _table(value: Any, name: str) -> dict:
+    if not isinstance(value, dict):
+        raise InvalidTypeError(f"{name} must be a table, got {value!r}")
+    return value
+
+
+def _check_keys(table: dict, name: str, allowed: tuple[str, ...]) -> None:
+    for key in table:
+        if key not in allowed:
+            raise InvalidModelError(f"{name}.{key}: unknown key (allowed: {', '.join(allowed)})")
+
+
+def _name(value: Any, field_name: str, maximum: int) -> str:
+    if not isinstance(value, str) or not _NAME_RE.match(value) or len(value) > maximum:
+        raise InvalidModelError(
+            f"{field_name} must be a lower-case name [a-z][a-z0-9_]* of at most {maximum} "
+            f"characters, got {value!r}"
+        )
+    return value
+
+
+def _rate(value: Any, name: str) -> float:
+    v = as_quantity(value, name, "rate", positive=True)
+    if v < 1000.0:
+        raise InvalidModelError(f"{name} must be at least 8 kbit/s (1000 B/s), got {value!r}")
+    return v
+
+
+def _link(value: Any, name: str) -> Link:
+    if value is None:
+        return Link()
+    t = _table(value, name)
+    _check_keys(t, name, ("rate", "delay"))
+    rate = _rate(t["rate"], f"{name}.rate") if "rate" in t else None
+    delay = as_quantity(t.get("delay", 0.0), f"{name}.delay", "time")
+    return Link(rate=rate, delay=delay)
+
+
+def _disk(value: Any, name: str, service: str) -> Disk:
+    t = _table(value if value is not None else {"kind": "memory"}, name)
+    kind = t.get("kind")
+    if kind not in DISK_KINDS:
+        raise InvalidModelError(
+            f"{name}.kind: unknown disk kind {kind!r} (one of {', '.join(DISK_KINDS)})"
+        )
+    allowed = {
+        "tmpfs": ("kind", "size"),
+        "dir": ("kind", "path"),
+        "throttled": ("kind", "path", "read_rate", "write_rate"),
+        "memory": ("kind",),
+    }[kind]
+    _check_keys(t, name, allowed)
+    if kind == "memory" and service == "nfs":
+        raise InvalidModelError(
+            f"{name}.kind: an NFS server exports a file system: use tmpfs, dir or throttled, "
+            "not 'memory'"
+        )
+    path = None
+    if kind in ("dir", "throttled"):
+        if not isinstance(t.get("path"), str) or not t["path"]:
+            raise InvalidModelError(f"{name}.path: a {kind} disk needs the path of a directory")
+        path = t["path"]
+        if not Path(path).is_absolute():
+            raise InvalidModelError(f"{name}.path must be absolute, got {path!r}")
+    size = None
+    if kind == "tmpfs":
+        size = as_quantity(t.get("size", 256 * 1024**2), f"{name}.size", "size", positive=True)
+        if size < 1024**2:
+            raise InvalidModelError(f"{name}.size must be at least 1 MiB, got {t['size']!r}")
+    read_rate = write_rate = None
+    if kind == "throttled":
+        if "read_rate" not in t and "write_rate" not in t:
+            raise InvalidModelError(f"{name}: a throttled disk needs read_rate and/or write_rate")
+        if "read_rate" in t:
+            read_rate = _rate(t["read_rate"], f"{name}.read_rate")
+        if "write_rate" in t:
+            write_rate = _rate(t["write_rate"], f"{name}.write_rate")
+    return Disk(kind=kind, path=path, size=size, read_rate=read_rate, write_rate=write_rate)
+
+
+def _node(value: Any, name: str, role: str, index: int) -> Node:
+    t = _table(value, name)
+    if role == "client":
+        _check_keys(t, name, ("name", "link"))
+    else:
+        _check_keys(t, name, ("name", "link", "service", "disk", "port", "file_size"))
+    node_name = _name(t.get("name"), f"{name}.name", _NODE_NAME_MAX)
+    if node_name == SWITCH:
+        raise InvalidModelError(f"{name}.name: {SWITCH!r} is reserved for the switch namespace")
+    link = _link(t.get("link"), f"{name}.link")
+    if role == "client":
+        return Node(name=node_name, role=role, index=index, link=link)
+    service = t.get("service", "none")
+    if service not in SERVICES:
+        raise InvalidModelError(
+            f"{name}.service: unknown service {service!r} (one of {', '.join(SERVICES)})"
+        )
+    disk = _disk(t.get("disk"), f"{name}.disk", service)
+    port = t.get("port", 5300)
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise InvalidModelError(f"{name}.port must be a TCP port 1..65535, got {port!r}")
+    if service == "nfs" and port != 5300 and "port" in t:
+        raise InvalidModelError(f"{name}.port: an NFS server uses the NFS ports (2049, 111)")
+    file_size = as_quantity(
+        t.get("file_size", 64 * 1024**2), f"{name}.file_size", "size", positive=True
+    )
+    return Node(
+        name=node_name,
+        role=role,
+        index=index,
+        link=link,
+        service=service,
+        disk=disk,
+        port=port,
+        file_size=file_size,
+    )
+
+
+def parse_topology(doc: dict, source: str = "<dict>") -> Topology:
+    """Validate a topology given as a dict (the parsed TOML) and return it.
+
+    Raises
+    ------
+    InvalidModelError
+        naming the field and the value: overlapping names, zero or negative rates, unknown disk
+        kinds or services, too many nodes, a subnet that is not a private /16.
+    """
+    doc = _table(doc, "topology")
+    _check_keys(doc, "topology", ("testbed", "clients", "servers"))
+    tb = _table(doc.get("testbed"), "testbed")
+    _check_keys(tb, "testbed", ("name", "subnet"))
+    name = _name(tb.get("name"), "testbed.name", _TOPO_NAME_MAX)
+    subnet_text = tb.get("subnet", "10.213.0.0/16")
+    try:
+        subnet = ipaddress.IPv4Network(subnet_text)
+    except (ValueError, TypeError):
+        raise InvalidModelError(
+            f"testbed.subnet must be an IPv4 network like '10.213.0.0/16', got {subnet_text!r}"
+        ) from None
+    if subnet.prefixlen != 16 or not subnet.is_private or subnet.is_loopback:
+        raise InvalidModelError(
+            f"testbed.subnet must be a private /16 (10.x.0.0/16, 172.16-31.x.0/16 or "
+            f"192.168.0.0/16), got {subnet_text!r}"
+        )
+    clients_raw = doc.get("clients", [])
+    servers_raw = doc.get("servers", [])
+    for key, raw in (("clients", clients_raw), ("servers", servers_raw)):
+        if not isinstance(raw, list):
+            raise InvalidTypeError(f"{key} must be an array of tables ([[{key}]]), got {raw!r}")
+    if not clients_raw:
+        raise InvalidModelError("clients: a testbed needs at least one client ([[clients]])")
+    if not servers_raw:
+        raise InvalidModelError("servers: a testbed needs at least one server ([[servers]])")
+    total = len(clients_raw) + len(servers_raw)
+    if total > MAX_NODES:
+        raise InvalidModelError(
+            f"too many namespaces: {total} nodes (clients + servers) > {MAX_NODES}, the most one "
+            "testbed holds (one /24 of its /16 subnet each, plus the switch)"
+        )
+    clients = tuple(_node(c, f"clients[{i}]", "client", i) for i, c in enumerate(clients_raw))
+    servers = tuple(
+        _node(s, f"servers[{i}]", "server", len(clients) + i) for i, s in enumerate(servers_raw)
+    )
+    seen: dict[str, str] = {}
+    for role, nodes in (("clients", clients), ("servers", servers)):
+        for i, n in enumerate(nodes):
+            here = f"{role}[{i}].name"
+            if n.name in seen:
+                raise InvalidModelError(
+                    f"{here}: name {n.name!r} overlaps with {seen[n.name]} (names must be unique)"
+                )
+            seen[n.name] = here
+    return Topology(name=name, subnet=subnet, clients=clients, servers=servers, source=source)
+
+
+def load_topology(path: str | Path) -> Topology:
+    """Read and validate a topology TOML file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidModelError(f"cannot read topology {str(p)!r}: {exc.strerror}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidModelError(f"{p}: not valid TOML: {exc}") from None
+    return parse_topology(doc, source=str(p))

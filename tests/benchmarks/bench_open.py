@@ -1,0 +1,182 @@
+"""Benchmark: open, mixed and general load-dependent solvers against Octave ``queueing``.
+
+Each row prints qnmodel's median time, the peer's (timed inside Octave with tic/toc,
+start-up and ``pkg load`` excluded) and the ratio peer / qnmodel (> 1: qnmodel faster):
+
+1. open single class, K = 1000 single-server stations, a sweep of 10^4 arrival rates
+   in one call (issue 12 target: <= 50 ms for the multi-class variant) against ``qnos``
+   called once per rate (100 rates timed, scaled to 10^4);
+2. mixed: 3 closed classes of 20 jobs and 10 open classes, K = 10, against ``qnmix``;
+3. exact MVA with 8 general load-dependent stations (rate tables) and 2 queues, at
+   N = 500 (qnmodel's log-space convolution is O(L N^2): the issue's N = 10^4 takes
+   minutes and is not run) against ``qncsmvald``;
+4. one general load-dependent station (the complement recursion, O(N (K + L))) at
+   N = 1000 against ``qncsmvald`` and at N = 10^4 alone.
+
+Results are compared (1e-9 relative); the exit status is 1 if a peer disagrees.
+Run: ``python tests/benchmarks/bench_open.py`` or ``python tests/benchmarks/run.py open``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+if __package__ in (None, ""):
+    sys.path.append(str(ROOT))
+
+import qnmodel as qn  # noqa: E402
+from qnmodel.solvers.mva_ld_general import mva_ld_general  # noqa: E402
+from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave  # noqa: E402
+
+PRELUDE = "1;\npkg load queueing\nwarning('off', 'all');\n"
+
+
+def _median_time(fn, repeats: int = 5) -> float:
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def _row(case: str, t_q: float, t_o: float) -> None:
+    print(f"{case:52s} {t_q * 1e3:9.1f}ms {t_o * 1e3:9.1f}ms {t_o / t_q:8.1f}")
+
+
+def _mat(M) -> str:
+    return "[" + "; ".join(octave_vec(r)[1:-1] for r in np.atleast_2d(M)) + "]"
+
+
+def main(argv: list[str]) -> int:
+    rng = np.random.default_rng(7)
+    status = 0
+    have_octave = octave_missing_reason("queueing") is None
+    print(f"{'case':52s} {'qnmodel':>10s} {'Octave':>10s} {'ratio':>8s}")
+
+    # 1. open sweep
+    K, P = 1000, 10_000
+    D = rng.uniform(1e-5, 1e-4, size=K)
+    net = qn.Network.from_demands(D)
+    lam = np.linspace(0.001 / D.max(), 0.99 / D.max(), P)
+    t_q = _median_time(lambda: qn.open_network(net, lam))
+    res = qn.open_network(net, lam)
+    idx = np.linspace(0, P - 1, 100).astype(int)
+    t_o = float("nan")
+    if have_octave:
+        script = PRELUDE + f"S = {octave_vec(D)}; V = ones(size(S)); L = {octave_vec(lam[idx])};\n"
+        script += "tic; for i = 1:numel(L); [U R Q X] = qnos(L(i), S, V); end; t = toc;\n"
+        script += "printf('t %.17g\\n', t * 100);\n"
+        script += "for i = [1 50 100]; [U R Q X] = qnos(L(i), S, V);\n"
+        script += "  printf('R%d', i); printf(' %.17g', R); printf('\\n'); end\n"
+        out = parse_tagged(run_octave(script))
+        t_o = float(out["t"][0])
+        for i in (1, 50, 100):
+            ours = res.residence_time[idx[i - 1]]
+            if not np.allclose(ours, out[f"R{i}"], rtol=1e-9, atol=0):
+                print(f"   MISMATCH qnos at rate index {i}")
+                status = 1
+    _row("open, K=1000, 10^4 rates (one call vs qnos per rate)", t_q, t_o)
+
+    # 2. mixed
+    C, K = 13, 10
+    Dm = rng.uniform(1e-3, 1e-2, size=(C, K))
+    is_open = np.array([False] * 3 + [True] * 10)
+    N = np.where(is_open, 0, 20)
+    lam = np.where(is_open, 1.0, 0.0)
+    lam = lam * 0.6 / (lam @ Dm).max()
+    mixed = SimpleNamespace(
+        demands=Dm,
+        names=tuple(f"s{k}" for k in range(K)),
+        class_names=tuple(f"c{c}" for c in range(C)),
+        is_delay=np.zeros(K, dtype=bool),
+        servers=np.ones(K, dtype=int),
+        rate_multipliers=None,
+        is_open=is_open,
+        population=N,
+        think_time=np.zeros(C),
+        arrival_rate=lam,
+    )
+    t_q = _median_time(lambda: qn.mixed_network(mixed))
+    res = qn.mixed_network(mixed)
+    t_o = float("nan")
+    if have_octave:
+        script = (
+            PRELUDE
+            + f"l = {octave_vec(lam)}; N = {octave_vec(N)}; S = {_mat(Dm)}; V = ones(size(S));\n"
+        )
+        script += "tic; for i = 1:3; [U R Q X] = qnmix(l, N, S, V); end; t = toc / 3;\n"
+        script += "printf('t %.17g\\n', t); printf('R');\n"
+        script += "printf(' %.17g', reshape(R.', 1, [])); printf('\\n');\n"
+        out = parse_tagged(run_octave(script))
+        t_o = float(out["t"][0])
+        if not np.allclose(res.residence_time.ravel(), out["R"], rtol=1e-9, atol=0):
+            print("   MISMATCH qnmix")
+            status = 1
+    _row("mixed, 3 closed x 20 jobs + 10 open, K=10 (qnmix)", t_q, t_o)
+
+    # 3. general load-dependent exact MVA
+    Nld = 500
+    Dl = rng.uniform(0.002, 0.01, size=10)
+    rm = [np.cumsum(rng.uniform(0.3, 1.0, size=6)) if k < 8 else None for k in range(10)]
+    base = qn.Network.from_demands(Dl, think_time=1.0)
+    t_q = _median_time(lambda: mva_ld_general(base, Nld, keep="last", rate_multipliers=rm), 3)
+    res = mva_ld_general(base, Nld, keep="last", rate_multipliers=rm)
+    t_o = float("nan")
+    if have_octave:
+        j = np.arange(1, Nld + 1)
+        rows = [
+            np.full(Nld, d) if r is None else d / r[np.minimum(j, r.size) - 1]
+            for d, r in zip(Dl, rm, strict=True)
+        ]
+        script = PRELUDE + f"S = {_mat(np.array(rows))};\n"
+        script += f"tic; [U R Q X] = qncsmvald({Nld}, S, ones(1, 10), 1.0); t = toc;\n"
+        script += "printf('t %.17g\\nX %.17g\\n', t, X(1));\n"
+        out = parse_tagged(run_octave(script))
+        t_o = float(out["t"][0])
+        if not out["X"][0] > 0:  # qncsmvald's p(0) = 1 - sum cancels near saturation
+            print(
+                f"   qncsmvald unstable at N = {Nld}: X = {out['X'][0]:.6g} "
+                f"(ours {res.throughput[0]:.6g})"
+            )
+        elif not np.isclose(res.throughput[0], out["X"][0], rtol=1e-9, atol=0):
+            print(f"   MISMATCH qncsmvald: X {res.throughput[0]!r} vs {out['X'][0]!r}")
+            status = 1
+    _row("exact MVA, 8 general LD stations, N=500 (qncsmvald)", t_q, t_o)
+    # 4. one general load-dependent station (the complement recursion)
+    for Nld in (1000, 10_000):
+        rm1 = [rm[0]] + [None] * 9
+        t0 = time.perf_counter()
+        res = mva_ld_general(base, Nld, keep="last", rate_multipliers=rm1)
+        t_q = time.perf_counter() - t0
+        t_o = float("nan")
+        if have_octave and Nld <= 1000:
+            j = np.arange(1, Nld + 1)
+            rows = [
+                np.full(Nld, d) if r is None else d / r[np.minimum(j, r.size) - 1]
+                for d, r in zip(Dl, rm1, strict=True)
+            ]
+            script = PRELUDE + f"S = {_mat(np.array(rows))};\n"
+            script += f"tic; [U R Q X] = qncsmvald({Nld}, S, ones(1, 10), 1.0); t = toc;\n"
+            script += "printf('t %.17g\\nX %.17g\\n', t, X(1));\n"
+            out = parse_tagged(run_octave(script))
+            t_o = float(out["t"][0])
+            if out["X"][0] > 0 and not np.isclose(res.throughput[0], out["X"][0], rtol=1e-9):
+                print(f"   MISMATCH qncsmvald (1 LD): {res.throughput[0]:.17g}, {out['X'][0]:.17g}")
+                status = 1
+            elif not out["X"][0] > 0:
+                print(f"   qncsmvald unstable at N = {Nld}: X = {out['X'][0]:.6g}")
+        _row(f"exact MVA, 1 general LD station, N={Nld} (qncsmvald)", t_q, t_o)
+    if not have_octave:
+        print("   (Octave queueing not installed: peer columns are NaN)")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,182 @@
+"""Mixed networks (open + closed classes): closed limit, hand-computed decomposition,
+Little and utilisation laws, AMVA fallback and bad input (qnmodel.mixed_network)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qnmodel as qn
+from qnmodel.errors import InvalidModelError, UnstableModelError
+
+
+def _net(D, is_open, lam, N, Z=None, kinds=None, servers=None):
+    D = np.asarray(D, dtype=float)
+    C, K = D.shape
+    kinds = kinds or ["queue"] * K
+    return SimpleNamespace(
+        demands=D,
+        names=tuple(f"s{k}" for k in range(K)),
+        class_names=tuple(f"c{c}" for c in range(C)),
+        is_delay=np.array([k == "delay" for k in kinds]),
+        servers=np.array(servers or [1] * K),
+        rate_multipliers=None,
+        is_open=np.asarray(is_open, dtype=bool),
+        population=np.asarray(N, dtype=int),
+        think_time=np.zeros(C) if Z is None else np.asarray(Z, dtype=float),
+        arrival_rate=np.asarray(lam, dtype=float),
+    )
+
+
+def test_zero_open_load_equals_closed_mva():
+    D = [[0.02, 0.05, 0.3], [0.04, 0.01, 0.1], [0.01, 0.01, 0.5]]
+    kinds = ["queue", "queue", "delay"]
+    net = _net(D, [False, False, True], [0, 0, 0.0], [4, 3, 0], [1.0, 0.5, 0.0], kinds)
+    res = qn.mixed_network(net)
+    closed = qn.mva_multiclass(np.array(D[:2]), [4, 3], [1.0, 0.5], kinds=kinds)
+    np.testing.assert_allclose(res.throughput[:2], closed.throughput, rtol=1e-13)
+    np.testing.assert_allclose(res.residence_time[:2], closed.residence_time, rtol=1e-13)
+    assert res.method == "mixed.mva"
+    # the idle open class sees the closed jobs: R = D (1 + Q_closed)
+    np.testing.assert_allclose(
+        res.residence_time[2, :2], np.array(D[2][:2]) * (1 + closed.station_queue_length[:2])
+    )
+    assert res.throughput[2] == 0.0
+
+
+def test_one_closed_job_by_hand():
+    # closed class N = 1, Z = 1; open class lambda = 10 with U_open = (0.2, 0.5)
+    D = [[0.1, 0.2], [0.02, 0.05]]
+    res = qn.mixed_network(_net(D, [False, True], [0.0, 10.0], [1, 0], [1.0, 0.0]))
+    Dstar = np.array([0.1 / 0.8, 0.2 / 0.5])
+    X = 1.0 / (1.0 + Dstar.sum())
+    assert res.throughput[0] == pytest.approx(X, rel=1e-14)
+    np.testing.assert_allclose(res.residence_time[0], Dstar, rtol=1e-14)
+    Qc = X * Dstar
+    np.testing.assert_allclose(
+        res.residence_time[1], np.array([0.02, 0.05]) * (1 + Qc) / np.array([0.8, 0.5]), rtol=1e-14
+    )
+    np.testing.assert_allclose(res.utilization[1], [0.2, 0.5], rtol=1e-14)
+    np.testing.assert_allclose(res.utilization[0], X * np.array(D[0]), rtol=1e-14)
+    assert res.saturation_scale == pytest.approx(2.0, rel=1e-14) and res.bottleneck == "s1"
+    assert res.to_frame().shape == (2, 6)
+
+
+def test_open_network_dispatches_mixed_and_mapping_rates():
+    D = [[0.1, 0.2], [0.02, 0.05]]
+    net = _net(D, [False, True], [0.0, 1.0], [3, 0], [1.0, 0.0])
+    a = qn.open_network(net, {"c1": "10/s"})
+    b = qn.mixed_network(net, [0.0, 10.0])
+    np.testing.assert_array_equal(a.residence_time, b.residence_time)
+
+
+def test_amva_and_auto_fallback():
+    D = [[0.02, 0.05], [0.04, 0.01], [0.01, 0.01]]
+    net = _net(D, [False, False, True], [0, 0, 20.0], [10, 10, 0], [0.5, 0.5, 0.0])
+    exact = qn.mixed_network(net, method="exact")
+    approx = qn.mixed_network(net, method="amva")
+    auto = qn.mixed_network(net, max_memory=64)
+    assert approx.method == "mixed.amva" and auto.method == "mixed.amva"
+    np.testing.assert_array_equal(auto.throughput, approx.throughput)
+    np.testing.assert_allclose(approx.throughput, exact.throughput, rtol=0.05)
+
+
+def test_bad_mixed_models():
+    D = [[0.1, 0.2], [0.02, 0.05]]
+    with pytest.raises(InvalidModelError, match="needs a closed class with population > 0"):
+        qn.mixed_network(_net(D, [True, True], [1.0, 1.0], [0, 0]))
+    with pytest.raises(InvalidModelError, match="station 's1' has 2 servers"):
+        qn.mixed_network(_net(D, [False, True], [0.0, 1.0], [2, 0], servers=[1, 2]))
+    with pytest.raises(
+        UnstableModelError, match=r"'s1' is saturated by the open classes: .*U = 1\.25"
+    ):
+        qn.mixed_network(_net(D, [False, True], [0.0, 25.0], [2, 0]))
+    with pytest.raises(InvalidModelError, match="single-class Network"):
+        qn.mixed_network(qn.Network.from_demands([0.1]))
+    with pytest.raises(InvalidModelError, match="class 'c0' is closed"):
+        qn.mixed_network(_net(D, [False, True], [0.0, 1.0], [2, 0]), {"c0": 3.0})
+    with pytest.raises(InvalidModelError, match="method must be one of"):
+        qn.mixed_network(_net(D, [False, True], [0.0, 1.0], [2, 0]), method="fast")
+
+
+def test_closed_class_with_many_terminals_tends_to_the_open_class():
+    """N terminals thinking Z = N / lambda offer Poisson traffic at rate lambda as N grows."""
+    D = np.array([0.004, 0.006, 0.002])
+    lam = 100.0
+    open_R = qn.open_network(qn.Network.from_demands(D), lam).response_time[0]
+    errs = []
+    for N in (100, 1000, 10000):
+        closed = qn.mva(qn.Network.from_demands(D, think_time=N / lam - open_R), N, keep="last")
+        errs.append(abs(closed.response_time[-1] / open_R - 1))
+    assert errs[2] < 2e-3 and errs[2] < errs[1] < errs[0]
+
+
+@st.composite
+def _mixed(draw):
+    K = draw(st.integers(1, 4))
+    C = draw(st.integers(2, 4))
+    D = np.array(draw(st.lists(st.floats(1e-3, 0.2), min_size=C * K, max_size=C * K))).reshape(C, K)
+    is_open = np.array(draw(st.lists(st.booleans(), min_size=C, max_size=C)))
+    is_open[0] = False
+    N = np.where(is_open, 0, draw(st.lists(st.integers(1, 5), min_size=C, max_size=C)))
+    frac = draw(st.floats(0.0, 0.95))
+    kinds = draw(st.lists(st.sampled_from(["queue", "queue", "delay"]), min_size=K, max_size=K))
+    delay = np.array([k == "delay" for k in kinds])
+    base = np.where(is_open, 1.0, 0.0)
+    load = np.where(delay, 0.0, base @ D)
+    scale = frac / load.max() if load.max() > 0 else 1.0
+    Z = draw(st.lists(st.floats(0.0, 2.0), min_size=C, max_size=C))
+    return _net(D, is_open, base * scale, N, np.where(is_open, 0.0, Z), kinds), delay
+
+
+@settings(max_examples=60, deadline=None)
+@given(_mixed())
+def test_little_utilisation_and_job_count(case):
+    net, delay = case
+    res = qn.mixed_network(net)
+    op = net.is_open
+    np.testing.assert_allclose(res.throughput[op], net.arrival_rate[op])
+    np.testing.assert_allclose(res.queue_length, res.throughput[:, None] * res.residence_time)
+    np.testing.assert_allclose(res.utilization, res.throughput[:, None] * net.demands, rtol=1e-13)
+    cl = ~op
+    jobs = res.queue_length[cl].sum(axis=1) + res.throughput[cl] * net.think_time[cl]
+    np.testing.assert_allclose(jobs, net.population[cl], rtol=1e-10)
+    assert np.all(res.station_utilization[~delay] < 1.0 + 1e-12)
+
+
+def test_multiclass_network_objects_open_and_mixed():
+    """The L1 description (MultiClassNetwork, OpenClass, ClosedClass) solves like the arrays."""
+    stations = [
+        qn.Station("cpu", {"batch": "20 ms", "web": "10 ms"}),
+        qn.Station("disk", {"batch": "50 ms", "web": "30 ms"}),
+        qn.Station("lan", {"batch": "300 ms", "web": "100 ms"}, kind="delay"),
+    ]
+    mixed = qn.MultiClassNetwork(
+        stations, [qn.ClosedClass("batch", 5, think_time=0.5), qn.OpenClass("web", "7/s")]
+    )
+    ref = _net(
+        [[0.02, 0.05, 0.3], [0.01, 0.03, 0.1]],
+        [False, True],
+        [0.0, 7.0],
+        [5, 0],
+        [0.5, 0.0],
+        ["queue", "queue", "delay"],
+    )
+    a, b = qn.mixed_network(mixed), qn.mixed_network(ref)
+    np.testing.assert_allclose(a.residence_time, b.residence_time, rtol=1e-15)
+    assert a.class_names == ("batch", "web") and a.station_names == ("cpu", "disk", "lan")
+    c = qn.open_network(mixed, {"web": "3/s"}, N={"batch": 2})
+    assert c.population.tolist() == [2, 0] and c.arrival_rate.tolist() == [0.0, 3.0]
+    only_open = qn.MultiClassNetwork(
+        stations, [qn.OpenClass("web", 7.0), qn.OpenClass("batch", 1.0)]
+    )
+    res = qn.open_network(only_open)
+    assert res.method == "open" and res.class_names == ("web", "batch")
+    with pytest.raises(
+        InvalidModelError, match=r"arrival_rate\['batch'\]: class 'batch' is closed"
+    ):
+        qn.open_network(mixed, {"batch": 1.0})
