@@ -154,6 +154,11 @@ void qnb_rng_seed(struct qnb_rng *r, uint64_t seed);
 uint64_t qnb_rng_next(struct qnb_rng *r);
 double qnb_rng_uniform(struct qnb_rng *r); /* in (0, 1) */
 uint64_t qnb_rng_below(struct qnb_rng *r, uint64_t n);
+/* Offset of the next request of size bs in a file of nblocks blocks: a uniformly random
+ * block, or the sequential cursor *cursor (advanced, wrapping to 0 at the end). The one
+ * access-pattern rule of the engines that read and write files (file, nfs). */
+long long qnb_next_offset(struct qnb_rng *r, int random, long long *cursor, long long nblocks,
+                          long long bs);
 
 /* ---- engines ---- */
 struct qnb_run;

@@ -134,6 +134,18 @@ double qnb_rng_uniform(struct qnb_rng *r)
     return ((double)(qnb_rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
 }
 
+long long qnb_next_offset(struct qnb_rng *r, int random, long long *cursor, long long nblocks,
+                          long long bs)
+{
+    if (random)
+        return (long long)qnb_rng_below(r, (uint64_t)nblocks) * bs;
+    if (*cursor + bs > nblocks * bs)
+        *cursor = 0;
+    long long off = *cursor;
+    *cursor += bs;
+    return off;
+}
+
 uint64_t qnb_rng_below(struct qnb_rng *r, uint64_t n)
 {
     if (n <= 1)

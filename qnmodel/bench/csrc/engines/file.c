@@ -198,15 +198,7 @@ static int file_op(struct qnb_worker *w, uint64_t *bytes)
 {
     struct file_worker *f = w->priv;
     size_t bs = (size_t)w->run->pt.bs;
-    long long off;
-    if (f->random) {
-        off = (long long)qnb_rng_below(&w->rng, (uint64_t)f->nblocks) * (long long)bs;
-    } else {
-        if (f->off + (long long)bs > f->nblocks * (long long)bs)
-            f->off = 0;
-        off = f->off;
-        f->off += (long long)bs;
-    }
+    long long off = qnb_next_offset(&w->rng, f->random, &f->off, f->nblocks, (long long)bs);
     switch (f->acc) {
     case A_SYNC:
     case A_DIRECT: {
