@@ -70,21 +70,29 @@ def test_closed_loop_constant_service_and_think_is_deterministic(qnb, rt):
         "4ms",
         "--jobs",
         "1,2,4",
+        "--repeat",
+        "3",
         *rt,
     )
+    assert sorted(p["jobs"] for p in res) == [1, 1, 1, 2, 2, 2, 4, 4, 4]
+    for n in (1, 2, 4):
+        x = min(n / (s + z), 1 / s)
+        xs = [p["throughput_ops_s"] for p in res if p["jobs"] == n]
+        # Nothing makes the loop faster than its closed form; a client woken late (or a device
+        # thread preempted: seen about one run in seven even with SCHED_FIFO clients) only makes
+        # it slower. So every repeat stays at or below the closed form, and the best of three
+        # reaches it.
+        assert max(xs) <= x * 1.02
+        if rt:
+            assert max(xs) == pytest.approx(x, rel=0.03)
+        else:
+            assert 0.6 * x < max(xs)
     for point in res:
         n = point["jobs"]
-        x = min(n / (s + z), 1 / s)
-        # Without SCHED_FIFO every step pays the client's wake-up lateness (up to milliseconds
-        # on a loaded 2-core machine): then X can only be lower than the closed form.
-        if rt:
-            assert point["throughput_ops_s"] == pytest.approx(x, rel=0.03)
-        else:
-            assert 0.6 * x < point["throughput_ops_s"] <= x * 1.02
         # Little's law over the whole loop: N = X (R + Z)
         lhs = point["throughput_ops_s"] * (point["latency_s"]["mean"] + point["think_s_mean"])
         assert lhs == pytest.approx(n, rel=0.05)
-    sat = res[-1]
+    sat = max((p for p in res if p["jobs"] == 4), key=lambda p: p["throughput_ops_s"])
     # utilisation law on the device's exact schedule, whatever the clients' lateness
     assert sat["engine_stats"]["utilization"][0] == pytest.approx(
         sat["throughput_ops_s"] * s, rel=0.02
