@@ -60,7 +60,8 @@ import numpy as np
 
 from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError
-from ..results import MVAResult, handover
+from ..results import MVAResult
+from ._mva_core import result
 from .mva_ld import convolution_arrays
 from .open import as_multipliers
 
@@ -273,22 +274,7 @@ def mva_ld_general(
     X, Q, Rk = ld_general_arrays(D, net.is_delay, Z, N, rates, keep)
     cap = np.array([1.0 if r is None else float(r.max()) for r in rates])
     U = X[:, None] * (D / cap)[None, :]
-    n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
-    R = Rk.sum(axis=1)
-    handover(n, X, R, Q, U, Rk)
-    return MVAResult(
-        method="mva.ld_general",
-        n=n,
-        throughput=X,
-        response_time=R,
-        queue_length=Q,
-        utilization=U,
-        residence_time=Rk,
-        station_names=tuple(net.names),
-        think_time=Z,
-        demands=np.array(D),
-        is_delay=np.array(net.is_delay),
-    )
+    return result("mva.ld_general", net, N, keep, X, Rk.sum(axis=1), Q, U, Rk)
 
 
 def ld_seidmann_split(D: np.ndarray, delay: np.ndarray, rates: Sequence):
