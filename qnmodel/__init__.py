@@ -67,6 +67,7 @@ _LAZY = {
     "simulate": ("qnmodel.simulation", "simulate"),
     "simulation": ("qnmodel.simulation", None),
     "testbed": ("qnmodel.testbed", None),
+    "check": ("qnmodel.check", None),
 }
 
 
@@ -122,6 +123,7 @@ __all__ = [
     "best_upgrade",
     "bounds",
     "calibration",
+    "check",
     "bench",
     "demands",
     "fork_join",
