@@ -56,3 +56,12 @@ def rt(qnb):
     if rc != 0:
         print(f"SCHED_FIFO not available, timing tolerances widened: {err.strip()}")
     return ["--realtime"] if rc == 0 else []
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that time real-time clients (they take the ``rt`` fixture) run alone, after the
+    parallel suite: a busy second worker (SCHED_FIFO clients of its own, a site build) delays
+    wake-ups by a large fraction of their millisecond tolerances."""
+    for item in items:
+        if "rt" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.alone)
