@@ -87,7 +87,7 @@ References
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -95,8 +95,7 @@ import numpy as np
 from .._validate import as_population, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..network import Network
-from ..results import _freeze, _import_pandas
-from . import percentiles as _ph
+from .forkjoin_result import ForkJoinResult
 
 __all__ = [
     "ForkJoinResult",
@@ -251,189 +250,6 @@ def _model(net: Network) -> _Model:
         tuple(names), tuple(kinds), np.array(net.demands, dtype=np.float64), tuple(fj),
         tuple(bnames), float(net.think_time),
     )  # fmt: skip
-
-
-# ---------------------------------------------------------------------------- result
-@dataclass(frozen=True, repr=False)
-class ForkJoinResult:
-    """Mean values of a network with fork-join elements (an approximation, see ``method``).
-
-    Rows are populations n = 1..N (closed) or the single operating point
-    (open; then ``n`` holds the mean number in the system lambda R, Little's law).
-    Elements (columns of the per-station arrays) are the network's stations,
-    a fork-join counted once; branches have their own arrays.
-
-    Attributes
-    ----------
-    method : str
-        Contains "approximate".
-    n, throughput, response_time : ndarray (P,)
-        Population (closed), X in requests/s, R in s (think time excluded).
-    residence_time, queue_length, utilization : ndarray (P, K)
-        Per element; for a fork-join: R_fj, requests inside it (X R_fj), and
-        the utilisation of its busiest branch.
-    branch_names : tuple of str
-        ``"<forkjoin>.<branch>"``.
-    branch_response_time, branch_queue_length, branch_utilization : ndarray (P, B)
-        Sub-request sojourn T_i, sub-requests present q_i = X T_i, U_i = X D_i.
-    synchronization_delay : ndarray (P, F)
-        Per fork-join: R_fj minus the mean branch sojourn, the mean time a
-        finished sub-request waits for its siblings (k = n); negative for a
-        k-of-n join that leaves before the average sub-request finishes.
-    forkjoin_names : tuple of str
-    arrival_rate : float or None
-        lambda (open) or None (closed).
-    """
-
-    method: str
-    n: np.ndarray
-    throughput: np.ndarray
-    response_time: np.ndarray
-    residence_time: np.ndarray
-    queue_length: np.ndarray
-    utilization: np.ndarray
-    branch_response_time: np.ndarray
-    branch_queue_length: np.ndarray
-    branch_utilization: np.ndarray
-    synchronization_delay: np.ndarray
-    station_names: tuple[str, ...]
-    branch_names: tuple[str, ...]
-    forkjoin_names: tuple[str, ...]
-    think_time: float
-    arrival_rate: float | None = None
-    _model: Any = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        _freeze(self)
-
-    def _row(self, n: int | None) -> int:
-        if self.arrival_rate is not None or n is None:
-            return self.n.size - 1
-        n = as_population(n, "n")
-        hits = np.flatnonzero(self.n == n)
-        if hits.size == 0:
-            raise InvalidModelError(f"n={n} is not in this result (n = 1..{int(self.n[-1])})")
-        return int(hits[0])
-
-    def response_time_distribution(self, n: int | None = None) -> tuple[_ph.PhaseType, str]:
-        """A phase-type law of the response time at population n (default: the last) and its label.
-
-        Open networks of single-server queues only: *exact* (hypoexponential, [Rei57]).
-        Otherwise an approximation with the solver's means, stages independent:
-
-        * closed: a queue's residence R_k(n) is the service of the Q_k(n-1)
-          requests found ahead plus its own, so it is fitted as an Erlang
-          mixture of mean R_k(n) and SCV 1 / (1 + Q_k(n-1)) ([Tij94]; exponential
-          at n = 1, Erlang-like near saturation); a fork-join is the wait for
-          the requests ahead (same fit, SCV 1/Q_fj(n-1)) followed by the exact
-          race of this request's exponential sub-requests (k-th order statistic);
-          delay stations are Exp(D);
-        * open: exponential stages (exact for M/M/1); a fork-join is the join
-          of independent exponential branch sojourns, not rescaled: its mean is
-          [NT88]'s upper bound (above ``residence_time``, which is the better
-          mean), but its upper quantiles match simulation closely, because the
-          positive correlation of the branches mostly shortens the body of the
-          distribution, not its tail (measured: docs page).
-
-        Errors against simulation: ``tests/solvers/fj_sim.py`` and the fork-join docs page.
-        """
-        m: _Model = self._model
-        i = self._row(n)
-        closed = self.arrival_rate is None
-        # requests found ahead on arrival: Q(n-1) (arrival theorem), none for n = 1
-        ahead = self.queue_length[i - 1] if closed and i > 0 else np.zeros(len(m.kind))
-        parts = []
-        fj_of = {idx: (d, k) for idx, d, k, _b in m.fj}
-        col = 0
-        for j, kind in enumerate(m.kind):
-            r = float(self.residence_time[i, j])
-            if kind == "forkjoin":
-                d, k = fj_of[j]
-                b = self.branch_response_time[i, col : col + d.size]
-                col += d.size
-                k -= int(np.count_nonzero(d == 0.0))  # zero-demand branches finish at once
-                b, d = b[d > 0.0], d[d > 0.0]
-                if k <= 0:
-                    continue
-                if closed:  # the queue ahead, then the race of this request's sub-requests
-                    own = _ph.order_statistic_ph(d, k)
-                    wait = r - own.mean
-                    if wait > 1e-12 * r:
-                        parts.append(_ph.erlang_mixture(wait, 1.0 / max(ahead[j], 1.0)))
-                    parts.append(own)
-                else:  # independent join: its mean is [NT88]'s upper bound, its tail fits
-                    parts.append(_ph.order_statistic_ph(b, k))
-            elif r > 0.0:
-                scv = 1.0 / (1.0 + ahead[j]) if closed and kind == "queue" else 1.0
-                parts.append(_ph.erlang_mixture(r, scv))
-        if not parts:
-            raise InvalidModelError("every demand is zero: the response time is 0")
-        exact = not closed and all(k == "queue" for k in m.kind)
-        label = (
-            "exact (open M/M/1 tandem: hypoexponential sum of sojourns)"
-            if exact
-            else (
-                "approximate (closed: Erlang-mixture stages of SCV 1/(1 + Q_k(n-1)); "
-                "fork-join: queue ahead then the race of exponential sub-requests)"
-                if closed
-                else "approximate (exponential stages; fork-join: join of independent "
-                "exponential branch sojourns)"
-            )
-        )
-        return _ph.series(*parts), label
-
-    def response_time_quantile(self, q: float, n: int | None = None) -> float:
-        """The q-quantile of the response time, s (0 < q < 1), e.g. ``q=0.99`` for p99.
-
-        Exact for open tandems of M/M/1 queues, approximate otherwise; see
-        :meth:`response_time_distribution`.
-        """
-        law, _label = self.response_time_distribution(n)
-        return law.quantile(q)
-
-    def to_frame(self, level: str = "system") -> Any:
-        """A DataFrame: ``"system"`` (n, X, R), ``"station"`` or ``"branch"`` (long form)."""
-        pd = _import_pandas()
-        if level == "system":
-            return pd.DataFrame(
-                {"n": self.n, "throughput": self.throughput, "response_time": self.response_time}
-            )
-        if level == "station":
-            P, K = self.residence_time.shape
-            return pd.DataFrame(
-                {
-                    "n": np.repeat(self.n, K),
-                    "station": np.tile(np.array(self.station_names, dtype=object), P),
-                    "residence_time": self.residence_time.ravel(),
-                    "queue_length": self.queue_length.ravel(),
-                    "utilization": self.utilization.ravel(),
-                }
-            )
-        if level == "branch":
-            P, B = self.branch_response_time.shape
-            return pd.DataFrame(
-                {
-                    "n": np.repeat(self.n, B),
-                    "branch": np.tile(np.array(self.branch_names, dtype=object), P),
-                    "response_time": self.branch_response_time.ravel(),
-                    "queue_length": self.branch_queue_length.ravel(),
-                    "utilization": self.branch_utilization.ravel(),
-                }
-            )
-        raise InvalidModelError(
-            f"level must be one of 'system', 'station', 'branch'; got {level!r}"
-        )
-
-    def __repr__(self) -> str:
-        what = (
-            f"lambda={self.arrival_rate:.6g}/s"
-            if self.arrival_rate is not None
-            else f"N={int(self.n[-1])}"
-        )
-        return (
-            f"ForkJoinResult({self.method}, {what}: X={self.throughput[-1]:.6g}/s, "
-            f"R={self.response_time[-1]:.6g}s)"
-        )
 
 
 # ---------------------------------------------------------------------------- solvers
