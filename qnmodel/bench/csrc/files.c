@@ -86,27 +86,40 @@ int qnb_rundir_create(struct qnb_run *r)
     return -1;
 }
 
-int qnb_file_create(struct qnb_run *r, const char *name, int extra_flags, char *path_out,
-                    size_t pathlen)
+/* Create `name` O_EXCL in the run directory; on failure the message is in err (not recorded). */
+static int create_in_rundir(struct qnb_run *r, const char *name, int extra_flags, char *path_out,
+                            size_t pathlen, char *err, size_t errlen)
 {
-    if (qnb_rundir_create(r))
-        return -1;
+    if (qnb_rundir_create(r)) { /* recorded by qnb_rundir_create */
+        snprintf(err, errlen, "%s", r->nerrors ? r->errors[r->nerrors - 1] : "no run directory");
+        return -2;
+    }
     if (ncreated >= MAX_CREATED) {
-        qnb_run_error(r, "too many files");
+        snprintf(err, errlen, "too many files");
         return -1;
     }
     int fd = openat(dirfd_, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extra_flags,
                     0600);
     if (fd < 0) {
         int e = errno;
-        qnb_run_error(r, "cannot create %s/%s: %s (%s)", r->rundir, name, strerror(e),
-                      qnb_errno_name(e));
+        snprintf(err, errlen, "cannot create %s/%s: %s (%s)", r->rundir, name, strerror(e),
+                 qnb_errno_name(e));
         return -1;
     }
     snprintf(created[ncreated++], sizeof created[0], "%s", name);
     if (path_out)
         snprintf(path_out, pathlen, "%s/%s", r->rundir, name);
     return fd;
+}
+
+int qnb_file_create(struct qnb_run *r, const char *name, int extra_flags, char *path_out,
+                    size_t pathlen)
+{
+    char err[QNB_PATH_MAX + 128];
+    int fd = create_in_rundir(r, name, extra_flags, path_out, pathlen, err, sizeof err);
+    if (fd == -1)
+        qnb_run_error(r, "%s", err);
+    return fd < 0 ? -1 : fd;
 }
 
 /* Open a file we created earlier (refuses names we did not create). */
@@ -128,11 +141,10 @@ int qnb_file_open(struct qnb_run *r, const char *name, int flags)
 int qnb_file_layout(struct qnb_run *r, const char *name, long long size, int zero, char *err,
                     size_t errlen)
 {
-    int fd = qnb_file_create(r, name, 0, NULL, 0);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s", r->nerrors ? r->errors[r->nerrors - 1] : "cannot create file");
+    /* the caller reports err (once, with its engine's name) */
+    int fd = create_in_rundir(r, name, 0, NULL, 0, err, errlen);
+    if (fd < 0)
         return -1;
-    }
     size_t chunk = 1 << 20;
     unsigned char *buf = malloc(chunk);
     if (!buf) {
@@ -170,19 +182,38 @@ int qnb_file_layout(struct qnb_run *r, const char *name, long long size, int zer
     return 0;
 }
 
+/* Remove every file qnbench created, then its directory. A file of ours that cannot be removed
+ * (a directory made read-only under it, a file system gone read-only) is a run error: the
+ * document says what was left where. A file somebody else put there is left with the directory,
+ * which is not an error of the measurement (a diagnostic only). */
 void qnb_rundir_cleanup(struct qnb_run *r)
 {
     if (!r->rundir[0])
         return;
+    int left = 0;
     for (int i = 0; i < ncreated; i++)
-        if (unlinkat(dirfd_, created[i], 0) != 0 && errno != ENOENT)
-            qnb_diag("cannot remove %s/%s: %s", r->rundir, created[i], strerror(errno));
+        if (unlinkat(dirfd_, created[i], 0) != 0 && errno != ENOENT) {
+            int e = errno;
+            qnb_run_error(r, "cannot remove its file %s/%s: %s (%s); it is left in place",
+                          r->rundir, created[i], strerror(e), qnb_errno_name(e));
+            left++;
+        }
     ncreated = 0;
     if (dirfd_ >= 0)
         close(dirfd_);
     dirfd_ = -1;
-    if (rmdir(r->rundir) != 0)
-        qnb_diag("left directory %s in place: %s (it holds files qnbench did not create)",
-                 r->rundir, strerror(errno));
+    if (rmdir(r->rundir) != 0) {
+        int e = errno;
+        if (left)
+            qnb_run_error(r, "left its directory %s in place with the %d file(s) it could not "
+                             "remove",
+                          r->rundir, left);
+        else if (e == ENOTEMPTY || e == EEXIST)
+            qnb_diag("left directory %s in place: %s (it holds files qnbench did not create)",
+                     r->rundir, strerror(e));
+        else
+            qnb_run_error(r, "cannot remove its directory %s: %s (%s)", r->rundir, strerror(e),
+                          qnb_errno_name(e));
+    }
     r->rundir[0] = '\0';
 }

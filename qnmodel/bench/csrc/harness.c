@@ -162,9 +162,46 @@ void qnb_shared_free(void *p, size_t size)
 }
 
 /* Sleep until `deadline`, waking every 5 ms to notice a stop. Returns 1 if stopping. */
-static int wait_until(struct qnb_run *r, int64_t deadline)
+/* Process workers that have ended are waited for here. One that was killed by a signal (or
+ * exited with a failure it could not report) ends the point: its share of the load is gone, so
+ * the point's numbers would describe fewer clients than the document says. Returns how many
+ * died that way; `block` waits for every worker (at the end of a point). */
+static int reap_workers(struct qnb_run *r, int started, int block)
+{
+    int died = 0;
+    for (int i = 0; i < started; i++) {
+        struct qnb_worker *w = &r->workers[i];
+        if (w->reaped || w->pid <= 0)
+            continue;
+        int st;
+        pid_t p;
+        while ((p = waitpid(w->pid, &st, block ? 0 : WNOHANG)) < 0 && errno == EINTR)
+            ;
+        if (p != w->pid)
+            continue;
+        w->reaped = 1;
+        if (WIFSIGNALED(st)) {
+            qnb_run_error(r, "worker process %d (point %d, job %d) was killed by signal %d (%s)",
+                          w->pid, r->pt.index, i, WTERMSIG(st), strsignal(WTERMSIG(st)));
+            died++;
+        } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0 && !w->failed) {
+            qnb_run_error(r, "worker process %d (point %d, job %d) exited with status %d",
+                          w->pid, r->pt.index, i, WEXITSTATUS(st));
+            died++;
+        }
+    }
+    if (died)
+        request_stop(r);
+    return died;
+}
+
+/* Sleep until `deadline`, waking every 5 ms to notice a stop (and, with process workers, one
+ * that died: `*died` counts them). Returns 1 if stopping. */
+static int wait_until(struct qnb_run *r, int64_t deadline, int proc_started, int *died)
 {
     for (;;) {
+        if (proc_started)
+            *died += reap_workers(r, proc_started, 0);
         if (qnb_stopping(r))
             return 1;
         int64_t now = qnb_now_ns();
@@ -279,8 +316,13 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     if (started < jobs)
         request_stop(r);
     /* the warm-up starts once every worker has set itself up (allocated, opened, connected) */
-    while (atomic_load(&r->ready) < started && !qnb_stopping(r))
+    int died = 0;
+    int proc_started = use_proc ? started : 0;
+    while (atomic_load(&r->ready) < started && !qnb_stopping(r)) {
+        if (proc_started)
+            died += reap_workers(r, proc_started, 0);
         qnb_sleep_until_ns(qnb_now_ns() + 200000, 0);
+    }
     t_w0 = qnb_now_ns();
 
     /* warm-up, then the measured interval */
@@ -289,7 +331,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     int timed_out = 0;
     int limit_only = (c->ops > 0 || c->io_size > 0) && c->runtime <= 0;
     if (c->warmup > 0)
-        wait_until(r, t_w0 + (int64_t)(c->warmup * 1e9));
+        wait_until(r, t_w0 + (int64_t)(c->warmup * 1e9), proc_started, &died);
     double warm_s = (qnb_now_ns() - t_w0) / 1e9;
     qnb_cpu_times(&cu0, &cs0, use_proc);
     int expected = QNB_PHASE_WARMUP;
@@ -303,7 +345,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         int64_t until = next < t_end ? next : t_end;
         if (limit_only)
             until = next;
-        if (wait_until(r, until))
+        if (wait_until(r, until, proc_started, &died))
             break;
         int64_t now = qnb_now_ns();
         if (now >= next) {
@@ -325,14 +367,11 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
 
     for (int i = 0; i < started; i++) {
         struct qnb_worker *w = &r->workers[i];
-        if (use_proc) {
-            int st;
-            while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
-                ;
-        } else {
+        if (!use_proc)
             pthread_join(w->tid, NULL);
-        }
     }
+    if (use_proc)
+        died += reap_workers(r, started, 1);
     qnb_cpu_times(&cu1, &cs1, use_proc);
 
     int64_t t_stop = atomic_load(&r->t_stop_ns);
@@ -362,6 +401,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     double elapsed = ((double)(t_stop - r->t_start_ns) + finish_max) / 1e9;
     if (ops > prev_ops || ss.n == 0)
         add_sample(&ss, elapsed, ops - prev_ops, bytes - prev_bytes);
+    if (died)
+        ok = 0; /* reap_workers said which worker and how */
     if (qnb_stop_signal) {
         ok = 0;
         qnb_run_error(r, "interrupted by a signal during point %d", r->pt.index);

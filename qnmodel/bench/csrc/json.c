@@ -46,6 +46,38 @@ void qj_obj_end(struct qnb_json *j) { close_(j, '}'); }
 void qj_arr_begin(struct qnb_json *j) { open_(j, '['); }
 void qj_arr_end(struct qnb_json *j) { close_(j, ']'); }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629 table 3-7: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), or 0 when the byte at p does not start one. */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned char b = p[0];
+    size_t n;
+    unsigned long u;
+    if (b < 0x80)
+        return 1;
+    if (b >= 0xc2 && b <= 0xdf)
+        n = 2, u = b & 0x1fu;
+    else if (b >= 0xe0 && b <= 0xef)
+        n = 3, u = b & 0x0fu;
+    else if (b >= 0xf0 && b <= 0xf4)
+        n = 4, u = b & 0x07u;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) { /* a NUL ends the string and fails this test too */
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        u = (u << 6) | (p[i] & 0x3fu);
+    }
+    if ((n == 3 && u < 0x800) || (n == 4 && (u < 0x10000 || u > 0x10ffff)) ||
+        (u >= 0xd800 && u <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* A JSON string of the bytes s. Bytes that are not UTF-8 (a file name may hold any byte but
+ * '/' and NUL) are written as the lone surrogates \udc80-\udcff of PEP 383's
+ * "surrogateescape", so the document stays valid UTF-8 and Python reads the exact name back
+ * with os.fsencode(). */
 static void raw_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -59,10 +91,19 @@ static void raw_string(FILE *f, const char *s)
         case '\b': fputs("\\b", f); break;
         case '\f': fputs("\\f", f); break;
         default:
-            if (*p < 0x20 || *p == 0x7f)
+            if (*p < 0x20 || *p == 0x7f) {
                 fprintf(f, "\\u%04x", *p);
-            else
+            } else if (*p < 0x80) {
                 fputc(*p, f);
+            } else {
+                size_t n = utf8_len(p);
+                if (n == 0) {
+                    fprintf(f, "\\udc%02x", *p);
+                } else {
+                    fwrite(p, 1, n, f);
+                    p += n - 1;
+                }
+            }
         }
     }
     fputc('"', f);

@@ -207,7 +207,7 @@ struct qnb_engine {
 QNB_ENGINE_TABLE(QNB_ENGINE_DECLARE)
 #define QNB_ENGINE_NAME_ITEM(n) "," #n
 /* "null,emu,...": the comma list of engine names, a string constant derived from the table */
-#define QNB_ENGINE_NAMES (QNB_ENGINE_TABLE(QNB_ENGINE_NAME_ITEM) + 1)
+#define QNB_ENGINE_NAMES (&(QNB_ENGINE_TABLE(QNB_ENGINE_NAME_ITEM))[1])
 extern const struct qnb_engine *const qnb_engines[]; /* the table, NULL-terminated */
 const struct qnb_engine *qnb_find_engine(const char *name);
 int qnb_engine_table_check(void); /* 0, or -1 (message printed) if a .name differs from its entry */
@@ -236,6 +236,7 @@ struct qnb_worker {
     char errmsg[512];
     pthread_t tid;
     int pid;
+    int reaped; /* process workers: waited for (by the sampler's poll or at the end) */
     /* engine per-worker statistics, in shared memory for process workers */
     double stat[64];
 };

@@ -287,5 +287,8 @@ int qnb_tcp_send_request(int fd, int write, const unsigned char *payload, uint64
 int qnb_tcp_recv_reply(int fd, int write, unsigned char *buf, uint64_t size)
 {
     unsigned char hdr[HDR];
-    return (write ? recv_all(fd, hdr, HDR) : recv_all(fd, buf, size)) != 0 ? -1 : 0;
+    int rc = write ? recv_all(fd, hdr, HDR) : recv_all(fd, buf, size);
+    if (rc == 1) /* the server closed the connection before replying: no errno of its own */
+        errno = ECONNRESET;
+    return rc != 0 ? -1 : 0;
 }

@@ -225,8 +225,14 @@ static void nfs_cleanup(struct qnb_worker *w)
     if (f->nfs) {
         if (f->fh)
             nfs_close(f->nfs, f->fh);
-        if (f->write)
-            nfs_unlink(f->nfs, f->path); /* written files are not reused */
+        /* written files are not reused; one that cannot be removed is said (the first error
+         * of a worker is kept: a server gone mid-request already failed it) */
+        if (f->write) {
+            int e = nfs_unlink(f->nfs, f->path);
+            if (e < 0 && e != -ENOENT && !w->failed)
+                qnb_worker_error(w, "nfs: cannot remove its file %s: %s; it is left on the server",
+                                 f->path, nfs_get_error(f->nfs));
+        }
         nfs_umount(f->nfs);
         nfs_destroy_context(f->nfs);
     }
@@ -250,14 +256,23 @@ static void nfs_run_teardown(struct qnb_run *r)
     const struct qnb_config *c = r->cfg;
     struct nfs_context *nfs;
     char err[768], dir[256], path[512];
-    if (strstr(c->rw, "write") || nfs_connect(c, &nfs, dir, sizeof dir, err, sizeof err))
+    if (strstr(c->rw, "write"))
         return;
+    if (nfs_connect(c, &nfs, dir, sizeof dir, err, sizeof err)) {
+        qnb_run_error(r, "nfs: cannot remove its files qnbench-%ld-job*.dat on %s (%s); they are "
+                         "left on the server",
+                      (long)getpid(), c->nfs_url, err);
+        return;
+    }
     long long most = 0;
     for (int i = 0; i < c->jobs.n; i++)
         most = c->jobs.v[i] > most ? c->jobs.v[i] : most;
     for (int job = 0; job < most; job++) {
         job_path(c, dir, job, path, sizeof path);
-        nfs_unlink(nfs, path);
+        int e = nfs_unlink(nfs, path);
+        if (e < 0 && e != -ENOENT)
+            qnb_run_error(r, "nfs: cannot remove its file %s on %s: %s; it is left on the server",
+                          path, c->nfs_url, nfs_get_error(nfs));
     }
     nfs_umount(nfs);
     nfs_destroy_context(nfs);
