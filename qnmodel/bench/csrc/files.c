@@ -186,3 +186,7 @@ void qnb_rundir_cleanup(struct qnb_run *r)
                  r->rundir, strerror(errno));
     r->rundir[0] = '\0';
 }
+
+/* The descriptor of the run's own directory (-1 before qnb_rundir_create): engines that build
+ * their own tree (meta) work relative to it with *at() calls and O_NOFOLLOW. */
+int qnb_rundir_fd(void) { return dirfd_; }
