@@ -116,12 +116,8 @@ static void *worker_main(void *arg)
         w->op_class = 0;
         int64_t t0 = open_loop ? sched : qnb_now_ns();
         int rc = eng->op(w, &b);
-        if (rc > 0) { /* a fixed-work engine has done its work */
-            w->done = 1;
-            if (atomic_fetch_add(&r->done_workers, 1) + 1 >= r->pt.jobs)
-                request_stop(r);
+        if (rc > 0) /* a fixed-work engine has done its work */
             break;
-        }
         if (rc) {
             w->failed = 1;
             request_stop(r);
@@ -151,6 +147,13 @@ static void *worker_main(void *arg)
                 w->think_count++;
             }
         }
+    }
+    /* a fixed-work client leaving the loop (its work done, or the --ops limit reached) is
+     * done: the point ends when every client is */
+    if (fixed && !w->failed) {
+        w->done = 1;
+        if (atomic_fetch_add(&r->done_workers, 1) + 1 >= r->pt.jobs)
+            request_stop(r);
     }
     if (open_loop)
         qnb_openloop_end(w);

@@ -259,6 +259,7 @@ struct qnb_worker {
     int done;     /* QNB_ENG_FIXED_WORK: the worker had no more work */
     /* open loop (workload.c): next scheduled arrival and the measured queueing before issue */
     int64_t ol_next_ns;
+    int64_t ol_sched_ns; /* scheduled arrival of the current request (0: closed loop) */
     uint64_t ol_issued, ol_behind;
     double ol_wait_sum_ns, ol_wait_max_ns;
     uint64_t ol_backlog_end;

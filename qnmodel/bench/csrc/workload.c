@@ -59,6 +59,7 @@ int64_t qnb_openloop_wait(struct qnb_worker *w, int64_t spin_ns)
     if (qnb_stopping(r))
         return 0;
     w->ol_next_ns = sched + interarrival_ns(w);
+    w->ol_sched_ns = sched;
     if (atomic_load(&r->phase) == QNB_PHASE_MEASURE) {
         double wait = (double)(now - sched);
         w->ol_issued++;
