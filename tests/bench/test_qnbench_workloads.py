@@ -125,7 +125,8 @@ def test_ior_hard_shared_file_of_unaligned_writes(qnb, tmp_path):
 def test_open_loop_constant_arrivals_below_capacity_never_queue(qnb, rt):
     # D/D/1 at rho = 0.5: every request finds the device idle; response = service
     rc, doc, _, err = qnb("--engine", "emu", "--dev-latency", "2ms", "--dev-rate", 0,
-                          "--rate", "250/s", "--arrivals", "constant", "--runtime", "1s", *rt)  # fmt: skip
+                          "--rate", "250/s", "--arrivals", "constant", "--runtime", "1s",
+                          *rt)  # fmt: skip
     assert rc == 0, err
     r = doc["results"][0]
     ol = r["open_loop"]
