@@ -7,13 +7,14 @@
   bookkeeping between files), so its stat and unlink *rates* are much lower; the call
   latencies are the like-for-like comparison;
 * read/write mix: qnbench ``file --rw randread --rwmix 70`` against fio ``--rw=randrw
-  --rwmixread=70`` (psync, 4 KiB, page cache): total IOPS and the read and write median
+  --rwmixread=70`` (psync, 4 KiB): total IOPS and the read and write median
   latencies;
 * open loop: qnbench ``--rate R --arrivals poisson`` against fio ``--rate_iops=R
-  --rate_process=poisson`` (psync, 4 KiB random reads, page cache): achieved IOPS, and median
+  --rate_process=poisson`` (psync, 4 KiB random reads): achieved IOPS, and median
   latency (fio's completion latency counts from issue, qnbench's from the scheduled arrival: on
   an idle page cache the two agree; under a backlog only qnbench counts the queueing).
 
+All on tmpfs (``--tmpfs-dir``): the file-system call itself, not a disk other work shares.
 Every comparison is paired and alternates which tool goes first (``paired`` of the caller).
 """
 
@@ -95,26 +96,26 @@ def _q_rw(base: str, runtime: float, **extra) -> dict:
 def workload_rows(args, rows, commands, paired, ratios, ratio_cell, med) -> None:
     """Append the metadata, rwmix and open-loop rows (qnbench / fio) to `rows`."""
     files = 5000
-    ps, qs = paired(lambda: _fio_meta(args.disk_dir, files),
-                    lambda: _q_meta(args.disk_dir, files), args.repeat)  # fmt: skip
+    ps, qs = paired(lambda: _fio_meta(args.tmpfs_dir, files),
+                    lambda: _q_meta(args.tmpfs_dir, files), args.repeat)  # fmt: skip
     commands += [ps[0]["cmd"], qs[0]["cmd"]]
     for op, engine in (("create", "filecreate"), ("stat", "filestat"), ("unlink", "filedelete")):
         cell, ok, _ = ratio_cell(ratios(qs, ps, op), 0.15)
         lat, ok_lat, _ = ratio_cell(ratios(qs, ps, f"{op}_lat"), 0.15)
-        rows.append([f"meta {op}, {files} files, 1 job", f"fio {engine}",
+        rows.append([f"meta {op}, {files} files, tmpfs, 1 job", f"fio {engine}",
                      f"{med(qs, op):,.0f} files/s", f"{med(ps, op):,.0f} files/s", cell,
                      f"mean {med(qs, f'{op}_lat') * 1e6:,.1f} / "
                      f"{med(ps, f'{op}_lat') * 1e6:,.1f} us", lat,
                      "yes" if ok_lat else "no (rate: fio's per-file work)" if not ok else "yes",
                      ])  # fmt: skip
 
-    ps, qs = paired(lambda: _fio_rw(args.disk_dir, args.runtime, ["--rwmixread=70"]),
-                    lambda: _q_rw(args.disk_dir, args.runtime, rwmix=70), args.repeat)  # fmt: skip
+    ps, qs = paired(lambda: _fio_rw(args.tmpfs_dir, args.runtime, ["--rwmixread=70"]),
+                    lambda: _q_rw(args.tmpfs_dir, args.runtime, rwmix=70), args.repeat)  # fmt: skip
     commands += [ps[0]["cmd"], qs[0]["cmd"]]
     cell, ok_iops, _ = ratio_cell(ratios(qs, ps, "iops"), 0.10)
     rd, ok_rd, _ = ratio_cell(ratios(qs, ps, "read_p50"), 0.15)
     wr, _, _ = ratio_cell(ratios(qs, ps, "write_p50"), 0.15)
-    rows.append(["randrw 4 KiB, 70 % reads, page cache, 1 job", "fio --rwmixread=70",
+    rows.append(["randrw 4 KiB, 70 % reads, tmpfs, 1 job", "fio --rwmixread=70",
                  f"{med(qs, 'iops'):,.0f} IOPS", f"{med(ps, 'iops'):,.0f} IOPS", cell,
                  f"read {med(qs, 'read_p50') * 1e6:.1f} / {med(ps, 'read_p50') * 1e6:.1f} us; "
                  f"write {med(qs, 'write_p50') * 1e6:.1f} / {med(ps, 'write_p50') * 1e6:.1f} us",
@@ -122,9 +123,9 @@ def workload_rows(args, rows, commands, paired, ratios, ratio_cell, med) -> None
 
     rate = 2000
     ps, qs = paired(
-        lambda: _fio_rw(args.disk_dir, args.runtime,
+        lambda: _fio_rw(args.tmpfs_dir, args.runtime,
                         ["--rwmixread=100", f"--rate_iops={rate}", "--rate_process=poisson"]),
-        lambda: _q_rw(args.disk_dir, args.runtime, rate=f"{rate}/s", arrivals="poisson"),
+        lambda: _q_rw(args.tmpfs_dir, args.runtime, rate=f"{rate}/s", arrivals="poisson"),
         args.repeat,
     )  # fmt: skip
     commands += [ps[0]["cmd"], qs[0]["cmd"]]
@@ -132,7 +133,7 @@ def workload_rows(args, rows, commands, paired, ratios, ratio_cell, med) -> None
     lat, _, _ = ratio_cell(ratios(qs, ps, "p50"), 0.25)
     # the latency is information, not a target: qnbench counts from the scheduled arrival,
     # so its figure includes the client's wake-up after each idle gap; fio's starts at issue
-    rows.append([f"open loop, Poisson {rate}/s, 4 KiB random reads, page cache",
+    rows.append([f"open loop, Poisson {rate}/s, 4 KiB random reads, tmpfs",
                  "fio --rate_process=poisson", f"{med(qs, 'iops'):,.0f} IOPS",
                  f"{med(ps, 'iops'):,.0f} IOPS", cell,
                  f"{med(qs, 'p50') * 1e6:.1f} / {med(ps, 'p50') * 1e6:.1f} us (info)", lat,
