@@ -128,3 +128,20 @@ def test_meta_phases_on_every_rank(mpi_qnbench, tmp_path):
     doc = schema.validate(json.loads(p.stdout))
     assert [a["ops"] for a in doc["mpi"]["aggregate"]] == [800] * 4
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_absent_mpi_build_says_why(monkeypatch, tmp_path):
+    # a package built where no MPI compiler was found: the record says so, and asking for the
+    # MPI build names the reason and the remedy instead of a bare "not found"
+    from qnmodel.bench import _runner
+
+    (tmp_path / "qnbench-build.txt").write_text("mpi: absent (no MPI C compiler was found)\n")
+    monkeypatch.setattr(_runner, "_BIN", tmp_path)
+    monkeypatch.delenv(_runner.MPI_ENV_VAR, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bench.mpi_status() == "mpi: absent (no MPI C compiler was found)"
+    with pytest.raises(BenchNotFoundError, match="no MPI C compiler was found.*libopenmpi-dev"):
+        bench.executable(mpi=True)
+    monkeypatch.setenv(_runner.MPI_ENV_VAR, str(tmp_path / "nope"))
+    with pytest.raises(BenchNotFoundError, match="QNMODEL_QNBENCH_MPI"):
+        bench.executable(mpi=True)

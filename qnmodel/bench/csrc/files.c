@@ -40,6 +40,8 @@ const char *qnb_errno_name(int e)
     case ECONNRESET: return "ECONNRESET";
     case EPIPE: return "EPIPE";
     case EINTR: return "EINTR";
+    case EMFILE: return "EMFILE";
+    case ENFILE: return "ENFILE";
     default: return "errno";
     }
 }
