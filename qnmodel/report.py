@@ -437,6 +437,21 @@ def write_check_report(result: Any, out: str | os.PathLike, name: str = "check")
         for r in result.rows
     ]
     lines.append(markdown_table(headers, rows))
+    if getattr(result, "pair_rows", ()):
+        lines += ["", "## Pairs of nodes", ""]
+        pair_rows = [
+            [
+                r["a"],
+                r["b"],
+                fmt_g(r["bandwidth_B_s"], 4) if np.isfinite(r["bandwidth_B_s"]) else "",
+                f"{r['ratio_to_median']:.2f}" if np.isfinite(r["ratio_to_median"]) else "",
+                fmt_g(r["latency_s"], 3) if np.isfinite(r["latency_s"]) else "",
+            ]
+            for r in result.pair_rows
+        ]
+        lines.append(
+            markdown_table(["a", "b", "bandwidth B/s", "of median", "latency s"], pair_rows)
+        )
     md = out / f"{name}.md"
     md.write_text("\n".join(lines) + "\n", encoding="utf-8")
     write_html(md)

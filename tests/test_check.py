@@ -141,7 +141,9 @@ def test_bad_measurements_name_the_field():
 
 def test_a_real_run_on_this_machine_reports_its_figures():
     figs = measure_node(runtime="0.3 s")
-    assert set(figs) == {"memory", "cpu", "link:loopback", "device:tmp:write"}
+    assert set(figs) == {"memory", "cpu", "link:loopback", "device:tmp:write", "metadata:create"}
+    rate = figs.pop("metadata:create")
+    assert rate > 10, rate  # file creations per second (mdtest-style), tens at the very least
     assert all(v > 1e6 for v in figs.values()), figs  # MB/s at the very least
     hw = loads_hardware('[[link]]\nname = "loopback"\nrate = "1000 Gbit/s"')
     res = analyse({"this": figs}, hw)

@@ -11,18 +11,20 @@ The JSON document qnbench prints is described in ``docs/reference/qnbench-schema
 
 from __future__ import annotations
 
-from ._runner import ENV_VAR, build_command, executable, run, selftest
+from ._runner import ENV_VAR, MPI_ENV_VAR, build_command, executable, mpi_status, run, selftest
 from .schema import SCHEMA_NAME, SCHEMA_VERSION, validate
 from .trace import BenchTrace, load
 
 __all__ = [
     "ENV_VAR",
+    "MPI_ENV_VAR",
     "SCHEMA_NAME",
     "SCHEMA_VERSION",
     "BenchTrace",
     "build_command",
     "executable",
     "load",
+    "mpi_status",
     "run",
     "selftest",
     "validate",

@@ -19,9 +19,20 @@ from .._validate import as_quantity
 from ..errors import BenchError, BenchNotFoundError, InvalidModelError, InvalidTypeError
 from .trace import BenchTrace
 
-__all__ = ["executable", "engines", "build_command", "run", "selftest", "ENV_VAR"]
+__all__ = [
+    "executable",
+    "engines",
+    "build_command",
+    "run",
+    "selftest",
+    "mpi_status",
+    "ENV_VAR",
+    "MPI_ENV_VAR",
+]
 
 ENV_VAR = "QNMODEL_QNBENCH"
+#: environment variable naming the MPI build (``qnbench-mpi``) instead of the installed one
+MPI_ENV_VAR = "QNMODEL_QNBENCH_MPI"
 _PROGRESS = re.compile(r"qnbench: point (\d+)/(\d+): (.*)")
 
 # Dimension of every option that takes a quantity; the runner converts unit strings to SI here,
@@ -40,8 +51,10 @@ _DIMENSIONS = {
     "dev_rate": "rate",
     "rsize": "size",
     "wsize": "size",
+    "rate": "frequency",
+    "meta_bytes": "size",
 }
-_LISTS = {"jobs", "bs", "mem_op", "cpu_op"}
+_LISTS = {"jobs", "bs", "mem_op", "cpu_op", "meta_op"}
 _BUILD_HINT = (
     "install qnmodel from source with a C compiler (pip install . builds qnbench into the "
     "package), build it alone with `cmake -S qnmodel/bench/csrc -B build/qnbench && cmake --build "
@@ -49,18 +62,42 @@ _BUILD_HINT = (
 )
 
 
-def executable() -> Path:
-    """Path of the qnbench executable.
+_BIN = Path(__file__).resolve().parent.parent / "_bin"
 
-    Looked up, in order: the environment variable ``QNMODEL_QNBENCH``; the binary installed in
-    the package (``qnmodel/_bin/qnbench``); ``qnbench`` on ``PATH``.
+
+def mpi_status() -> str:
+    """Whether the MPI build of qnbench was installed, and why not if it was not.
+
+    The package build makes ``qnbench-mpi`` beside ``qnbench`` when it finds an MPI C compiler
+    and library (``mpicc``); it records the outcome in ``qnmodel/_bin/qnbench-build.txt``, e.g.
+    ``"mpi: built (qnbench-mpi, MPI 3.1)"`` or ``"mpi: absent (...)"``.
+    """
+    try:
+        return (_BIN / "qnbench-build.txt").read_text(encoding="utf-8").strip()
+    except OSError:
+        return "mpi: unknown (this installation predates the MPI build record)"
+
+
+def executable(mpi: bool = False) -> Path:
+    """Path of the qnbench executable, or of its MPI build with ``mpi=True``.
+
+    Looked up, in order: the environment variable ``QNMODEL_QNBENCH`` (``QNMODEL_QNBENCH_MPI``
+    for the MPI build); the binary installed in the package (``qnmodel/_bin/qnbench``,
+    ``qnmodel/_bin/qnbench-mpi``); ``qnbench`` (``qnbench-mpi``) on ``PATH``.
+
+    The MPI build is made and installed with the package whenever an MPI C compiler was found
+    at install time (nobody runs CMake by hand); run it under ``mpirun``. Its JSON document
+    carries ``mpi.aggregate`` (the sums over the ranks per point, with ``per_rank`` figures).
 
     Raises
     ------
     BenchNotFoundError
-        None of those exists (the message says how to build it), or ``QNMODEL_QNBENCH`` names
+        None of those exists (the message says how to build it, and for the MPI build why the
+        installation did not make it: :func:`mpi_status`), or the environment variable names
         a file that is missing or not executable.
     """
+    if mpi:
+        return _mpi_executable()
     env = os.environ.get(ENV_VAR)
     if env:
         p = Path(env)
@@ -76,6 +113,28 @@ def executable() -> Path:
     if found:
         return Path(found)
     raise BenchNotFoundError(f"qnbench executable not found; {_BUILD_HINT}")
+
+
+def _mpi_executable() -> Path:
+    env = os.environ.get(MPI_ENV_VAR)
+    if env:
+        p = Path(env)
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+        raise BenchNotFoundError(
+            f"{MPI_ENV_VAR}={env!r} is not an executable file; point it at qnbench-mpi or unset it"
+        )
+    bundled = _BIN / "qnbench-mpi"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return bundled
+    found = shutil.which("qnbench-mpi")
+    if found:
+        return Path(found)
+    raise BenchNotFoundError(
+        f"the MPI build of qnbench (qnbench-mpi) is not installed: {mpi_status()}. Install an "
+        "MPI C compiler and library (e.g. Debian's libopenmpi-dev and openmpi-bin) and reinstall "
+        f"qnmodel, or set {MPI_ENV_VAR}=/path/to/qnbench-mpi"
+    )
 
 
 def engines(executable_path: str | os.PathLike | None = None) -> tuple[dict[str, Any], ...]:

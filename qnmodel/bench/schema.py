@@ -69,6 +69,15 @@ _LATENCY = {"count": int, "mean": float, "min": float, "p50": float, "p90": floa
 _CPU = {"user_s": float, "sys_s": float}
 _SAMPLE = {"t_s": float, "ops": float, "bytes": float, "throughput_ops_s": float,
            "throughput_B_s": float}  # fmt: skip
+#: ``open_loop`` of a result of an open-loop run (``--rate``)
+_OPEN_LOOP = {"rate_ops_s": float, "arrivals": str, "issued": int, "behind_fraction": float,
+              "wait_s_mean": float, "wait_s_max": float, "backlog_end": int}  # fmt: skip
+#: the ``mpi`` object of a run of the MPI build with more than one rank
+_MPI = {"ranks": int, "aggregate": list}
+_AGGREGATE = {"point": int, "ranks": int, "complete": bool, "ops": int, "bytes": int,
+              "elapsed_s": float, "throughput_ops_s": float, "throughput_B_s": float}  # fmt: skip
+_PER_RANK = {"rank": int, "ops": int, "bytes": int, "elapsed_s": float,
+             "throughput_ops_s": float, "throughput_B_s": float}  # fmt: skip
 
 #: Keys of one per-interval sample, in document order.
 SAMPLE_KEYS = tuple(_SAMPLE)
@@ -141,7 +150,9 @@ def validate(doc: Any, *, error: type[Exception] = TraceError, source: str = "")
     Notes
     -----
     Rules: every required key of ``docs/reference/qnbench-schema.md`` is present (``repeat``
-    and ``bs_bytes`` of a result are optional); counts are integers >= 0 (``jobs`` >= 1);
+    and ``bs_bytes`` of a result are optional; so are ``latency_by_op_s``, whose counts add
+    up to ``latency_s.count``, ``open_loop`` and the MPI build's ``mpi`` object, checked
+    when present); counts are integers >= 0 (``jobs`` >= 1);
     measured quantities are finite numbers >= 0 or null (not measured); unknown keys are kept.
     """
     prefix = f"{source}: " if source else ""
@@ -176,4 +187,28 @@ def validate(doc: Any, *, error: type[Exception] = TraceError, source: str = "")
         _check_fields(res["cpu"], _CPU, f"{where}.cpu", fail)
         for k, s in enumerate(res["samples"]):
             _check_fields(s, _SAMPLE, f"{where}.samples[{k}]", fail)
+        _check_workloads(res, where, fail)
+    if "mpi" in doc:
+        _check_fields(doc["mpi"], _MPI, "mpi", fail)
+        for k, agg in enumerate(doc["mpi"]["aggregate"]):
+            _check_fields(agg, _AGGREGATE, f"mpi.aggregate[{k}]", fail)
+            for n, one in enumerate(agg.get("per_rank", [])):
+                _check_fields(one, _PER_RANK, f"mpi.aggregate[{k}].per_rank[{n}]", fail)
     return doc
+
+
+def _check_workloads(res: dict, where: str, fail: Callable[[str], Exception]) -> None:
+    """The optional workload keys of a result: per-class latency and the open loop."""
+    by_op = res.get("latency_by_op_s")
+    if by_op is not None:
+        if not isinstance(by_op, dict):
+            raise fail(f"{where}.latency_by_op_s must be a JSON object")
+        for name, lat in by_op.items():
+            _check_fields(lat, _LATENCY, f"{where}.latency_by_op_s.{name}", fail)
+        if sum(lat["count"] for lat in by_op.values()) != res["latency_s"]["count"]:
+            raise fail(
+                f"{where}.latency_by_op_s counts do not add up to latency_s.count "
+                f"({res['latency_s']['count']})"
+            )
+    if "open_loop" in res:
+        _check_fields(res["open_loop"], _OPEN_LOOP, f"{where}.open_loop", fail)

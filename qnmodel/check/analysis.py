@@ -85,12 +85,17 @@ class CheckResult:
         Nodes or figures that did not report (a rank that failed or timed out): the check
         covers the others and says so.
     tolerance : float
+    pair_rows : tuple of dict
+        One per measured pair: ``a, b, bandwidth_B_s, ratio_to_median`` and, when given,
+        ``latency_s`` and ``latency_ratio_to_median`` (median latency / this pair's, so below
+        1 is slower for both).
     """
 
     rows: tuple[dict, ...]
     findings: tuple[Finding, ...]
     incomplete: tuple[str, ...] = ()
     tolerance: float = 0.1
+    pair_rows: tuple[dict, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -145,6 +150,7 @@ def analyse(
     pairs: Mapping[tuple[str, str], float] | None = None,
     tolerance: float = 0.1,
     min_fraction: Mapping[str, float] | None = None,
+    pair_latency: Mapping[tuple[str, str], float] | None = None,
 ) -> CheckResult:
     """Compare measured figures with their peaks and across nodes; name the suspects.
 
@@ -164,6 +170,10 @@ def analyse(
         (default 0.1: 10 %).
     min_fraction : mapping component -> float, optional
         Smallest healthy share of the peak per component (default :data:`MIN_FRACTION`).
+    pair_latency : mapping (node, node) -> seconds, optional
+        One-way latency between pairs of nodes (lower is better): a node all of whose pairs
+        are slower than ``1 / (1 - tolerance)`` times the median of the other pairs carries
+        the slow link (finding key ``pair:latency``, ratio = reference / measured).
     """
     tol = as_probability(tolerance, "tolerance")
     if tol == 0:
@@ -205,21 +215,55 @@ def analyse(
                 "fraction_of_peak": frac, "median_others": med, "ratio_to_others": ratio,
                 "spread_others": spread, "flag": ",".join(flags),
             })  # fmt: skip
+    pair_rows: list[dict] = []
     if pairs:
         findings += _pair_findings(pairs, tol)
+        pair_rows = _pair_rows(pairs, pair_latency or {})
+    if pair_latency:
+        # latency: lower is better; the same rule on the reciprocals
+        inverse = {p: 1.0 / v for p, v in _pair_values(pair_latency, "pair_latency").items() if v}
+        for f in _pair_findings(inverse, tol):
+            findings.append(Finding(f.node, "pair:latency", "pair", 1 / f.measured,
+                                    1 / f.reference, f.ratio, f.suspect))  # fmt: skip
+        if not pairs:
+            pair_rows = _pair_rows({}, pair_latency)
     findings.sort(key=lambda f: f.ratio)
-    return CheckResult(tuple(rows), tuple(findings), tuple(incomplete), tol)
+    return CheckResult(tuple(rows), tuple(findings), tuple(incomplete), tol, tuple(pair_rows))
+
+
+def _pair_values(pairs: Mapping[tuple[str, str], float], name: str) -> dict:
+    values = {}
+    for pair, v in pairs.items():
+        if not (isinstance(pair, tuple) and len(pair) == 2 and pair[0] != pair[1]):
+            raise InvalidModelError(f"{name} keys must be (node, node) of two nodes, got {pair!r}")
+        if isinstance(v, bool) or not isinstance(v, int | float) or not np.isfinite(v) or v < 0:
+            raise InvalidModelError(f"{name}[{pair!r}] must be finite and >= 0, got {v!r}")
+        values[pair] = float(v)
+    return values
+
+
+def _pair_rows(
+    pairs: Mapping[tuple[str, str], float], latency: Mapping[tuple[str, str], float]
+) -> list[dict]:
+    bw = _pair_values(pairs, "pairs")
+    lat = _pair_values(latency, "pair_latency")
+    med_bw = float(np.median(list(bw.values()))) if bw else float("nan")
+    med_lat = float(np.median(list(lat.values()))) if lat else float("nan")
+    rows = []
+    for a, b in sorted(set(bw) | set(lat)):
+        x, t = bw.get((a, b), float("nan")), lat.get((a, b), float("nan"))
+        rows.append({
+            "a": a, "b": b, "bandwidth_B_s": x,
+            "ratio_to_median": x / med_bw if med_bw > 0 else float("nan"),
+            "latency_s": t,
+            "latency_ratio_to_median": med_lat / t if t > 0 else float("nan"),
+        })  # fmt: skip
+    return rows
 
 
 def _pair_findings(pairs: Mapping[tuple[str, str], float], tol: float) -> list[Finding]:
     """Nodes all of whose pairs run slow: the slow link is theirs."""
-    values = {}
-    for pair, v in pairs.items():
-        if not (isinstance(pair, tuple) and len(pair) == 2 and pair[0] != pair[1]):
-            raise InvalidModelError(f"pairs keys must be (node, node) of two nodes, got {pair!r}")
-        if isinstance(v, bool) or not isinstance(v, int | float) or not np.isfinite(v) or v < 0:
-            raise InvalidModelError(f"pairs[{pair!r}] must be a finite bandwidth >= 0, got {v!r}")
-        values[pair] = float(v)
+    values = _pair_values(pairs, "pairs")
     overall = float(np.median(list(values.values())))
     out = []
     for node in sorted({n for p in values for n in p}):

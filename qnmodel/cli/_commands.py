@@ -279,12 +279,24 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from ..report import write_check_report
 
     hw = load_hardware(args.hardware) if args.hardware else None
+    latency, extra = None, ()
     if args.measured:
         nodes, pairs = _check_input(args.measured)
+    elif args.ranks:
+        import dataclasses
+
+        from ..check import measure_ranks
+
+        _info(args, f"measuring the bottom-up set on {args.ranks} MPI ranks and random pairs ...")
+        m = measure_ranks(args.ranks, runtime=args.runtime, timeout=args.timeout)
+        nodes, pairs, extra = m.nodes, m.pairs or None, m.incomplete
+        latency = m.pair_latency or None
     else:
-        _info(args, "measuring memory, CPU, loopback TCP and a file write with qnbench ...")
+        _info(args, "measuring memory, CPU, loopback TCP, a file write and file creation ...")
         nodes, pairs = {socket.gethostname(): measure_node(runtime=args.runtime)}, None
-    result = analyse(nodes, hw, pairs=pairs, tolerance=args.tolerance)
+    result = analyse(nodes, hw, pairs=pairs, tolerance=args.tolerance, pair_latency=latency)
+    if extra:
+        result = dataclasses.replace(result, incomplete=result.incomplete + tuple(extra))
     if args.out:
         _info(args, f"wrote {write_check_report(result, args.out)}")
     if args.format == "json":
@@ -296,6 +308,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 "findings": [str(f) for f in result.findings],
                 "incomplete": list(result.incomplete),
                 "rows": [{k: finite_or_none(v) for k, v in r.items()} for r in result.rows],
+                "pairs": [{k: finite_or_none(v) for k, v in r.items()} for r in result.pair_rows],
             },
             sys.stdout,
         )

@@ -236,6 +236,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--runtime", default="0.5 s", help="seconds per qnbench run (default 0.5 s)")
     p.add_argument(
+        "--ranks",
+        type=int,
+        help="measure on this many MPI ranks (mpirun) and between random pairs of them",
+    )
+    p.add_argument(
+        "--timeout", default="300 s", help="with --ranks: limit of each MPI run (default 300 s)"
+    )
+    p.add_argument(
         "--tolerance", type=float, default=0.1, help="shortfall below the others' median (0.1)"
     )
     p.add_argument("--out", help="write check.md and check.png into this directory")

@@ -33,8 +33,13 @@ def test_list_engines_is_the_one_table(qnb, engine_names):
 
 
 def test_every_listed_engine_runs(qnb, engine_names, qnbench_exe, tmp_path):
-    # engines that measure a server started elsewhere (nfs) run in tests/testbed against one
-    server = {e["name"] for e in _runner.engines(qnbench_exe) if e.get("needs_server")}
+    # engines that measure a server started elsewhere (nfs) run in tests/testbed against one;
+    # those of the MPI build (mpilink) in tests/bench/test_mpi.py under mpirun
+    server = {
+        e["name"]
+        for e in _runner.engines(qnbench_exe)
+        if e.get("needs_server") or e.get("needs_mpi")
+    }
     for name in [n for n in engine_names if n not in server]:
         rc, doc, _, err = qnb("--engine", name, "--dir", tmp_path, "--ops", 3, "--runtime", "20s",
                               "--warmup", "0", "--size", "256KiB")  # fmt: skip

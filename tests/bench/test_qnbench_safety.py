@@ -84,3 +84,50 @@ def test_dir_that_is_a_symlink_to_foreign_files_gets_only_a_new_subdirectory(qnb
     assert sorted(x.name for x in real.iterdir()) == ["job0.dat", "job1.dat", "serve.dat"]
     for name in ("job0.dat", "job1.dat", "serve.dat"):
         assert (real / name).read_bytes() == name.encode() * 10
+
+
+def test_meta_refuses_a_planted_directory_link_and_removes_only_its_own(qnbench_exe, tmp_path):
+    # between the 1-job and the 2-job create phase a symlink named like job 1's directory is
+    # planted, pointing at a directory of precious files: mkdirat refuses it (EEXIST), nothing
+    # behind the link is created, read or removed, and the link is left where it was
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "f0").write_bytes(b"keep")
+    p = subprocess.Popen(
+        [str(qnbench_exe), "--engine", "meta", "--dir", str(tmp_path), "--files", "3000",
+         "--jobs", "1,2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    d0 = _wait_for("qnbench-*/mdtest.0", tmp_path)
+    link = d0.parent / "mdtest.1"
+    link.symlink_to(precious, target_is_directory=True)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 1, err
+    doc = schema.validate(json.loads(out))
+    assert doc["complete"] is False
+    assert [r["jobs"] for r in doc["results"]] == [1, 1, 1, 1]
+    assert all(r["complete"] and r["ops"] == 3000 for r in doc["results"])
+    assert any("mdtest.1" in e and "EEXIST" in e for e in doc["errors"]), doc["errors"]
+    assert sorted(x.name for x in precious.iterdir()) == ["f0"]
+    assert (precious / "f0").read_bytes() == b"keep"
+    assert link.is_symlink() and sorted(x.name for x in d0.parent.iterdir()) == ["mdtest.1"]
+
+
+def test_meta_file_replaced_by_a_link_is_refused_not_followed(qnbench_exe, tmp_path):
+    # a file of the create phase replaced by a symlink before the stat phase: stat refuses
+    # it (not the regular file it created), open would not follow it (O_NOFOLLOW)
+    precious = tmp_path / "precious.dat"
+    precious.write_bytes(b"keep")
+    p = subprocess.Popen(
+        [str(qnbench_exe), "--engine", "meta", "--dir", str(tmp_path), "--files", "200000",
+         "--meta-op", "create,stat", "--runtime", "1s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    f0 = _wait_for("qnbench-*/mdtest.0/f0", tmp_path)
+    f0.unlink()
+    f0.symlink_to(precious)
+    out, err = p.communicate(timeout=120)
+    doc = schema.validate(json.loads(out))
+    assert p.returncode == 1 and doc["complete"] is False, err
+    assert any("f0" in e and "not the regular file" in e for e in doc["errors"]), doc["errors"]
+    assert precious.read_bytes() == b"keep"

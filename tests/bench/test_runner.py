@@ -202,7 +202,7 @@ def test_runner_knows_the_dimension_of_every_dimensioned_option(qnb):
 
     rc, doc, _, err = qnb("--engine", "null", "--runtime", "1ms", "--warmup", "0")
     assert rc == 0, err
-    suffixes = {"_bytes": "size", "_B_s": "rate", "_s": "time"}
+    suffixes = {"_bytes": "size", "_B_s": "rate", "_per_s": "frequency", "_s": "time"}
     for key in doc["options"]:
         for suffix, dim in suffixes.items():
             if key.endswith(suffix):

@@ -33,7 +33,7 @@ def sanitized(tmp_path_factory):
     build = tmp_path_factory.mktemp("qnbench-asan")
     cfg = subprocess.run(
         ["cmake", "-S", str(CSRC), "-B", str(build), "-DQNBENCH_SANITIZE=ON",
-         "-DQNBENCH_WERROR=ON", "-DCMAKE_BUILD_TYPE=Debug"],
+         "-DQNBENCH_WERROR=ON", "-DCMAKE_BUILD_TYPE=Debug", "-DQNBENCH_MPI_EXTRA=OFF"],
         capture_output=True, text=True,
     )  # fmt: skip
     assert cfg.returncode == 0, cfg.stdout + cfg.stderr
@@ -60,14 +60,28 @@ CASES = [
      "--bs", "4KiB,40KiB", "--members", "3", "--size", "256KiB", "--chunk", "8KiB", "--jobs", "2"],
     ["--engine", "stripe", "--raid", "5", "--member", "file", "--rw", "write", "--bs", "24KiB",
      "--members", "3", "--size", "256KiB", "--chunk", "8KiB", "--verify"],
+    ["--engine", "meta", "--jobs", "1,2", "--meta-bytes", "100"],
+    ["--engine", "meta", "--meta-tree", "hard", "--jobs", "3"],
+    ["--engine", "file", "--rwmix", "70", "--rw", "randread", "--size", "256KiB", "--jobs", "2"],
+    ["--engine", "file", "--file-layout", "shared", "--bs", "47008", "--rw", "write",
+     "--size", "1MiB", "--jobs", "2"],
+    ["--engine", "emu", "--rate", "2000/s", "--arrivals", "poisson", "--dev-dist", "exp",
+     "--jobs", "1,2"],
+    ["--engine", "file", "--rate", "5000/s", "--arrivals", "constant", "--rwmix", "50",
+     "--size", "256KiB"],
 ]  # fmt: skip
 
 
 def test_every_engine_has_a_sanitizer_case(sanitized):
     p = subprocess.run([str(sanitized), "--list-engines"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    # engines that need a server started elsewhere (nfs) run in tests/testbed against one
-    names = {e["name"] for e in json.loads(p.stdout)["engines"] if not e.get("needs_server")}
+    # engines that need a server started elsewhere (nfs) run in tests/testbed against one;
+    # those of the MPI build (mpilink) in tests/bench/test_mpi.py under mpirun
+    names = {
+        e["name"]
+        for e in json.loads(p.stdout)["engines"]
+        if not e.get("needs_server") and not e.get("needs_mpi")
+    }
     assert names == {args[1] for args in CASES}
 
 

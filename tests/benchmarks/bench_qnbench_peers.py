@@ -14,7 +14,12 @@ Workloads and targets (issue: qnbench accuracy against peers):
   within 10 %; an independent blocking one-way stream (C, written here) is shown beside it,
   because iperf3 writes from a non-blocking select() loop while qnbench's requests block;
 * qnbench ``null``: harness overhead per operation, target < 100 ns, with fio's ``null`` ioengine
-  beside it (the per-request cost of each tool's own bookkeeping).
+  beside it (the per-request cost of each tool's own bookkeeping);
+* qnbench's workloads (``_workload_peers.py``): ``meta`` against fio's ``filecreate``,
+  ``filestat`` and ``filedelete`` ioengines (rates within 15 %), ``--rwmix 70`` against
+  ``--rwmixread=70`` (IOPS within 10 %, read median latency within 15 %), the open loop
+  ``--rate 2000/s --arrivals poisson`` against ``--rate_iops=2000 --rate_process=poisson``
+  (achieved IOPS within 5 %, median latency within 25 %).
 
 Every comparison is *paired*: repetition i runs both tools back to back (the order alternates,
 so neither tool always runs first after the other has warmed or disturbed the machine), the ratio
@@ -448,6 +453,17 @@ def null_rows(args, rows, commands, ovh):
                  "yes" if per_op < 100e-9 else "no"])  # fmt: skip
 
 
+def _workload_peers():
+    """The metadata, rwmix and open-loop rows (tests/benchmarks/_workload_peers.py)."""
+    import importlib.util
+
+    path = Path(__file__).with_name("_workload_peers.py")
+    spec = importlib.util.spec_from_file_location("qnmodel_bench_workload_peers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runtime", type=float, default=1.0, help="seconds per measurement")
@@ -457,12 +473,12 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--only",
         nargs="*",
-        choices=["file", "mem", "tcp", "null"],
+        choices=["file", "mem", "tcp", "null", "workloads"],
         help="run only these groups of rows",
     )
     ap.add_argument("--doc", help="write the markdown table to this file")
     args = ap.parse_args(argv)
-    groups = set(args.only or ["file", "mem", "tcp", "null"])
+    groups = set(args.only or ["file", "mem", "tcp", "null", "workloads"])
 
     rows: list[list[str]] = []
     notes: list[list[str]] = []
@@ -478,6 +494,8 @@ def main(argv=None) -> int:
             tcp_rows(args, rows, commands, workdir)
         if "null" in groups and ovh:
             null_rows(args, rows, commands, ovh)
+        if "workloads" in groups and need("fio", "fio"):
+            _workload_peers().workload_rows(args, rows, commands, paired, ratios, ratio_cell, med)
     load1 = os.getloadavg()
 
     host = bench.run("null", runtime=0.01, warmup=0, progress=False).host

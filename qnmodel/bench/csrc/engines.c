@@ -57,6 +57,8 @@ static const struct {
     {QNB_ENG_PROCESSES, "process_workers"},
     {QNB_ENG_OPLIST, "sweeps_ops"},
     {QNB_ENG_NEEDS_SERVER, "needs_server"},
+    {QNB_ENG_FIXED_WORK, "fixed_work"},
+    {QNB_ENG_NEEDS_MPI, "needs_mpi"},
 };
 
 void qnb_engines_json(struct qnb_json *j)

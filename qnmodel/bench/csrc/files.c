@@ -40,6 +40,8 @@ const char *qnb_errno_name(int e)
     case ECONNRESET: return "ECONNRESET";
     case EPIPE: return "EPIPE";
     case EINTR: return "EINTR";
+    case EMFILE: return "EMFILE";
+    case ENFILE: return "ENFILE";
     default: return "errno";
     }
 }
@@ -217,3 +219,7 @@ void qnb_rundir_cleanup(struct qnb_run *r)
     }
     r->rundir[0] = '\0';
 }
+
+/* The descriptor of the run's own directory (-1 before qnb_rundir_create): engines that build
+ * their own tree (meta) work relative to it with *at() calls and O_NOFOLLOW. */
+int qnb_rundir_fd(void) { return dirfd_; }

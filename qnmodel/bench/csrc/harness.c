@@ -96,15 +96,29 @@ static void *worker_main(void *arg)
         return NULL;
     }
     atomic_fetch_add(&r->ready, 1);
+    int fixed = (eng->flags & QNB_ENG_FIXED_WORK) != 0, open_loop = qnb_openloop_on(c);
+    /* a fixed amount of work is counted whole: it starts with the measured interval */
+    while (fixed && atomic_load(&r->phase) == QNB_PHASE_WARMUP && !qnb_stopping(r))
+        qnb_sleep_until_ns(qnb_now_ns() + 100000, 0);
+    if (open_loop)
+        qnb_openloop_start(w);
     while (!qnb_stopping(r)) {
+        /* open loop: wait for the request's scheduled arrival; its response counts from there */
+        int64_t sched = open_loop ? qnb_openloop_wait(w, spin) : 0;
+        if (open_loop && sched == 0)
+            break;
         int ph = atomic_load(&r->phase);
         w->counting = ph == QNB_PHASE_MEASURE;
         if (w->counting && c->ops > 0 &&
             atomic_fetch_add(&r->issued, 1) >= (uint64_t)c->ops)
             break;
         uint64_t b = 0;
-        int64_t t0 = qnb_now_ns();
-        if (eng->op(w, &b)) {
+        w->op_class = 0;
+        int64_t t0 = open_loop ? sched : qnb_now_ns();
+        int rc = eng->op(w, &b);
+        if (rc > 0) /* a fixed-work engine has done its work */
+            break;
+        if (rc) {
             w->failed = 1;
             request_stop(r);
             break;
@@ -112,6 +126,7 @@ static void *worker_main(void *arg)
         int64_t t1 = qnb_now_ns();
         if (atomic_load(&r->phase) == QNB_PHASE_MEASURE) {
             qnb_hist_add(&w->hist, (uint64_t)(t1 - t0));
+            qnb_opclass_add(w, (uint64_t)(t1 - t0));
             atomic_fetch_add_explicit(&w->bytes, b, memory_order_relaxed);
             uint64_t done = atomic_fetch_add(&w->ops, 1) + 1;
             (void)done;
@@ -133,6 +148,15 @@ static void *worker_main(void *arg)
             }
         }
     }
+    /* a fixed-work client leaving the loop (its work done, or the --ops limit reached) is
+     * done: the point ends when every client is */
+    if (fixed && !w->failed) {
+        w->done = 1;
+        if (atomic_fetch_add(&r->done_workers, 1) + 1 >= r->pt.jobs)
+            request_stop(r);
+    }
+    if (open_loop)
+        qnb_openloop_end(w);
     if (!w->failed && eng->worker_finish) {
         int64_t t = qnb_now_ns();
         if (eng->worker_finish(w)) {
@@ -273,6 +297,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     atomic_store(&r->completed_bytes, 0);
     atomic_store(&r->t_stop_ns, 0);
     atomic_store(&r->ready, 0);
+    atomic_store(&r->done_workers, 0);
     r->t_start_ns = 0;
     for (int i = 0; i < jobs; i++) {
         struct qnb_worker *w = &r->workers[i];
@@ -282,7 +307,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         qnb_rng_seed(&w->rng, (uint64_t)c->seed * 1000003u + (uint64_t)r->pt.index * 65537u +
                                   (uint64_t)i);
     }
-    if (eng->point_setup && eng->point_setup(r)) {
+    if (qnb_opclass_setup(r) || (eng->point_setup && eng->point_setup(r))) {
+        qnb_opclass_free(r);
         qnb_shared_free(r->workers, wsize);
         r->workers = NULL;
         return -1;
@@ -329,8 +355,10 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     struct samples ss = {NULL, 0, 0};
     double cu0 = 0, cs0 = 0, cu1 = 0, cs1 = 0;
     int timed_out = 0;
-    int limit_only = (c->ops > 0 || c->io_size > 0) && c->runtime <= 0;
-    if (c->warmup > 0)
+    /* a fixed amount of work (meta, mpilink) is cut by time only when --runtime is given */
+    int limit_only = ((c->ops > 0 || c->io_size > 0) && c->runtime <= 0) ||
+                     ((eng->flags & QNB_ENG_FIXED_WORK) && !qnb_option_given(c, "runtime"));
+    if (c->warmup > 0 && !(eng->flags & QNB_ENG_FIXED_WORK))
         wait_until(r, t_w0 + (int64_t)(c->warmup * 1e9), proc_started, &died);
     double warm_s = (qnb_now_ns() - t_w0) / 1e9;
     qnb_cpu_times(&cu0, &cs0, use_proc);
@@ -408,7 +436,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         qnb_run_error(r, "interrupted by a signal during point %d", r->pt.index);
     }
     int reached = timed_out || (c->ops > 0 && ops >= (uint64_t)c->ops) ||
-                  (c->io_size > 0 && bytes >= (uint64_t)c->io_size);
+                  (c->io_size > 0 && bytes >= (uint64_t)c->io_size) ||
+                  atomic_load(&r->done_workers) >= jobs;
     int complete = ok && reached && started == jobs;
 
     /* the result object */
@@ -429,13 +458,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     qj_knum(j, "throughput_B_s", elapsed > 0 ? bytes / elapsed : NAN);
     qj_key(j, "latency_s");
     qj_obj_begin(j);
-    qj_kint(j, "count", (long long)h->count);
-    qj_knum(j, "mean", h->count ? h->sum_ns / h->count / 1e9 : NAN);
-    qj_knum(j, "min", h->count ? h->min_ns / 1e9 : NAN);
-    qj_knum(j, "p50", qnb_hist_quantile_ns(h, 0.50) / 1e9);
-    qj_knum(j, "p90", qnb_hist_quantile_ns(h, 0.90) / 1e9);
-    qj_knum(j, "p99", qnb_hist_quantile_ns(h, 0.99) / 1e9);
-    qj_knum(j, "max", h->count ? h->max_ns / 1e9 : NAN);
+    qnb_latency_json(h, j);
     qj_knum(j, "quantile_rel_error", QNB_HIST_REL_ERROR); /* bound of p50/p90/p99, stats.c */
     if (c->histogram) {
         /* [lower_s, upper_s, count] of every non-empty bucket, in increasing order */
@@ -455,6 +478,9 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         qj_arr_end(j);
     }
     qj_obj_end(j);
+    qnb_opclass_json(r, j);
+    if (qnb_openloop_on(c))
+        qnb_openloop_json(r, j);
     qj_knum(j, "think_s_mean", think_n ? think_sum / think_n / 1e9 : 0.0);
     qj_key(j, "cpu");
     qj_obj_begin(j);
@@ -499,6 +525,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     free(ss.v);
     if (eng->point_teardown)
         eng->point_teardown(r);
+    qnb_opclass_free(r);
     qnb_shared_free(r->workers, wsize);
     r->workers = NULL;
     return complete ? 0 : -1;

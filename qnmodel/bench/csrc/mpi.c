@@ -3,6 +3,7 @@
  * reports the aggregate of all ranks per point beside its own measurement. Without MPI the
  * functions below describe a single process (rank 0 of 1) and do nothing else.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "qnbench.h"
@@ -10,13 +11,26 @@
 #ifdef QNBENCH_HAVE_MPI
 #include <mpi.h>
 
-static int mpi_on;
+static int mpi_on, mpi_threads;
 
 void qnb_mpi_init(int *argc, char ***argv)
 {
     int provided;
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    /* SERIALIZED: the main thread's collectives (barrier, aggregate) never overlap the points,
+     * so one worker thread may exchange messages during a point (engines/mpilink.c) */
+    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+    mpi_threads = provided >= MPI_THREAD_SERIALIZED;
     mpi_on = 1;
+}
+
+int qnb_mpi_built(void) { return 1; }
+int qnb_mpi_threads_ok(void) { return mpi_threads; }
+
+/* every rank's (ops, bytes, elapsed) on rank 0: out holds 3 x size doubles there */
+static void gather_ranks(const struct qnb_mpi_point *p, double *out)
+{
+    double mine[3] = {(double)p->ops, (double)p->bytes, p->elapsed_s};
+    MPI_Gather(mine, 3, MPI_DOUBLE, out, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
 int qnb_mpi_rank(void)
@@ -82,6 +96,14 @@ void qnb_mpi_init(int *argc, char ***argv)
     (void)argc;
     (void)argv;
 }
+int qnb_mpi_built(void) { return 0; }
+int qnb_mpi_threads_ok(void) { return 0; }
+static void gather_ranks(const struct qnb_mpi_point *p, double *out)
+{
+    out[0] = (double)p->ops;
+    out[1] = (double)p->bytes;
+    out[2] = p->elapsed_s;
+}
 int qnb_mpi_rank(void) { return 0; }
 int qnb_mpi_size(void) { return 1; }
 void qnb_mpi_barrier(void) {}
@@ -96,6 +118,13 @@ void qnb_mpi_finalize(void) {}
 void qnb_mpi_point_json(const struct qnb_run *r, struct qnb_json *j)
 {
     struct qnb_mpi_point agg = {r->ops_total, r->bytes_total, r->elapsed_s, r->point_complete};
+    int n = qnb_mpi_size();
+    double *per = calloc((size_t)n * 3, sizeof *per);
+    if (!per) { /* a collective cannot be skipped on one rank */
+        qnb_diag("out of memory for the per-rank figures of %d ranks", n);
+        abort();
+    }
+    gather_ranks(&agg, per);
     qnb_mpi_aggregate(&agg);
     qj_obj_begin(j);
     qj_kint(j, "point", r->pt.index);
@@ -106,5 +135,23 @@ void qnb_mpi_point_json(const struct qnb_run *r, struct qnb_json *j)
     qj_knum(j, "elapsed_s", agg.elapsed_s);
     qj_knum(j, "throughput_ops_s", agg.elapsed_s > 0 ? agg.ops / agg.elapsed_s : 0.0);
     qj_knum(j, "throughput_B_s", agg.elapsed_s > 0 ? agg.bytes / agg.elapsed_s : 0.0);
+    {
+        /* each rank's own figures, to compare ranks (median and MAD: qnmodel.check) */
+        qj_key(j, "per_rank");
+        qj_arr_begin(j);
+        for (int i = 0; i < n; i++) {
+            double e = per[3 * i + 2];
+            qj_obj_begin(j);
+            qj_kint(j, "rank", i);
+            qj_kint(j, "ops", (long long)per[3 * i]);
+            qj_kint(j, "bytes", (long long)per[3 * i + 1]);
+            qj_knum(j, "elapsed_s", e);
+            qj_knum(j, "throughput_ops_s", e > 0 ? per[3 * i] / e : 0.0);
+            qj_knum(j, "throughput_B_s", e > 0 ? per[3 * i + 1] / e : 0.0);
+            qj_obj_end(j);
+        }
+        qj_arr_end(j);
+    }
     qj_obj_end(j);
+    free(per);
 }

@@ -7,7 +7,8 @@
 
 #include "qnbench.h"
 
-enum opt_type { T_STR, T_INT, T_BOOL, T_SIZE, T_TIME, T_RATE, T_INTLIST, T_SIZELIST, T_STRLIST };
+enum opt_type { T_STR, T_INT, T_BOOL, T_SIZE, T_TIME, T_RATE, T_FREQ, T_INTLIST, T_SIZELIST,
+                T_STRLIST };
 
 struct opt {
     const char *name;   /* --name */
@@ -54,6 +55,22 @@ static const struct opt table[] = {
      "add the non-empty latency histogram buckets to every result"},
     {"realtime", T_BOOL, F(realtime), "0", NULL, "general",
      "run clients with SCHED_FIFO priority 1 (root or CAP_SYS_NICE) for precise wake-ups"},
+    {"rate", T_FREQ, F(rate), "0", NULL, "workload",
+     "open loop: requests arrive at this total rate, e.g. 2000/s (0: closed loop)"},
+    {"arrivals", T_STR, F(arrivals), "poisson", "poisson,constant", "workload",
+     "open loop: Poisson arrivals or evenly spaced ones"},
+    {"rwmix", T_INT, F(rwmix), "-1", NULL, "workload",
+     "file: percent of requests that read, the others write, e.g. 70 (-1: --rw alone)"},
+    {"file-layout", T_STR, F(file_layout), "per-job", "per-job,shared", "workload",
+     "file: one file per job, or one shared file all jobs write interleaved (IOR hard)"},
+    {"files", T_INT, F(files), "1000", NULL, "workload",
+     "meta: files per job (mdtest -n)"},
+    {"meta-tree", T_STR, F(meta_tree), "easy", "easy,hard", "workload",
+     "meta: easy = a directory per job, hard = one directory shared by all jobs"},
+    {"meta-op", T_STRLIST, F(meta_op), "create,stat,open_close,unlink",
+     "create,stat,open_close,unlink", "workload", "meta: the phases to measure, in this order"},
+    {"meta-bytes", T_SIZE, F(meta_bytes), "0", NULL, "workload",
+     "meta: bytes written into each file when it is created (mdtest -w)"},
     {"dev-latency", T_TIME, F(dev_latency), "1ms", NULL, "emu",
      "a: fixed time per request of an emulated device"},
     {"dev-rate", T_RATE, F(dev_rate), "100MB/s", NULL, "emu",
@@ -109,6 +126,7 @@ static const char *suffix(enum opt_type t)
     case T_SIZELIST: return "_bytes";
     case T_TIME: return "_s";
     case T_RATE: return "_B_s";
+    case T_FREQ: return "_per_s";
     default: return "";
     }
 }
@@ -185,6 +203,12 @@ static int set_value(struct qnb_config *c, const struct opt *o, const char *val)
         return 0;
     case T_TIME:
         if (qnb_parse_time(val, (double *)base, err, sizeof err)) {
+            fprintf(stderr, "qnbench: --%s: %s\n", o->name, err);
+            return -1;
+        }
+        return 0;
+    case T_FREQ:
+        if (qnb_parse_frequency(val, (double *)base, err, sizeof err)) {
             fprintf(stderr, "qnbench: --%s: %s\n", o->name, err);
             return -1;
         }
@@ -288,7 +312,8 @@ int qnb_parse_args(struct qnb_config *c, int argc, char **argv)
             return 3;
         }
         if (strcmp(a, "--version") == 0) {
-            printf("qnbench %s\n", QNB_VERSION);
+            printf("qnbench %s (%s)\n", QNB_VERSION,
+                   qnb_mpi_built() ? "MPI build" : "single-node build; MPI build: qnbench-mpi");
             return 3;
         }
         if (strncmp(a, "--", 2) != 0) {
@@ -362,7 +387,8 @@ void qnb_options_json(const struct qnb_config *c, struct qnb_json *j)
         case T_SIZE: qj_int(j, *(const long long *)base); break;
         case T_BOOL: qj_bool(j, *(const long long *)base != 0); break;
         case T_TIME:
-        case T_RATE: qj_num(j, *(const double *)base); break;
+        case T_RATE:
+        case T_FREQ: qj_num(j, *(const double *)base); break;
         case T_INTLIST:
         case T_SIZELIST: {
             const struct qnb_list *l = (const struct qnb_list *)base;

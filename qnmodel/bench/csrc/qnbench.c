@@ -52,6 +52,13 @@ static int check_common(const struct qnb_config *c, const struct qnb_engine *eng
                  names, eng->name);
         return 2;
     }
+    {
+        char err[512] = "";
+        if (qnb_workload_check(c, eng, err, sizeof err)) {
+            qnb_diag("%s", err);
+            return 2;
+        }
+    }
     if (eng->check) {
         char err[512] = "";
         if (eng->check(c, err, sizeof err)) {

@@ -71,6 +71,15 @@ struct qnb_config {
     long long rsize;
     long long wsize;
     long long nfs_cache;
+    /* workloads (workload.c, engines/meta.c): open loop, read/write mix, metadata, shared file */
+    double rate;
+    char arrivals[16];
+    long long rwmix;
+    char file_layout[16];
+    long long files;
+    char meta_tree[8];
+    char meta_op[64];
+    long long meta_bytes;
     /* misc */
     long long progress;
     long long realtime;
@@ -82,6 +91,7 @@ int qnb_parse_size(const char *s, long long *out, char *err, size_t errlen);
 int qnb_parse_time(const char *s, double *out, char *err, size_t errlen);
 int qnb_parse_rate(const char *s, double *out, char *err, size_t errlen);
 int qnb_parse_int(const char *s, long long *out, char *err, size_t errlen);
+int qnb_parse_frequency(const char *s, double *out, char *err, size_t errlen); /* per second */
 
 /* ---- options.c ---- */
 struct qnb_json;
@@ -171,6 +181,10 @@ enum {
     QNB_ENG_OPLIST = 1u << 3,       /* sweep over an engine operation list (op_list) */
     QNB_ENG_NO_MEASURE = 1u << 4,   /* run() replaces the harness (tcp server) */
     QNB_ENG_NEEDS_SERVER = 1u << 5, /* measures a server started elsewhere (nfs: --nfs-url) */
+    /* each worker does a fixed amount of work (op returns 1 when it has no more): no warm-up,
+     * a point ends when every worker is done (meta: mdtest-style phases; mpilink: exchanges) */
+    QNB_ENG_FIXED_WORK = 1u << 6,
+    QNB_ENG_NEEDS_MPI = 1u << 7, /* runs only in the MPI build (mpilink) */
 };
 
 struct qnb_engine {
@@ -199,6 +213,9 @@ struct qnb_engine {
     void (*run_teardown)(struct qnb_run *r);
     /* replaces the measurement loop (tcp server role); returns exit status */
     int (*standalone)(struct qnb_run *r);
+    /* comma list of operation classes an op may set in w->op_class (e.g. "read,write" with
+     * --rwmix): the harness keeps one latency histogram per class (workload.c); NULL: none */
+    const char *(*op_classes)(const struct qnb_config *c);
 };
 
 /* The engine table (engines/table.h) is the one list of engines; engines.c derives the rest. */
@@ -239,6 +256,14 @@ struct qnb_worker {
     int reaped; /* process workers: waited for (by the sampler's poll or at the end) */
     /* engine per-worker statistics, in shared memory for process workers */
     double stat[64];
+    int op_class; /* class of the current op (index into the engine's op_classes), set by op */
+    int done;     /* QNB_ENG_FIXED_WORK: the worker had no more work */
+    /* open loop (workload.c): next scheduled arrival and the measured queueing before issue */
+    int64_t ol_next_ns;
+    int64_t ol_sched_ns; /* scheduled arrival of the current request (0: closed loop) */
+    uint64_t ol_issued, ol_behind;
+    double ol_wait_sum_ns, ol_wait_max_ns;
+    uint64_t ol_backlog_end;
 };
 
 struct qnb_point {
@@ -259,6 +284,10 @@ struct qnb_run {
     _Atomic uint64_t completed; /* measured ops completed (for --ops) */
     _Atomic uint64_t completed_bytes; /* measured bytes completed (for --io-size) */
     _Atomic int ready;          /* workers whose worker_init is done */
+    _Atomic int done_workers;   /* QNB_ENG_FIXED_WORK workers that finished their work */
+    struct qnb_hist *class_hist; /* jobs x nclass histograms (workload.c), or NULL */
+    int nclass;
+    char classes[8][24];
     int64_t t_start_ns;
     _Atomic int64_t t_stop_ns;
     struct qnb_worker *workers; /* pt.jobs entries (shared memory) */
@@ -319,6 +348,29 @@ void qnb_mpi_aggregate(struct qnb_mpi_point *p); /* sums ops/bytes, max elapsed,
 int qnb_mpi_any(int flag);                      /* logical OR over all ranks */
 void qnb_mpi_point_json(const struct qnb_run *r, struct qnb_json *j); /* collective */
 void qnb_mpi_finalize(void);
+int qnb_mpi_built(void);      /* 1 in the MPI build (qnbench-mpi) */
+int qnb_mpi_threads_ok(void); /* worker threads may call MPI (MPI_THREAD_SERIALIZED or better) */
+
+/* ---- workload.c: open-loop arrivals and per-class latency (hooks of harness.c) ---- */
+int qnb_openloop_on(const struct qnb_config *c);
+/* worker start: schedule the first arrival */
+void qnb_openloop_start(struct qnb_worker *w);
+/* the scheduled arrival of the next request: sleeps until it (waking to notice a stop); 0 when
+ * stopping. Records how long the request waited behind its schedule when counting. */
+int64_t qnb_openloop_wait(struct qnb_worker *w, int64_t spin_ns);
+/* after the loop: arrivals due before the end of the measured interval that were never issued */
+void qnb_openloop_end(struct qnb_worker *w);
+void qnb_openloop_json(const struct qnb_run *r, struct qnb_json *j);
+int qnb_opclass_setup(struct qnb_run *r); /* allocates r->class_hist when the engine has classes */
+void qnb_opclass_add(struct qnb_worker *w, uint64_t ns);
+void qnb_opclass_json(const struct qnb_run *r, struct qnb_json *j);
+void qnb_opclass_free(struct qnb_run *r);
+void qnb_latency_json(const struct qnb_hist *h, struct qnb_json *j); /* the latency_s keys */
+int qnb_workload_check(const struct qnb_config *c, const struct qnb_engine *e, char *err,
+                       size_t len);
+
+/* ---- files.c: the run directory's descriptor (for engines that make their own tree) ---- */
+int qnb_rundir_fd(void);
 
 /* ---- host.c ---- */
 void qnb_host_json(struct qnb_json *j);

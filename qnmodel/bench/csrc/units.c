@@ -37,6 +37,11 @@ static const struct unit rate_units[] = {
     {NULL, 0.0},
 };
 
+static const struct unit frequency_units[] = {
+    {"", 1.0}, {"/s", 1.0}, {"1/s", 1.0}, {"ops/s", 1.0}, {"IOPS", 1.0},
+    {"Hz", 1.0}, {"kHz", 1e3}, {"k/s", 1e3}, {NULL, 0.0},
+};
+
 static int parse_with(const char *s, const struct unit *units, const char *what, double *out,
                       char *err, size_t errlen)
 {
@@ -63,6 +68,7 @@ static int parse_with(const char *s, const struct unit *units, const char *what,
              "unknown or ambiguous unit '%s' in %s '%s' (use e.g. %s)", end, what, s,
              units == size_units   ? "4KiB, 1MiB (binary) or 4kB, 1MB (decimal)"
              : units == time_units ? "5ms, 250us, 2s"
+                   : units == frequency_units ? "2000/s, 2000ops/s, 2kHz"
                                    : "50MB/s, 100MiB/s, 1Gbit/s");
     return -1;
 }
@@ -88,6 +94,11 @@ int qnb_parse_time(const char *s, double *out, char *err, size_t errlen)
 int qnb_parse_rate(const char *s, double *out, char *err, size_t errlen)
 {
     return parse_with(s, rate_units, "rate", out, err, errlen);
+}
+
+int qnb_parse_frequency(const char *s, double *out, char *err, size_t errlen)
+{
+    return parse_with(s, frequency_units, "rate", out, err, errlen);
 }
 
 int qnb_parse_int(const char *s, long long *out, char *err, size_t errlen)

@@ -167,7 +167,10 @@ static int emu_op(struct qnb_worker *w, uint64_t *bytes)
                           : (int)qnb_rng_below(&w->rng, (uint64_t)k);
     uint64_t b = (uint64_t)r->pt.bs;
     int64_t svc = qnb_emu_service_ns(r->cfg, b, &w->rng);
-    int64_t finish = qnb_emu_reserve(&p->set, d, qnb_now_ns(), svc);
+    /* open loop: the request reaches the device at its scheduled arrival (the client is only
+     * the queue in front of it), so a late wake-up of the client never delays the device */
+    int64_t arrival = w->ol_sched_ns ? w->ol_sched_ns : qnb_now_ns();
+    int64_t finish = qnb_emu_reserve(&p->set, d, arrival, svc);
     qnb_sleep_until_ns(finish, p->spin_ns);
     if (w->counting) {
         double late = (double)(qnb_now_ns() - finish);

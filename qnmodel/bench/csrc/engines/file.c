@@ -22,6 +22,7 @@ enum access { A_SYNC, A_STDIO, A_MMAP, A_DIRECT };
 
 struct file_run {
     int laid_out; /* files job0 .. job(laid_out-1) exist with the right size */
+    int shared;   /* --file-layout shared: shared.dat exists */
 };
 
 struct file_worker {
@@ -34,6 +35,8 @@ struct file_worker {
     long long writes; /* since the last --fsync */
     int write;
     int random;
+    int mix;          /* --rwmix: percent of reads, or -1 */
+    long long nth;    /* requests issued (shared layout: the interleave position) */
     enum access acc;
     char name[32];
 };
@@ -49,8 +52,18 @@ static enum access access_of(const struct qnb_config *c)
     return A_SYNC;
 }
 
+static int shared_layout(const struct qnb_config *c)
+{
+    return strcmp(c->file_layout, "shared") == 0;
+}
+
 static int file_check(const struct qnb_config *c, char *err, size_t len)
 {
+    if (c->rwmix != -1 && strcmp(c->access, "stdio") == 0) {
+        snprintf(err, len, "file: --rwmix needs --access sync, mmap or direct (a stdio stream "
+                           "cannot switch between reading and writing without a seek)");
+        return 2;
+    }
     for (int i = 0; i < c->bs.n; i++) {
         if (c->bs.v[i] > c->size) {
             snprintf(err, len, "file: --bs %lld is larger than the file --size %lld", c->bs.v[i],
@@ -112,7 +125,15 @@ static int file_setup(struct qnb_run *r)
     }
     if (qnb_rundir_create(r))
         return -1;
-    while (fr->laid_out < r->pt.jobs) {
+    if (shared_layout(r->cfg)) {
+        char err[768];
+        if (!fr->shared && qnb_file_layout(r, "shared.dat", r->cfg->size, 0, err, sizeof err)) {
+            qnb_run_error(r, "file: %s", err);
+            return -1;
+        }
+        fr->shared = 1;
+    }
+    while (!shared_layout(r->cfg) && fr->laid_out < r->pt.jobs) {
         char name[32], err[768];
         snprintf(name, sizeof name, "job%d.dat", fr->laid_out);
         if (qnb_stop_signal)
@@ -140,10 +161,14 @@ static int file_worker_init(struct qnb_worker *w)
     w->priv = f;
     f->fd = -1;
     f->acc = access_of(c);
-    f->write = strstr(c->rw, "write") != NULL;
+    f->mix = (int)c->rwmix;
+    f->write = strstr(c->rw, "write") != NULL || (f->mix >= 0 && f->mix < 100);
     f->random = strncmp(c->rw, "rand", 4) == 0;
     f->nblocks = c->size / r->pt.bs;
-    snprintf(f->name, sizeof f->name, "job%d.dat", w->id);
+    if (shared_layout(c))
+        snprintf(f->name, sizeof f->name, "shared.dat");
+    else
+        snprintf(f->name, sizeof f->name, "job%d.dat", w->id);
     if (posix_memalign((void **)&f->buf, 4096, (size_t)r->pt.bs)) {
         qnb_worker_error(w, "file: out of memory for a %lld-byte buffer", r->pt.bs);
         return -1;
@@ -198,21 +223,31 @@ static int file_op(struct qnb_worker *w, uint64_t *bytes)
 {
     struct file_worker *f = w->priv;
     size_t bs = (size_t)w->run->pt.bs;
-    long long off = qnb_next_offset(&w->rng, f->random, &f->off, f->nblocks, (long long)bs);
+    long long off;
+    if (shared_layout(w->run->cfg) && !f->random) /* IOR "hard": jobs interleave block by block */
+        off = (f->nth * w->run->pt.jobs + w->id) % f->nblocks * (long long)bs;
+    else
+        off = qnb_next_offset(&w->rng, f->random, &f->off, f->nblocks, (long long)bs);
+    f->nth++;
+    int wr = f->write;
+    if (f->mix >= 0) { /* --rwmix: each request reads with probability mix/100 */
+        wr = (int)qnb_rng_below(&w->rng, 100) >= f->mix;
+        w->op_class = wr; /* op classes "read,write" */
+    }
     switch (f->acc) {
     case A_SYNC:
     case A_DIRECT: {
         size_t done = 0;
         while (done < bs) {
-            ssize_t n = f->write ? pwrite(f->fd, f->buf + done, bs - done, off + (long long)done)
+            ssize_t n = wr ? pwrite(f->fd, f->buf + done, bs - done, off + (long long)done)
                                  : pread(f->fd, f->buf + done, bs - done, off + (long long)done);
             if (n < 0 && errno == EINTR && !qnb_stop_signal)
                 continue;
             if (n < 0)
-                return io_error(w, f->write ? "pwrite" : "pread", off, errno);
+                return io_error(w, wr ? "pwrite" : "pread", off, errno);
             if (n == 0)
-                return io_error(w, f->write ? "pwrite" : "pread (unexpected end of file)", off,
-                                f->write ? ENOSPC : EIO);
+                return io_error(w, wr ? "pwrite" : "pread (unexpected end of file)", off,
+                                wr ? ENOSPC : EIO);
             done += (size_t)n;
         }
         break;
@@ -220,7 +255,7 @@ static int file_op(struct qnb_worker *w, uint64_t *bytes)
     case A_STDIO:
         if ((f->random || off == 0) && fseeko(f->fp, off, SEEK_SET) != 0)
             return io_error(w, "fseeko", off, errno);
-        if (f->write) {
+        if (wr) {
             if (fwrite(f->buf, 1, bs, f->fp) != bs)
                 return io_error(w, "fwrite", off, errno ? errno : EIO);
         } else if (fread(f->buf, 1, bs, f->fp) != bs) {
@@ -228,13 +263,13 @@ static int file_op(struct qnb_worker *w, uint64_t *bytes)
         }
         break;
     case A_MMAP:
-        if (f->write)
+        if (wr)
             memcpy(f->map + off, f->buf, bs);
         else
             memcpy(f->buf, f->map + off, bs);
         break;
     }
-    if (f->write && w->run->cfg->fsync_every > 0 && ++f->writes >= w->run->cfg->fsync_every) {
+    if (wr && w->run->cfg->fsync_every > 0 && ++f->writes >= w->run->cfg->fsync_every) {
         f->writes = 0;
         int rc = 0;
         if (f->acc == A_STDIO)
@@ -302,6 +337,14 @@ static void file_report(struct qnb_run *r, struct qnb_json *j)
 {
     qj_knum(j, "fsync_close_s", r->finish_s);
     qj_kint(j, "file_size_bytes", r->cfg->size);
+    qj_kstr(j, "file_layout", r->cfg->file_layout);
+    if (r->cfg->rwmix >= 0)
+        qj_kint(j, "rwmix_read_percent", r->cfg->rwmix);
+}
+
+static const char *file_classes(const struct qnb_config *c)
+{
+    return c->rwmix >= 0 ? "read,write" : NULL;
 }
 
 static void file_run_teardown(struct qnb_run *r)
@@ -322,4 +365,5 @@ const struct qnb_engine qnb_engine_file = {
     .worker_cleanup = file_cleanup,
     .point_report = file_report,
     .run_teardown = file_run_teardown,
+    .op_classes = file_classes,
 };

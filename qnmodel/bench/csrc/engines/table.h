@@ -17,6 +17,8 @@
     X(cpu)                                                                                         \
     X(tcp)                                                                                         \
     X(stripe)                                                                                      \
-    X(nfs)
+    X(nfs)                                                                                         \
+    X(meta)                                                                                        \
+    X(mpilink)
 
 #endif

@@ -1,0 +1,216 @@
+/* Workload shapes the harness applies to every engine: the open loop (requests arrive at a given
+ * rate, Poisson or evenly spaced, whatever the system's state) and latency per operation class
+ * (reads and writes of a --rwmix, the phases of an engine).
+ *
+ * Open loop: each of the J clients serves its own arrival stream of rate lambda/J (a Poisson
+ * stream split at random is again Poisson, so the whole offered load is Poisson of rate
+ * lambda). A client issues its next request at the request's scheduled arrival instant, or at
+ * once when it is already behind; the response time is measured FROM THE SCHEDULED ARRIVAL, so
+ * the time a request waited behind its predecessors counts (a closed-loop benchmark that
+ * measures from issue hides it: "coordinated omission"). With J = 1 a client in front of one
+ * emulated device with exponential service is the M/M/1 queue: mean response 1/(mu - lambda)
+ * (Kleinrock, Queueing Systems vol. 1, 1975, eq. 3.26), and the share of arrivals that find the
+ * client busy is rho = lambda/mu (PASTA, Wolff 1982).
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+int qnb_openloop_on(const struct qnb_config *c) { return c->rate > 0; }
+
+static int64_t interarrival_ns(struct qnb_worker *w)
+{
+    const struct qnb_config *c = w->run->cfg;
+    double per_client = c->rate / (double)w->run->pt.jobs;
+    double mean = 1e9 / per_client;
+    if (strcmp(c->arrivals, "poisson") == 0)
+        return (int64_t)llround(-log(qnb_rng_uniform(&w->rng)) * mean);
+    return (int64_t)llround(mean);
+}
+
+void qnb_openloop_start(struct qnb_worker *w)
+{
+    const struct qnb_config *c = w->run->cfg;
+    w->ol_next_ns = qnb_now_ns();
+    /* constant arrivals: the clients' streams are staggered evenly over one period */
+    if (strcmp(c->arrivals, "constant") == 0)
+        w->ol_next_ns += (int64_t)(1e9 / c->rate * w->id);
+    else
+        w->ol_next_ns += interarrival_ns(w);
+}
+
+int64_t qnb_openloop_wait(struct qnb_worker *w, int64_t spin_ns)
+{
+    struct qnb_run *r = w->run;
+    int64_t sched = w->ol_next_ns;
+    int64_t now = qnb_now_ns();
+    int behind = now > sched;
+    /* sleep in steps of at most 5 ms so that a stop is noticed */
+    while (now < sched) {
+        if (qnb_stopping(r))
+            return 0;
+        int64_t step = sched - now > 5000000 ? now + 5000000 : sched;
+        qnb_sleep_until_ns(step, step == sched ? spin_ns : 0);
+        now = qnb_now_ns();
+    }
+    if (qnb_stopping(r))
+        return 0;
+    w->ol_next_ns = sched + interarrival_ns(w);
+    w->ol_sched_ns = sched;
+    if (atomic_load(&r->phase) == QNB_PHASE_MEASURE) {
+        double wait = (double)(now - sched);
+        w->ol_issued++;
+        w->ol_behind += (uint64_t)behind;
+        w->ol_wait_sum_ns += wait;
+        if (wait > w->ol_wait_max_ns)
+            w->ol_wait_max_ns = wait;
+    }
+    return sched;
+}
+
+void qnb_openloop_end(struct qnb_worker *w)
+{
+    int64_t t_stop = atomic_load(&w->run->t_stop_ns);
+    uint64_t n = 0;
+    /* generated one by one (the stream's own draws), at most 10 million */
+    for (int64_t t = w->ol_next_ns; t <= t_stop && n < 10000000u; t += interarrival_ns(w))
+        n++;
+    w->ol_backlog_end = n;
+}
+
+void qnb_openloop_json(const struct qnb_run *r, struct qnb_json *j)
+{
+    const struct qnb_config *c = r->cfg;
+    uint64_t issued = 0, behind = 0, backlog = 0;
+    double wsum = 0, wmax = 0;
+    for (int i = 0; i < r->pt.jobs; i++) {
+        const struct qnb_worker *w = &r->workers[i];
+        issued += w->ol_issued;
+        behind += w->ol_behind;
+        backlog += w->ol_backlog_end;
+        wsum += w->ol_wait_sum_ns;
+        if (w->ol_wait_max_ns > wmax)
+            wmax = w->ol_wait_max_ns;
+    }
+    qj_key(j, "open_loop");
+    qj_obj_begin(j);
+    qj_knum(j, "rate_ops_s", c->rate);
+    qj_kstr(j, "arrivals", c->arrivals);
+    qj_kint(j, "issued", (long long)issued);
+    qj_knum(j, "behind_fraction", issued ? (double)behind / (double)issued : 0.0);
+    qj_knum(j, "wait_s_mean", issued ? wsum / (double)issued / 1e9 : 0.0);
+    qj_knum(j, "wait_s_max", wmax / 1e9);
+    qj_kint(j, "backlog_end", (long long)backlog);
+    qj_obj_end(j);
+}
+
+int qnb_opclass_setup(struct qnb_run *r)
+{
+    r->nclass = 0;
+    r->class_hist = NULL;
+    const char *list = r->eng->op_classes ? r->eng->op_classes(r->cfg) : NULL;
+    if (!list || !*list)
+        return 0;
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", list);
+    for (char *sv = NULL, *t = strtok_r(tmp, ",", &sv); t && r->nclass < 8;
+         t = strtok_r(NULL, ",", &sv))
+        snprintf(r->classes[r->nclass++], sizeof r->classes[0], "%s", t);
+    size_t n = (size_t)r->pt.jobs * (size_t)r->nclass;
+    r->class_hist = qnb_shared_alloc(n * sizeof *r->class_hist);
+    if (!r->class_hist) {
+        qnb_run_error(r, "out of memory for %zu latency histograms", n);
+        r->nclass = 0;
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        qnb_hist_reset(&r->class_hist[i]);
+    return 0;
+}
+
+void qnb_opclass_add(struct qnb_worker *w, uint64_t ns)
+{
+    struct qnb_run *r = w->run;
+    if (r->class_hist && w->op_class >= 0 && w->op_class < r->nclass)
+        qnb_hist_add(&r->class_hist[(size_t)w->id * (size_t)r->nclass + (size_t)w->op_class], ns);
+}
+
+void qnb_latency_json(const struct qnb_hist *h, struct qnb_json *j)
+{
+    qj_kint(j, "count", (long long)h->count);
+    qj_knum(j, "mean", h->count ? h->sum_ns / h->count / 1e9 : NAN);
+    qj_knum(j, "min", h->count ? h->min_ns / 1e9 : NAN);
+    qj_knum(j, "p50", qnb_hist_quantile_ns(h, 0.50) / 1e9);
+    qj_knum(j, "p90", qnb_hist_quantile_ns(h, 0.90) / 1e9);
+    qj_knum(j, "p99", qnb_hist_quantile_ns(h, 0.99) / 1e9);
+    qj_knum(j, "max", h->count ? h->max_ns / 1e9 : NAN);
+}
+
+void qnb_opclass_json(const struct qnb_run *r, struct qnb_json *j)
+{
+    if (!r->class_hist)
+        return;
+    static struct qnb_hist h; /* the main thread reports one point at a time */
+    qj_key(j, "latency_by_op_s");
+    qj_obj_begin(j);
+    for (int k = 0; k < r->nclass; k++) {
+        qnb_hist_reset(&h);
+        for (int i = 0; i < r->pt.jobs; i++)
+            qnb_hist_merge(&h, &r->class_hist[(size_t)i * (size_t)r->nclass + (size_t)k]);
+        qj_key(j, r->classes[k]);
+        qj_obj_begin(j);
+        qnb_latency_json(&h, j);
+        qj_obj_end(j);
+    }
+    qj_obj_end(j);
+}
+
+void qnb_opclass_free(struct qnb_run *r)
+{
+    if (r->class_hist)
+        qnb_shared_free(r->class_hist,
+                        (size_t)r->pt.jobs * (size_t)r->nclass * sizeof *r->class_hist);
+    r->class_hist = NULL;
+    r->nclass = 0;
+}
+
+int qnb_workload_check(const struct qnb_config *c, const struct qnb_engine *e, char *err,
+                       size_t len)
+{
+    if (c->rate < 0) {
+        snprintf(err, len, "--rate must be >= 0 (0: closed loop)");
+        return 2;
+    }
+    if (c->rate > 0 && c->think > 0) {
+        snprintf(err, len,
+                 "--rate (open loop: requests arrive on a schedule) and --think (closed loop: a "
+                 "client thinks between requests) exclude each other; give one of them");
+        return 2;
+    }
+    if (c->rate > 0 && (e->flags & (QNB_ENG_FIXED_WORK | QNB_ENG_NO_MEASURE))) {
+        snprintf(err, len, "--rate: engine %s does a fixed amount of work, not an open loop",
+                 e->name);
+        return 2;
+    }
+    if (c->rwmix != -1 && (c->rwmix < 0 || c->rwmix > 100)) {
+        snprintf(err, len, "--rwmix %lld must be a percentage of reads between 0 and 100",
+                 c->rwmix);
+        return 2;
+    }
+    if (c->rwmix != -1 && !e->op_classes) {
+        snprintf(err, len, "--rwmix: engine %s has no read/write mix (the file engine has)",
+                 e->name);
+        return 2;
+    }
+    if ((e->flags & QNB_ENG_NEEDS_MPI) && !qnb_mpi_built()) {
+        snprintf(err, len,
+                 "engine %s needs the MPI build of qnbench (qnbench-mpi, run under mpirun); "
+                 "this is the single-node build",
+                 e->name);
+        return 2;
+    }
+    return 0;
+}
