@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -36,6 +35,7 @@ from typing import Any
 
 from .. import bench
 from .._validate import as_quantity
+from ..bench.launch import mpi_env, mpirun_command
 from ..errors import BenchError, BenchNotFoundError, InvalidModelError, InvalidTypeError
 
 __all__ = ["RankMeasurements", "measure_ranks", "mpirun_command"]
@@ -72,39 +72,6 @@ class RankMeasurements:
     incomplete: tuple[str, ...] = ()
 
 
-def _open_mpi(mpirun: str) -> bool:
-    try:
-        p = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "Open MPI" in p.stdout or "OpenRTE" in p.stdout
-
-
-def mpirun_command(ranks: int, mpirun: str | None = None) -> list[str]:
-    """``mpirun -np RANKS`` with the options a check needs (the launcher found on ``PATH``).
-
-    With Open MPI: ``--oversubscribe`` (more ranks than cores on a small machine), a rank that
-    exits non-zero does not abort the others, and ``--allow-run-as-root`` when run as root.
-    """
-    exe = mpirun or shutil.which("mpirun") or shutil.which("mpiexec")
-    if not exe:
-        raise BenchNotFoundError(
-            "no MPI launcher (mpirun or mpiexec) on PATH: install Open MPI (e.g. Debian's "
-            "openmpi-bin) to check every rank"
-        )
-    cmd = [exe, "-np", str(ranks)]
-    if _open_mpi(exe):
-        cmd += ["--oversubscribe", "--mca", "orte_abort_on_non_zero_status", "0"]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            cmd.append("--allow-run-as-root")
-    return cmd
-
-
-def _env() -> dict[str, str]:
-    # Open MPI refuses root without these; harmless for any other launcher
-    return dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-
-
 def _run(cmd: list[str], timeout: float, cwd: str | None = None) -> tuple[int | None, str, str]:
     """Run `cmd` in its own session; on timeout stop the whole session. rc None: timed out."""
     p = subprocess.Popen(
@@ -113,7 +80,7 @@ def _run(cmd: list[str], timeout: float, cwd: str | None = None) -> tuple[int | 
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env=_env(),
+        env=mpi_env(),
         cwd=cwd,
         start_new_session=True,
     )

@@ -16,7 +16,14 @@ See ``docs/how-to/testbed.md``.
 from __future__ import annotations
 
 from .lifecycle import GOODPUT_FACTOR, down, exec_argv, status, up
-from .measure import bench_in, compare_raid0_reads, raid_model, stripe_options
+from .measure import (
+    bench_in,
+    bench_ranks_in,
+    compare_raid0_reads,
+    mpi_argv,
+    raid_model,
+    stripe_options,
+)
 from .services import NFS_EXPORT, nfs_url
 from .system import TestbedError
 from .topology import (
@@ -43,10 +50,12 @@ __all__ = [
     "TestbedError",
     "Topology",
     "bench_in",
+    "bench_ranks_in",
     "compare_raid0_reads",
     "down",
     "exec_argv",
     "load_topology",
+    "mpi_argv",
     "nfs_url",
     "parse_topology",
     "raid_model",

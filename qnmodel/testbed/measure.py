@@ -14,14 +14,23 @@ References
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from typing import Any
 
 from ..bench import BenchTrace, build_command, executable
+from ..bench.launch import mpi_env, mpirun_command
 from .lifecycle import exec_argv, status
 from .system import TestbedError
 from .topology import Topology
 
-__all__ = ["bench_in", "stripe_options", "raid_model", "compare_raid0_reads"]
+__all__ = [
+    "bench_in",
+    "bench_ranks_in",
+    "mpi_argv",
+    "stripe_options",
+    "raid_model",
+    "compare_raid0_reads",
+]
 
 
 def bench_in(topo: Topology, node: str, engine: str, *, timeout: float = 600.0,
@@ -32,6 +41,46 @@ def bench_in(topo: Topology, node: str, engine: str, *, timeout: float = 600.0,
     if cp.returncode != 0:
         raise TestbedError(
             f"qnbench --engine {engine} in {node!r} failed (exit {cp.returncode}): "
+            f"{' '.join(cp.stderr.split())[-600:]}"
+        )
+    return BenchTrace.from_json(cp.stdout)
+
+
+def mpi_argv(topo: Topology, clients: Sequence[str], argv: Sequence[str]) -> list[str]:
+    """The ``mpirun`` command running qnbench's MPI build with one rank per client node.
+
+    Rank i joins client i's namespace (qnbench ``--netns``) before it measures, so each rank's
+    traffic leaves through its own shaped link and the aggregate rank 0 reports crosses real
+    links, as seed 002's and 004's multi-node runs did; ``argv`` are qnbench's options.
+    """
+    clients = list(clients)
+    if not clients:
+        raise TestbedError("mpi_argv needs at least one client node")
+    known = {c.name for c in topo.clients}
+    for c in clients:
+        if c not in known:
+            raise TestbedError(
+                f"{c!r} is not a client of testbed {topo.name!r} (clients: {sorted(known)})"
+            )
+    if len(set(clients)) != len(clients):
+        raise TestbedError(f"clients {clients} name a node twice: one rank per client namespace")
+    names = ",".join(topo.namespace(c) for c in clients)
+    return [*mpirun_command(len(clients)), str(executable(mpi=True)), *map(str, argv),
+            "--netns", names]  # fmt: skip
+
+
+def bench_ranks_in(topo: Topology, clients: Sequence[str], engine: str, *,
+                   timeout: float = 600.0, **options: Any) -> BenchTrace:  # fmt: skip
+    """Run qnbench ``engine`` on one MPI rank per client node (see :func:`mpi_argv`).
+
+    Every point starts on all ranks together (a barrier); the document's ``mpi.aggregate``
+    holds the sum over ranks per point and each rank's own figures.
+    """
+    argv = mpi_argv(topo, clients, build_command(engine, options, "qnbench")[1:])
+    cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=mpi_env())
+    if cp.returncode != 0:
+        raise TestbedError(
+            f"qnbench --engine {engine} on ranks {list(clients)} failed (exit {cp.returncode}): "
             f"{' '.join(cp.stderr.split())[-600:]}"
         )
     return BenchTrace.from_json(cp.stdout)

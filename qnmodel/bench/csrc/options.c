@@ -99,6 +99,9 @@ static const struct opt table[] = {
     {"tcp-role", T_STR, F(tcp_role), "self", "self,client,server", "tcp",
      "self: loopback server thread + clients; client; server"},
     {"host", T_STR, F(host), "127.0.0.1", NULL, "tcp", "server address"},
+    {"netns", T_STR, F(netns), "", NULL, "general",
+     "comma list of network namespaces (ip netns names): rank i of an MPI run joins the i-th "
+     "before it measures, so each rank's traffic crosses its own links"},
     {"port", T_INT, F(port), "0", NULL, "tcp", "TCP port (0 with self: ephemeral)"},
     {"serve", T_STR, F(serve), "mem", "mem,file", "tcp", "server replies from memory or a file"},
     {"raid", T_INT, F(raid), "0", "0,5", "stripe", "RAID level: 0 or 5"},

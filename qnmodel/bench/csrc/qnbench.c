@@ -94,6 +94,11 @@ static int run_main(int argc, char **argv)
         qnb_diag("unknown engine '%s'", cfg.engine);
         return 2;
     }
+    char nserr[512];
+    if (qnb_enter_netns(&cfg, nserr, sizeof nserr)) {
+        qnb_diag("%s", nserr);
+        return 2;
+    }
     rc = check_common(&cfg, eng);
     if (rc)
         return rc;

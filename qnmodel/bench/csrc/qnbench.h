@@ -71,6 +71,8 @@ struct qnb_config {
     long long rsize;
     long long wsize;
     long long nfs_cache;
+    /* multi-node placement (netns.c): rank i joins the i-th network namespace */
+    char netns[1024];
     /* workloads (workload.c, engines/meta.c): open loop, read/write mix, metadata, shared file */
     double rate;
     char arrivals[16];
@@ -94,6 +96,9 @@ int qnb_parse_int(const char *s, long long *out, char *err, size_t errlen);
 int qnb_parse_frequency(const char *s, double *out, char *err, size_t errlen); /* per second */
 
 /* ---- options.c ---- */
+/* ---- netns.c: --netns, each MPI rank in its own network namespace ---- */
+int qnb_enter_netns(const struct qnb_config *c, char *err, size_t errlen);
+
 struct qnb_json;
 void qnb_config_defaults(struct qnb_config *c);
 /* returns 0 ok, 2 usage error (message printed), 3 help printed */
