@@ -130,7 +130,8 @@ class ForkJoinResult:
                     own = _ph.order_statistic_ph(d, k)
                     wait = r - own.mean
                     if wait > 1e-12 * r:
-                        parts.append(_ph.erlang_mixture(wait, 1.0 / max(ahead[j], 1.0)))
+                        # a random fan-out sends a share f/n of the requests ahead here
+                        parts.append(_ph.erlang_mixture(wait, 1.0 / max(ahead[j] * f.share, 1.0)))
                     parts.append(own)
                 else:  # independent join: its mean is [NT88]'s upper bound, its tail fits
                     parts.append(_ph.order_statistic_ph(b, k))
