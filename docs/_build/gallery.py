@@ -274,6 +274,7 @@ def stripe_measured():
     ax.plot(g.n, g.series_r * 1e3, ":", label="naive: members in series")
     ax.plot(g.n, g.one_r * 1e3, "--", label="naive: one combined station")
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log")  # the factor of two at light load stays visible
     ax.set_xlabel("clients N")
     ax.set_ylabel("mean response time [ms]")
     ax.set_title("RAID0 full-stripe reads, 4 exponential members of 4 ms")
