@@ -114,7 +114,7 @@ __all__ = [
 
 METHOD_CLOSED = "approximate fork-join MVA (Varki mean value technique)"
 METHOD_OPEN = "approximate open fork-join (M/M/1 stations, Nelson-Tantawi join)"
-METHOD_LD = "; multi-server/load-dependent queues: residence given the mean queue ahead"
+METHOD_LD = "; multi-server/load-dependent queues: MVA-LD residence given the queue ahead"
 METHOD_LD_OPEN = "; multi-server/load-dependent queues: exact birth-death sojourns"
 
 
