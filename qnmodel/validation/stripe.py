@@ -517,11 +517,8 @@ def record(
 
 
 def _plain(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
+    v = v.item() if isinstance(v, np.generic) else v
+    return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
 def load(path: str | os.PathLike):
@@ -533,12 +530,12 @@ def load(path: str | os.PathLike):
 
 
 def _ci95(values: Sequence[float]) -> float:
-    v = np.asarray(values, dtype=np.float64)
-    if v.size < 2:
-        return 0.0
     from scipy.stats import t
 
-    return float(t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    v = np.asarray(values, dtype=np.float64)
+    return (
+        float(t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
+    )
 
 
 def run(spec: dict[str, Any], topology: Any = None, out_dir: Any = None) -> dict[str, Any]:
