@@ -386,6 +386,13 @@ def _kind_tag(s: Station) -> str:
 # ==================================================================================
 
 
+def _branch_key(b: Station) -> tuple:
+    """What makes two fork-join branches interchangeable (all but the name)."""
+    d = tuple(sorted(b.demand.items())) if b.per_class else float(b.demand)
+    r = None if b.rate_multipliers is None else tuple(float(v) for v in b.rate_multipliers)
+    return (d, b.servers, r)
+
+
 @dataclass(frozen=True)
 class ForkJoin:
     """A fork-join element: a request forks into one sub-request per branch and joins.
@@ -414,6 +421,12 @@ class ForkJoin:
         (:func:`qnmodel.fork_join`) models cancelling joins, the simulator
         (:func:`qnmodel.simulate`) non-cancelling ones; each refuses the other kind
         of k < n join rather than answering for a different system.
+    fanout : int, optional
+        Branches each request forks to, 1 <= fanout <= n; default n. With fanout < n
+        every request forks to a uniformly random subset of ``fanout`` branches (the
+        branches must then be identical), as a RAID5 full-stripe read does over the
+        stripe's data members (the parity rotates) and a read-modify-write over one
+        data member and the parity member; k counts among those, k <= fanout.
 
     Attributes
     ----------
@@ -448,6 +461,7 @@ class ForkJoin:
     branches: tuple[Station, ...]
     k: int | None = None
     cancel: bool = True
+    fanout: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -488,16 +502,31 @@ class ForkJoin:
             seen.add(b.name)
         object.__setattr__(self, "branches", branches)
         n = len(branches)
-        if self.k is None:
-            k = n
-        else:
-            from ._validate import as_positive_int
+        from ._validate import as_positive_int
 
-            k = as_positive_int(self.k, f"{label}: k")
-            if k > n:
+        if self.fanout is None:
+            fan = n
+        else:
+            fan = as_positive_int(self.fanout, f"{label}: fanout")
+            if fan > n:
                 raise InvalidModelError(
-                    f"{label}: k must be between 1 and the number of branches n = {n}, "
-                    f"got k={self.k!r}"
+                    f"{label}: fanout must be between 1 and the number of branches n = {n}, "
+                    f"got fanout={self.fanout!r}"
+                )
+            if fan < n and len({_branch_key(b) for b in branches}) > 1:
+                raise InvalidModelError(
+                    f"{label}: fanout={fan} < n={n} forks to a random subset of the branches, "
+                    "which must then be identical (same demand, servers, rate_multipliers)"
+                )  # fmt: skip
+        object.__setattr__(self, "fanout", fan)
+        if self.k is None:
+            k = fan
+        else:
+            k = as_positive_int(self.k, f"{label}: k")
+            if k > fan:
+                raise InvalidModelError(
+                    f"{label}: k must be between 1 and the number of branches a request "
+                    f"forks to ({'fanout' if fan < n else 'n'} = {fan}), got k={self.k!r}"
                 )
         object.__setattr__(self, "k", k)
         if not isinstance(self.cancel, bool):
@@ -511,13 +540,18 @@ class ForkJoin:
 
     @property
     def demand(self) -> float | dict[str, float]:
-        """Largest branch demand D_max, seconds (per class when branches have per-class demands)."""
+        """Largest branch demand D_max, seconds (per class when branches have per-class demands).
+
+        With ``fanout < n`` a branch serves a fraction fanout / n of the requests, and the
+        busy time per request, D_max fanout / n, is returned.
+        """
+        share = self.fanout / len(self.branches)
         if not self.per_class:
-            return max(float(b.demand) for b in self.branches)
+            return max(float(b.demand) for b in self.branches) * share
         classes = sorted({c for b in self.branches if b.per_class for c in b.demand})
         return {
             c: max(float(b.demand.get(c, 0.0)) if b.per_class else float(b.demand)
-                   for b in self.branches)
+                   for b in self.branches) * share
             for c in classes
         }  # fmt: skip
 
@@ -558,7 +592,8 @@ class ForkJoin:
 
     def __repr__(self) -> str:
         rows = ", ".join(f"{b.name}={b.demand:.6g}s" for b in self.branches)
-        join = "" if self.k == self.n else f", k={self.k}"
+        join = "" if self.fanout == self.n else f", fanout={self.fanout}"
+        join += "" if self.k == self.fanout else f", k={self.k}"
         return f"ForkJoin({self.name!r}, n={self.n}{join}: {rows})"
 
 

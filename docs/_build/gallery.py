@@ -3,7 +3,7 @@
 Each entry is one function that returns a matplotlib Figure; ``docs/gallery.md`` shows the
 figures in a grid (``<!-- gallery -->``) and each function's source under its heading, via
 the ``--8<-- [start:NAME]`` markers below. The functions use only the public API and the
-measured traces committed in ``data/traces/``.
+measured data committed in ``data/traces/`` and ``data/validation/``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "data" / "traces"
+VALIDATION = ROOT / "data" / "validation"
 
 
 @dataclass(frozen=True)
@@ -256,6 +257,59 @@ def percentile_curves():
 # --8<-- [end:percentile_curves]
 
 
+# --8<-- [start:stripe_measured]
+def stripe_measured():
+    """qnbench stripe (RAID0, 4 emulated members) measured against the models, N = 1..32."""
+    import matplotlib.pyplot as plt
+
+    from qnmodel.validation import stripe
+
+    frame, _doc = stripe.load(VALIDATION / "stripe.json")  # recorded, see the fork-join page
+    g = frame[frame["case"] == "raid0-read w=4 emu-exp"].sort_values("n")
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.plot(g.n, g.r_measured * 1e3, "ko", label="measured (qnbench stripe)")
+    ax.plot(g.n, g.fj_r * 1e3, label="fork-join MVA (approximate)")
+    ax.errorbar(g.n, g.sim_r * 1e3, yerr=g.sim_r_hw * 1e3, fmt="s", ms=3, capsize=3,
+                label="simulation (95 % CI)")  # fmt: skip
+    ax.plot(g.n, g.series_r * 1e3, ":", label="naive: members in series")
+    ax.plot(g.n, g.one_r * 1e3, "--", label="naive: one combined station")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")  # the factor of two at light load stays visible
+    ax.set_xlabel("clients N")
+    ax.set_ylabel("mean response time [ms]")
+    ax.set_title("RAID0 full-stripe reads, 4 exponential members of 4 ms")
+    ax.legend(fontsize=8)
+    return fig
+
+
+# --8<-- [end:stripe_measured]
+
+
+# --8<-- [start:stripe_p99]
+def stripe_p99():
+    """Measured p99 of RAID0 stripes of 2, 4, 8 members against the fork-join percentile."""
+    import matplotlib.pyplot as plt
+
+    from qnmodel.validation import stripe
+
+    frame, _doc = stripe.load(VALIDATION / "stripe.json")
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for w, color in zip((2, 4, 8), ("tab:blue", "tab:orange", "tab:red"), strict=True):
+        g = frame[frame["case"] == f"raid0-read w={w} emu-exp"].sort_values("n")
+        ax.plot(g.n, g.p99_measured * 1e3, "o", color=color, ms=4, label=f"{w} members measured")
+        ax.plot(g.n, g.fj_p99 * 1e3, "-", color=color, label=f"{w} members model")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("clients N")
+    ax.set_ylabel("p99 response time [ms]")
+    ax.set_title("p99 of full-stripe reads: model vs measured")
+    ax.legend(fontsize=8)
+    return fig
+
+
+# --8<-- [end:stripe_p99]
+
+
 ENTRIES = (
     Entry("bounds_band", "Bounds band, exact MVA and measured points", bounds_band),
     Entry(
@@ -269,4 +323,6 @@ ENTRIES = (
     Entry("open_latency", "Open network: latency vs offered IOPS", open_latency),
     Entry("forkjoin_vs_naive", "Fork-join stripe vs the naive models", forkjoin_vs_naive),
     Entry("percentile_curves", "Response-time percentiles: exact vs simulated", percentile_curves),
+    Entry("stripe_measured", "Striping measured: qnbench stripe vs the models", stripe_measured),
+    Entry("stripe_p99", "Striping measured: p99 vs the fork-join percentile", stripe_p99),
 )

@@ -25,7 +25,7 @@ from ..errors import QNModelError
 
 __all__ = ["SimulatorUnavailableError", "CompiledModel", "library", "run"]
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _f8 = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 _i8 = np.ctypeslib.ndpointer(dtype=np.int64, flags="C_CONTIGUOUS")
@@ -74,7 +74,7 @@ def library() -> ctypes.CDLL:
     lib.qns_run.restype = ctypes.c_int
     lib.qns_run.argtypes = (
         [_I64] * 3  # C, K, P
-        + [_i8] * 4  # nodes
+        + [_i8] * 5  # nodes
         + [_i8] * 4
         + [_f8]  # stations
         + [_i8, _i8, _f8, _f8, _i8, _i8, _i8]  # classes
@@ -99,6 +99,7 @@ class CompiledModel:
     node_first: np.ndarray
     node_count: np.ndarray
     node_k: np.ndarray
+    node_fan: np.ndarray
     st_kind: np.ndarray
     st_servers: np.ndarray
     st_ld_off: np.ndarray
@@ -159,7 +160,7 @@ def run(
     events = np.zeros(1, dtype=np.int64)
     rc = lib.qns_run(
         C, K, P,
-        m.node_kind, m.node_first, m.node_count, m.node_k,
+        m.node_kind, m.node_first, m.node_count, m.node_k, m.node_fan,
         m.st_kind, m.st_servers, m.st_ld_off, m.st_ld_len, m.ld_rates,
         m.cls_open, m.cls_pop, m.cls_think, m.cls_rate, m.route_off, m.route_len, m.routes,
         m.svc_kind, m.svc_mean, m.svc_p1, m.svc_p2, m.svc_tab_off, m.svc_tab_len, m.svc_tab,

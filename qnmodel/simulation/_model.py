@@ -31,6 +31,9 @@ from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from . import distributions as dist
 from ._engine import CompiledModel
 
+#: largest fork-join with a random fan-out (QNS_MAX_FAN of qnsim.h)
+MAX_FAN = 64
+
 __all__ = ["ModelInfo", "compile_model"]
 
 
@@ -143,6 +146,7 @@ def compile_model(
     elements = tuple(net.stations) if not _is_forkjoin(net.stations) else (net.stations,)
     K = len(elements)
     node_kind, node_first, node_count, node_k, node_names = [], [], [], [], []
+    node_fan: list[int] = []
     st_kind, st_servers, st_rates, st_label, st_dem = [], [], [], [], []
     branch_names, branch_station, node_station, node_is_delay = [], [], [], []
     demand = np.zeros((C, K))
@@ -152,12 +156,19 @@ def compile_model(
         if _is_forkjoin(el):
             branches = tuple(el.branches)
             n = len(branches)
-            kj = n if el.k is None else int(el.k)
-            if n == 0 or not 1 <= kj <= n:
+            fan = int(getattr(el, "fanout", None) or n)
+            kj = fan if el.k is None else int(el.k)
+            if n == 0 or not 1 <= kj <= fan <= n:
                 raise InvalidModelError(
-                    f"ForkJoin {name!r}: needs branches and 1 <= k <= n, got n={n}, k={el.k!r}"
+                    f"ForkJoin {name!r}: needs branches and 1 <= k <= n (k <= fanout <= n "
+                    f"with a fan-out), got n={n}, k={el.k!r}, fanout={fan}"
                 )
-            if kj < n and getattr(el, "cancel", False):
+            if fan < n and n > MAX_FAN:
+                raise InvalidModelError(
+                    f"ForkJoin {name!r}: a random fan-out ({fan} of n={n}) is simulated for at "
+                    f"most {MAX_FAN} branches"
+                )
+            if kj < fan and getattr(el, "cancel", False):
                 raise InvalidModelError(
                     f"ForkJoin {name!r}: k={kj} of n={n} with cancel=True; the simulator "
                     "keeps the n - k stragglers running (set cancel=False), and "
@@ -167,6 +178,7 @@ def compile_model(
             node_first.append(len(st_kind))
             node_count.append(n)
             node_k.append(kj)
+            node_fan.append(fan)
             node_station.append(-1)
             node_is_delay.append(False)
             for b, br in enumerate(branches):
@@ -184,7 +196,7 @@ def compile_model(
                 st_rates.append(r)
                 st_label.append((bname, str(getattr(br, "name", bname))))
                 st_dem.append([_branch_demand(br, c, label) for c in cnames])
-            demand[:, k] = np.max(np.array(st_dem[-n:]), axis=0)
+            demand[:, k] = np.max(np.array(st_dem[-n:]), axis=0) * fan / n
         else:
             label = f"Station {name!r}"
             kind, m, r = _station_kind(el, label)
@@ -192,6 +204,7 @@ def compile_model(
             node_first.append(len(st_kind))
             node_count.append(1)
             node_k.append(1)
+            node_fan.append(1)
             node_station.append(len(st_kind))
             node_is_delay.append(kind == 1)
             st_kind.append(kind)
@@ -283,7 +296,7 @@ def compile_model(
     model = CompiledModel(
         C=C, K=K, P=P,
         node_kind=i8(node_kind), node_first=i8(node_first), node_count=i8(node_count),
-        node_k=i8(node_k),
+        node_k=i8(node_k), node_fan=i8(node_fan),
         st_kind=i8(st_kind), st_servers=i8(st_servers), st_ld_off=i8(ld_off),
         st_ld_len=i8(ld_len), ld_rates=f8(ld_rates),
         cls_open=i8(is_open), cls_pop=i8(pop), cls_think=f8(think), cls_rate=f8(rate),

@@ -42,6 +42,12 @@ request, k d / n for identical branches and D_i for k = n
 (:func:`busy_per_request`); U_i = X d_i' and X <= 1 / max_i d_i'.
 Errors measured against simulation: ``docs/explanation/fork-join.md``.
 
+Random fan-out (``ForkJoin(fanout=f)``, f < n identical branches): a request forks to a
+uniformly random f of the n branches (RAID5 with rotating parity), so a branch sees a
+fraction p = f / n of the requests: busy time p d' per request, q_i = X p T_i,
+A_i = max(p Q_fj, q_i), and the race is over f branches (within 0.2 % of simulation).
+Multi-server and load-dependent queues and branches: :mod:`qnmodel.solvers._forkjoin_ld`.
+
 Open networks (arrival rate lambda)
 -----------------------------------
 Other queues are M/M/1: R_k = D_k / (1 - rho_k). A fork-join of n >= 2
@@ -95,6 +101,7 @@ import numpy as np
 from .._validate import as_population, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..network import Network
+from . import _forkjoin_ld as _ld
 from .forkjoin_result import ForkJoinResult
 
 __all__ = [
@@ -107,6 +114,8 @@ __all__ = [
 
 METHOD_CLOSED = "approximate fork-join MVA (Varki mean value technique)"
 METHOD_OPEN = "approximate open fork-join (M/M/1 stations, Nelson-Tantawi join)"
+METHOD_LD = "; multi-server/load-dependent queues: MVA-LD residence given the queue ahead"
+METHOD_LD_OPEN = "; multi-server/load-dependent queues: exact birth-death sojourns"
 
 
 def harmonic(n: int) -> float:
@@ -202,53 +211,79 @@ def busy_per_request(means: Any, k: int | None = None) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- model
 @dataclass(frozen=True)
+class _FJ:
+    """One fork-join element: branch service means, join, cancellation and fan-out."""
+
+    idx: int  # position among the network's elements
+    d: np.ndarray  # (n,) branch demand: mean service of one sub-request
+    k: int  # sub-requests to wait for
+    busy: np.ndarray  # (n,) busy time per sub-request (cancelling k-of-n: < d)
+    fan: int  # branches a request forks to (a random subset when < n)
+    alpha: tuple[np.ndarray | None, ...]  # rate multipliers per branch (None: one server)
+
+    @property
+    def share(self) -> float:
+        """Fraction of requests that visit a given branch, fanout / n."""
+        return self.fan / self.d.size
+
+    def own(self) -> np.ndarray:
+        """Mean service of this request's own sub-requests in the race (fan of them)."""
+        first = np.array([1.0 if a is None else float(a[0]) for a in self.alpha])
+        return (self.d / first)[: self.fan]
+
+
+@dataclass(frozen=True)
 class _Model:
     """The network flattened: ordinary stations and fork-join elements, with branch arrays."""
 
     names: tuple[str, ...]
     kind: tuple[str, ...]  # "queue" | "delay" | "forkjoin" per element
-    D: np.ndarray  # (K,) demand (forkjoin: max branch demand)
-    fj: tuple[tuple[int, np.ndarray, int, np.ndarray], ...]  # (index, D_i, k, busy d_i')
+    D: np.ndarray  # (K,) demand (forkjoin: busiest branch's busy time per request)
+    fj: tuple[_FJ, ...]
     branch_names: tuple[str, ...]
     Z: float
+    alpha: tuple[np.ndarray | None, ...]  # per element (queues): rate multipliers or None
+
+    @property
+    def load_dependent(self) -> bool:
+        return any(a is not None for a in self.alpha) or any(
+            a is not None for f in self.fj for a in f.alpha
+        )
 
 
 def _model(net: Network) -> _Model:
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
-    names, kinds, fj, bnames = [], [], [], []
+    names, kinds, fj, bnames, alphas = [], [], [], [], []
     for idx, s in enumerate(net.stations):
         names.append(s.name)
         if hasattr(s, "branches"):
-            for b in s.branches:
-                if b.servers != 1 or getattr(b, "rate_multipliers", None) is not None:
-                    raise InvalidModelError(
-                        f"fork_join supports single-server branches; branch {b.name!r} of "
-                        f"{s.name!r} has servers={b.servers}"
-                        + ("" if b.servers != 1 else " and rate_multipliers")
-                        + ": simulate the network instead"
-                    )
-                bnames.append(f"{s.name}.{b.name}")
+            bnames.extend(f"{s.name}.{b.name}" for b in s.branches)
             d = s.branch_demands
-            if s.k < s.n and not getattr(s, "cancel", True):
+            fan = int(getattr(s, "fanout", None) or s.n)
+            if s.k < fan and not getattr(s, "cancel", True):
                 raise InvalidModelError(
                     f"fork_join models cancelling k-of-n joins; {s.name!r} has k={s.k} of "
-                    f"n={s.n} with cancel=False (stragglers keep their branch busy): "
+                    f"n={fan} with cancel=False (stragglers keep their branch busy): "
                     "simulate the network instead (qnmodel.simulate)"
                 )
-            fj.append((idx, d, int(s.k), busy_per_request(d, s.k)))
-            kinds.append("forkjoin")
-        else:
-            if s.servers != 1 or getattr(s, "rate_multipliers", None) is not None:
+            alpha = tuple(_ld.multipliers(b) for b in s.branches)
+            if s.k < fan and any(a is not None for a in alpha):
                 raise InvalidModelError(
-                    f"fork_join supports single-server queue and delay stations; station "
-                    f"{s.name!r} has servers={s.servers}: use qnmodel.mva for networks "
-                    "without fork-join, or simulate"
+                    f"fork_join: {s.name!r} is a k-of-n join (k={s.k} of {fan}) with "
+                    "multi-server or load-dependent branches; only full joins (k = n) of such "
+                    "branches are modelled: simulate the network instead (qnmodel.simulate)"
                 )
+            busy = busy_per_request(d, s.k) if fan == s.n else np.full(s.n, s.k * d[0] / fan)
+            fj.append(_FJ(idx, d, int(s.k), busy, fan, alpha))
+            kinds.append("forkjoin")
+            alphas.append(None)
+        else:
             kinds.append("delay" if s.is_delay else "queue")
+            alphas.append(None if s.is_delay else _ld.multipliers(s))
     return _Model(
         tuple(names), tuple(kinds), np.array(net.demands, dtype=np.float64), tuple(fj),
-        tuple(bnames), float(net.think_time),
+        tuple(bnames), float(net.think_time), tuple(alphas),
     )  # fmt: skip
 
 
@@ -256,7 +291,6 @@ def _model(net: Network) -> _Model:
 def _closed(m: _Model, N: int):
     K = len(m.names)
     B = len(m.branch_names)
-    F = len(m.fj)
     queue = np.array([k == "queue" for k in m.kind])
     delay = np.array([k == "delay" for k in m.kind])
     X = np.empty(N)
@@ -267,20 +301,40 @@ def _closed(m: _Model, N: int):
     for i in range(N):
         n = i + 1
         r = np.where(queue, m.D * (1.0 + Q), np.where(delay, m.D, 0.0))
+        for j, a in enumerate(m.alpha):  # multi-server / load-dependent: eq. (1) of _ld
+            if a is not None:
+                r[j] = _ld.response_given_ahead(float(m.D[j]), a, float(Q[j]))
         col = 0
-        for idx, d, k, busy in m.fj:
-            sl = slice(col, col + d.size)
-            Tb[i, sl] = busy * (1.0 + q[sl])
-            ahead = np.maximum(Q[idx], q[sl])  # [Var99]: requests in the element at n - 1
-            r[idx] = expected_order_statistic(d, k, shifts=busy * ahead)
-            col += d.size
+        for f in m.fj:
+            sl = slice(col, col + f.d.size)
+            # [Var99]: the requests in the element at n - 1 that use this branch are ahead
+            ahead = np.maximum(f.share * Q[f.idx], q[sl])
+            if all(a is None for a in f.alpha):
+                Tb[i, sl] = f.busy * (1.0 + q[sl])
+                shifts = f.busy * ahead
+            else:
+                own = f.own() if f.fan == f.d.size else np.resize(f.own(), f.d.size)
+                Tb[i, sl] = [
+                    _ld.response_binomial(float(f.d[b]), f.alpha[b], float(q[col + b]), n - 1)
+                    for b in range(f.d.size)
+                ]
+                shifts = np.maximum(
+                    [
+                        _ld.response_binomial(float(f.d[b]), f.alpha[b], float(q[col + b]), n - 1)
+                        for b in range(f.d.size)
+                    ]
+                    - own,
+                    0.0,
+                )
+            r[f.idx] = expected_order_statistic(f.own(), f.k, shifts=shifts[: f.fan])
+            col += f.d.size
         x = n / (m.Z + r.sum())
         X[i] = x
         Rk[i] = r
         Q = x * r
-        q = x * Tb[i]
+        q = x * Tb[i] * np.concatenate([np.full(f.d.size, f.share) for f in m.fj] or [[]])
     n = np.arange(1, N + 1, dtype=np.float64)
-    return n, X, Rk, Tb, F
+    return n, X, Rk, Tb, len(m.fj)
 
 
 def _open(m: _Model, lam: float):
@@ -290,36 +344,40 @@ def _open(m: _Model, lam: float):
     Tb = np.zeros(B)
     for j, kind in enumerate(m.kind):
         if kind == "queue":
-            rho = lam * m.D[j]
-            if rho >= 1.0:
-                raise UnstableModelError(
-                    f"station {m.names[j]!r} is saturated: utilisation lambda*D = {rho:.6g} >= 1"
-                )
-            r[j] = m.D[j] / (1.0 - rho)
+            r[j] = _ld.open_response(float(m.D[j]), m.alpha[j], lam, f"station {m.names[j]}")
         elif kind == "delay":
             r[j] = m.D[j]
     col = 0
-    for idx, d, k, busy in m.fj:
-        rho = lam * busy
-        if np.any(rho >= 1.0):
-            b = int(np.argmax(rho))
-            raise UnstableModelError(
-                f"branch {m.branch_names[col + b]!r} is saturated: utilisation lambda*D = "
-                f"{rho[b]:.6g} >= 1"
-            )
-        T = d / (1.0 - rho)  # sojourn of a sub-request that is not cancelled
-        Tb[col : col + d.size] = T
-        col += d.size
-        nb = d.size
-        if k == nb and np.all(d == d[0]):
-            r[idx] = nelson_tantawi(nb, float(rho[0]), float(d[0]))
+    for f in m.fj:
+        d, k, nb = f.d, f.k, f.d.size
+        lam_b = lam * f.share  # sub-requests per second at each branch
+        if all(a is None for a in f.alpha):
+            rho = lam_b * f.busy
+            if np.any(rho >= 1.0):
+                b = int(np.argmax(rho))
+                raise UnstableModelError(
+                    f"branch {m.branch_names[col + b]!r} is saturated: utilisation "
+                    f"lambda*D = {rho[b]:.6g} >= 1"
+                )
+            T = d / (1.0 - rho)  # sojourn of a sub-request that is not cancelled
         else:
-            r[idx] = expected_order_statistic(T, k)
-            if k == nb and nb > 1:  # heterogeneous: blend toward [NT88] by similarity
+            rho = None
+            T = np.array([
+                _ld.open_response(float(d[b]), f.alpha[b], lam_b, m.branch_names[col + b])
+                for b in range(nb)
+            ])  # fmt: skip
+        Tb[col : col + nb] = T
+        col += nb
+        fan = f.fan
+        if rho is not None and k == fan and np.all(d == d[0]):
+            r[f.idx] = nelson_tantawi(fan, float(rho[0]), float(d[0]))
+        else:
+            r[f.idx] = expected_order_statistic(T[:fan], k)
+            if rho is not None and k == fan and fan > 1:  # heterogeneous: blend toward [NT88]
                 rs = float(rho.max())
-                phi = nelson_tantawi(nb, rs, 1.0) / (harmonic(nb) / (1.0 - rs))
-                w = (float(T.sum() / T.max()) - 1.0) / (nb - 1.0)
-                r[idx] *= 1.0 + (phi - 1.0) * w
+                phi = nelson_tantawi(fan, rs, 1.0) / (harmonic(fan) / (1.0 - rs))
+                w = (float(T.sum() / T.max()) - 1.0) / (fan - 1.0)
+                r[f.idx] *= 1.0 + (phi - 1.0) * w
     return r, Tb
 
 
@@ -331,10 +389,12 @@ def fork_join(
     Parameters
     ----------
     net : Network
-        Stations (single-server queues, delay stations) and
-        :class:`~qnmodel.network.ForkJoin` elements of single-server branches,
-        visited once per request. A network without fork-join is solved too
-        (closed: identical to exact MVA; open: M/M/1 tandem).
+        Stations (queues, delay stations) and :class:`~qnmodel.network.ForkJoin`
+        elements, visited once per request. Multi-server and load-dependent queues
+        and branches (full joins) use the approximation of
+        :mod:`qnmodel.solvers._forkjoin_ld` (the method label says so). A network
+        without fork-join is solved too (closed, single-server queues and delays:
+        identical to exact MVA; open: M/M/1 tandem).
     N : int, optional
         Closed: the largest population; the curve n = 1..N is returned.
     arrival_rate : float or str, optional
@@ -349,7 +409,7 @@ def fork_join(
     Raises
     ------
     InvalidModelError
-        Multi-server or load-dependent stations/branches, both or neither of
+        k-of-n joins of multi-server or load-dependent branches, both or neither of
         ``N`` and ``arrival_rate``; :class:`~qnmodel.errors.UnstableModelError`
         when an open station or branch has utilisation >= 1.
 
@@ -370,7 +430,7 @@ def fork_join(
             "give exactly one of N (closed population) and arrival_rate (open), got "
             f"N={N!r}, arrival_rate={arrival_rate!r}"
         )
-    fj_idx = [f[0] for f in m.fj]
+    fj_idx = [f.idx for f in m.fj]
     if N is not None:
         N = as_population(N, "N")
         if float(m.D.sum()) + m.Z <= 0.0:
@@ -379,25 +439,25 @@ def fork_join(
             )
         n, X, Rk, Tb, _F = _closed(m, N)
         lam = None
-        method = METHOD_CLOSED
+        method = METHOD_CLOSED + (METHOD_LD if m.load_dependent else "")
     else:
         lam = as_quantity(arrival_rate, "arrival_rate", "frequency", positive=True)
         r, tb = _open(m, lam)
         Rk, Tb = r[None, :], tb[None, :]
         X = np.array([lam])
         n = X * Rk.sum(axis=1)
-        method = METHOD_OPEN
+        method = METHOD_OPEN + (METHOD_LD_OPEN if m.load_dependent else "")
     R = Rk.sum(axis=1)
     Qk = X[:, None] * Rk
     U = X[:, None] * m.D[None, :]  # forkjoin: its busiest branch; delay: busy servers
-    Dbr = np.concatenate([f[3] for f in m.fj]) if m.fj else np.zeros(0)
+    Dbr = np.concatenate([f.busy * f.share for f in m.fj]) if m.fj else np.zeros(0)
     Ub = X[:, None] * Dbr[None, :]
     Qb = X[:, None] * Tb
     sync = np.zeros((X.size, len(m.fj)))
     col = 0
-    for f, (idx, d, _k, _b) in enumerate(m.fj):
-        sync[:, f] = Rk[:, idx] - Tb[:, col : col + d.size].mean(axis=1)
-        col += d.size
+    for j, f in enumerate(m.fj):
+        sync[:, j] = Rk[:, f.idx] - Tb[:, col : col + f.d.size].mean(axis=1)
+        col += f.d.size
     return ForkJoinResult(
         method=method,
         n=n,

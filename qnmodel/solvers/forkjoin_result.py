@@ -113,14 +113,15 @@ class ForkJoinResult:
         # requests found ahead on arrival: Q(n-1) (arrival theorem), none for n = 1
         ahead = self.queue_length[i - 1] if closed and i > 0 else np.zeros(len(m.kind))
         parts = []
-        fj_of = {idx: (d, k) for idx, d, k, _b in m.fj}
+        fj_of = {f.idx: f for f in m.fj}
         col = 0
         for j, kind in enumerate(m.kind):
             r = float(self.residence_time[i, j])
             if kind == "forkjoin":
-                d, k = fj_of[j]
-                b = self.branch_response_time[i, col : col + d.size]
-                col += d.size
+                f = fj_of[j]
+                d, k = f.own(), f.k  # this request's own sub-requests (fanout of them)
+                b = self.branch_response_time[i, col : col + f.fan]
+                col += f.d.size
                 k -= int(np.count_nonzero(d == 0.0))  # zero-demand branches finish at once
                 b, d = b[d > 0.0], d[d > 0.0]
                 if k <= 0:
@@ -129,7 +130,8 @@ class ForkJoinResult:
                     own = _ph.order_statistic_ph(d, k)
                     wait = r - own.mean
                     if wait > 1e-12 * r:
-                        parts.append(_ph.erlang_mixture(wait, 1.0 / max(ahead[j], 1.0)))
+                        # a random fan-out sends a share f/n of the requests ahead here
+                        parts.append(_ph.erlang_mixture(wait, 1.0 / max(ahead[j] * f.share, 1.0)))
                     parts.append(own)
                 else:  # independent join: its mean is [NT88]'s upper bound, its tail fits
                     parts.append(_ph.order_statistic_ph(b, k))

@@ -64,3 +64,21 @@ def test_disk_array_forkjoin_keeps_the_speedup_table(level, op, T):
     r = qn.fork_join(qn.Network([fj]), 200)
     assert r.throughput[-1] == pytest.approx(T / d, rel=0.02)  # saturates at T x one disk
     assert r.response_time[0] == pytest.approx(d / T * harmonic(4))  # one request: the max
+
+
+@pytest.mark.parametrize("disks", [3, 4, 8])
+def test_raid5_read_modify_write_forks_to_two_random_members(disks):
+    from qnmodel.models.raid import raid5_read_modify_write, theoretical_speedup
+
+    d = 0.004
+    fj = raid5_read_modify_write(d, disks)
+    assert fj.name == "rmw" and fj.n == disks and fj.fanout == 2 and fj.k == 2
+    assert [b.demand for b in fj.branches] == pytest.approx([2 * d] * disks)  # read + write
+    r = qn.fork_join(qn.Network([fj]), 1000)
+    # one write alone: two joins of two exponential members, 2 d H_2 = 3 d
+    assert r.response_time[0] == pytest.approx(2 * d * harmonic(2))
+    # each disk is busy 4 d / N per write: the speedup table's N / 4 random-write speedup
+    T = theoretical_speedup("raid5", disks, "write", "random")
+    assert T == pytest.approx(disks / 4)
+    assert r.throughput[-1] == pytest.approx(T / d, rel=0.01)
+    assert np.all(r.throughput <= T / d * (1 + 1e-12))

@@ -251,8 +251,8 @@ def test_fork_join_bad_arguments():
         qn.fork_join(net, 3, arrival_rate=1.0)
     with pytest.raises(qn.UnstableModelError, match="stripe.m0.*saturated"):
         qn.fork_join(net, arrival_rate=1.0)
-    multi = qn.ForkJoin("fj", [S("a", 1.0, servers=2), S("b", 1.0)])
-    with pytest.raises(qn.InvalidModelError, match="branch 'a'.*servers=2"):
+    multi = qn.ForkJoin("fj", [S("a", 1.0, servers=2), S("b", 1.0)], k=1)
+    with pytest.raises(qn.InvalidModelError, match="'fj' is a k-of-n join.*multi-server"):
         qn.fork_join(qn.Network([multi]), 2)
     with pytest.raises(qn.InvalidTypeError):
         qn.fork_join("net", 2)

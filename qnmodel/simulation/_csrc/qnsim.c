@@ -49,7 +49,7 @@ typedef struct {
 typedef struct {
     /* model */
     int64_t C, K, P;
-    const int64_t *node_kind, *node_first, *node_count, *node_k;
+    const int64_t *node_kind, *node_first, *node_count, *node_k, *node_fan;
     const int64_t *st_kind, *st_servers, *st_ld_off, *st_ld_len;
     const double *ld_rates;
     const int64_t *cls_open;
@@ -297,17 +297,26 @@ static void enter_node(sim_t *S, int32_t task, double t) {
     }
     bump(S->ncnt, S->nlast, S->a_narea, c * S->K + k, t, +1);
     /* fork: one sub-job per branch with work for this class; a branch without work for it
-     * counts as finished at once (the route skips nodes where that alone reaches k) */
+     * counts as finished at once (the route skips nodes where that alone reaches k). With a
+     * fan-out f < n the job forks to a uniformly random f of the n branches (selection
+     * sampling, Knuth TAOCP vol. 2 sec. 3.4.2 algorithm S; at most QNS_MAX_FAN branches). */
     uint64_t gen = ++S->forks;
     S->T[task].gen = gen;
     int32_t need = (int32_t)S->node_k[k];
-    for (int64_t b = 0; b < S->node_count[k]; b++) {
-        int64_t p = S->node_first[k] + b;
+    int64_t cnt = S->node_count[k], fan = S->node_fan[k], nsel = 0;
+    int64_t sel[QNS_MAX_FAN];
+    if (fan < cnt) {
+        for (int64_t b = 0, left = fan; b < cnt && left > 0; b++)
+            if (u01(&S->rng) * (double)(cnt - b) <= (double)left) sel[nsel++] = b, left--;
+    }
+    int64_t nb = fan < cnt ? nsel : cnt;
+    for (int64_t i = 0; i < nb; i++) {
+        int64_t p = S->node_first[k] + (fan < cnt ? sel[i] : i);
         if (!(S->svc_mean[c * S->P + p] > 0.0)) need--;
     }
     S->T[task].need = need;
-    for (int64_t b = 0; b < S->node_count[k]; b++) {
-        int64_t p = S->node_first[k] + b;
+    for (int64_t i = 0; i < nb; i++) {
+        int64_t p = S->node_first[k] + (fan < cnt ? sel[i] : i);
         if (!(S->svc_mean[c * S->P + p] > 0.0)) continue;
         int32_t sub = task_alloc(S);
         if (sub < 0) return;
@@ -389,7 +398,8 @@ static void hist_reset(sim_t *S) {
 int qns_abi_version(void) { return QNS_ABI_VERSION; }
 
 int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int64_t *node_first,
-            const int64_t *node_count, const int64_t *node_k, const int64_t *st_kind,
+            const int64_t *node_count, const int64_t *node_k, const int64_t *node_fan,
+            const int64_t *st_kind,
             const int64_t *st_servers, const int64_t *st_ld_off, const int64_t *st_ld_len,
             const double *ld_rates, const int64_t *cls_open, const int64_t *cls_pop,
             const double *cls_think, const double *cls_rate, const int64_t *route_off,
@@ -405,7 +415,7 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
     memset(S, 0, sizeof *S);
     S->C = C, S->K = K, S->P = P;
     S->node_kind = node_kind, S->node_first = node_first, S->node_count = node_count;
-    S->node_k = node_k;
+    S->node_k = node_k, S->node_fan = node_fan;
     S->st_kind = st_kind, S->st_servers = st_servers, S->st_ld_off = st_ld_off;
     S->st_ld_len = st_ld_len, S->ld_rates = ld_rates;
     S->cls_open = cls_open, S->cls_think = cls_think, S->cls_rate = cls_rate;

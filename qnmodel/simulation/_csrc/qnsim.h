@@ -16,7 +16,9 @@
 #define QNS_API __attribute__((visibility("default")))
 #endif
 
-#define QNS_ABI_VERSION 1
+#define QNS_ABI_VERSION 2
+/* largest fork-join with a fan-out below its branch count (random subsets) */
+#define QNS_MAX_FAN 64
 
 /* node kinds */
 #define QNS_NODE_STATION 0
@@ -43,7 +45,7 @@ QNS_API int qns_run(
     int64_t C, int64_t K, int64_t P,
     /* nodes (K) */
     const int64_t *node_kind, const int64_t *node_first, const int64_t *node_count,
-    const int64_t *node_k,
+    const int64_t *node_k, const int64_t *node_fan,
     /* physical stations (P) */
     const int64_t *st_kind, const int64_t *st_servers, const int64_t *st_ld_off,
     const int64_t *st_ld_len, const double *ld_rates,

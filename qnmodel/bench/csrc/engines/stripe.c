@@ -9,7 +9,8 @@
  * data XOR new data, then write data and parity (two dependent phases).
  *
  * With emulated members the member requests of one phase are issued in parallel (each queued on
- * its device's virtual schedule, see emu.c) and the client waits for the last one; with TCP
+ * its device's virtual schedule, see emu.c) and the client waits for the last one before it
+ * issues the next phase; with TCP
  * members (block servers reached over the network, as in a networked RAID built on an IP block
  * protocol) the requests of a phase are sent to all members first and the replies collected
  * afterwards, so the members work in parallel too; with file members the client performs them
@@ -365,8 +366,13 @@ static int stripe_one(struct ctx *x, long long pos, long long send, long long of
         for (long long b = 0; b < pc[i].len; b++)
             pp[b] ^= (unsigned char)(od[b] ^ nd[b]);
     }
-    /* phase 2 starts when phase 1 is complete */
+    /* phase 2 starts when phase 1 is complete. Emulated members: the client waits for the
+     * old data and parity before it queues the writes, as a RAID5 driver does; queueing them
+     * at once (at the future instant phase 1 ends) would put them ahead, in each member's
+     * FCFS schedule, of other clients' requests that arrive earlier, and leave the member
+     * idle until then (not work-conserving). */
     if (x->p->emu) {
+        qnb_sleep_until_ns(x->done, (int64_t)(c->spin * 1e9));
         x->arrival = x->done;
         x->done = 0;
     }

@@ -1,0 +1,1 @@
+"""Validation studies: models against measurement (``qnmodel.validation.stripe``: striping)."""
