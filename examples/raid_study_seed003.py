@@ -12,7 +12,7 @@ seed 003's steady-state rule, then writes
 
 and prints the paper's tables (rows B, columns C) as Markdown.
 
-    python examples/raid_study_seed003.py --out data/raid_study \
+    python examples/raid_study_seed003.py --out data/raid_study --realtime \
         --figure docs/assets/raid-efficiency.png
     python examples/raid_study_seed003.py --media emu --out /tmp/raid       # quick, no root
 """
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--media", default="emu,tmpfs,loop", help="comma list of emu, tmpfs, loop")
     ap.add_argument("--repeat", type=int, default=4)
     ap.add_argument("--runtime", default="0.1 s")
+    ap.add_argument("--realtime", action="store_true", help="SCHED_FIFO clients (root)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -94,11 +95,16 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("ignore", MeasurementArtefactWarning)
         for medium in args.media.split(","):
             print(f"measuring {medium} ...", flush=True)
-            parts.append(rs.measure_grid(medium, repeat=args.repeat, runtime=args.runtime))
+            parts.append(
+                rs.measure_grid(
+                    medium, repeat=args.repeat, runtime=args.runtime, realtime=args.realtime
+                )
+            )
     grid = pd.concat(parts, ignore_index=True)
     grid.to_csv(out / "grid.csv", index=False)
     info = rs.machine_info()
-    info.update(members=4, jobs=8, repeat=args.repeat, runtime=args.runtime, media=args.media)
+    info.update(members=4, jobs=8, repeat=args.repeat, runtime=args.runtime, media=args.media,
+                realtime=args.realtime)  # fmt: skip
     (out / "machine.json").write_text(json.dumps(info, indent=2) + "\n")
     fits(grid).to_csv(out / "fits.csv", index=False)
     if args.figure:

@@ -271,6 +271,8 @@ def _cmd_bench_plan(args: argparse.Namespace) -> int:
         sizes = opts.pop("sizes", None)
         run = bool(opts.pop("run", False))
         budget = opts.pop("budget", None)
+        if isinstance(sizes, str):
+            sizes = [v for v in sizes.split(",") if v.strip()]
         kw = {} if sizes is None else {"sizes": sizes if isinstance(sizes, list) else [sizes]}
         plan = planning.plan_sweep(
             device, devices=devices, think_time=think, max_jobs=max_jobs, **kw

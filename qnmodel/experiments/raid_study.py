@@ -57,8 +57,8 @@ __all__ = [
 ]
 
 MEDIA = ("emu", "tmpfs", "loop")
-#: Chunk sizes of seed 003 (4 KiB .. 128 KiB in VROC) extended to 1 MiB.
-CHUNKS = tuple(4096 * 4**k for k in range(6))[:-1] + (2**20,)
+#: Chunk sizes: seed 003's range (4 KiB .. 128 KiB, VROC's default 128 KiB) extended to 1 MiB.
+CHUNKS = (4096, 16384, 65536, 131072, 262144, 1048576)
 #: Block sizes 4 KiB .. 2 MiB.
 BLOCKS = tuple(4096 * 4**k for k in range(5)) + (2 * 2**20,)
 #: qnbench access pattern -> (op, pattern) of the speedup table: seed 003's sequential-read
@@ -146,6 +146,7 @@ def measure_grid(
     dev_latency: float | str = "100 us",
     dev_rate: float | str = "1 GB/s",
     directory: str | os.PathLike | None = None,
+    realtime: bool = False,
 ) -> pd.DataFrame:
     """Measure S, T and E over levels x chunks x blocks x ops on one medium.
 
@@ -171,6 +172,9 @@ def measure_grid(
     directory : path, optional
         ``"tmpfs"``: the tmpfs parent (default ``/dev/shm``); ``"loop"``: where the image file
         goes (default: the temporary directory).
+    realtime : bool
+        Run the clients with SCHED_FIFO (root or CAP_SYS_NICE): on a loaded machine late
+        wake-ups otherwise stretch the emulated members' times.
 
     Returns
     -------
@@ -186,7 +190,8 @@ def measure_grid(
         as_choice(op, "ops", tuple(OPS))
     C = [int(v) for v in as_quantities(chunks, "chunks", "size")]
     B = [int(v) for v in as_quantities(blocks, "blocks", "size")]
-    common = dict(jobs=jobs, repeat=repeat, runtime=runtime, warmup=warmup, size=member_size)
+    common = dict(jobs=jobs, repeat=repeat, runtime=runtime, warmup=warmup, size=member_size,
+                  realtime=bool(realtime))  # fmt: skip
     if medium == "loop":
         with loop_filesystem(parent=directory) as mnt:
             return _grid(medium, levels, members, C, B, ops, common, {"dir": str(mnt)}, {})

@@ -23,7 +23,8 @@ def test_emulated_speedup_matches_the_demand_model(rt):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MeasurementArtefactWarning)
         g = rs.measure_grid("emu", levels=(0,), chunks=["64 KiB"], blocks=["16 KiB", "1 MiB"],
-                            ops=("read",), repeat=3, runtime="0.1 s")  # fmt: skip
+                            ops=("read",), repeat=3, runtime="0.1 s",
+                            realtime=bool(rt))  # fmt: skip
     assert len(g) == 2 and g["steady"].all()
     for row in g.itertuples():
         D, _ = stripe_demands(0, 4, 65536, row.bs, a, r, "read")
@@ -79,5 +80,6 @@ def test_tmpfs_and_loop_points(rt):
         warnings.simplefilter("ignore", MeasurementArtefactWarning)
         for medium in ("tmpfs", "loop"):
             g = rs.measure_grid(medium, levels=(0,), chunks=["64 KiB"], blocks=["256 KiB"],
-                                ops=("read",), repeat=3, runtime="0.05 s", jobs=2)  # fmt: skip
+                                ops=("read",), repeat=3, runtime="0.05 s", jobs=2,
+                                realtime=bool(rt))  # fmt: skip
             assert len(g) == 1 and g["S"].item() > 0 and g["T"].item() == 4.0
