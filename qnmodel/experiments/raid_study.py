@@ -173,8 +173,9 @@ def measure_grid(
         ``"tmpfs"``: the tmpfs parent (default ``/dev/shm``); ``"loop"``: where the image file
         goes (default: the temporary directory).
     realtime : bool
-        Run the clients with SCHED_FIFO (root or CAP_SYS_NICE): on a loaded machine late
-        wake-ups otherwise stretch the emulated members' times.
+        Run the clients of ``"emu"`` with SCHED_FIFO (root or CAP_SYS_NICE): on a loaded
+        machine late wake-ups otherwise stretch the emulated members' times. Ignored for the
+        file media, whose clients never sleep (real-time ones would starve the machine).
 
     Returns
     -------
@@ -190,8 +191,11 @@ def measure_grid(
         as_choice(op, "ops", tuple(OPS))
     C = [int(v) for v in as_quantities(chunks, "chunks", "size")]
     B = [int(v) for v in as_quantities(blocks, "blocks", "size")]
+    # SCHED_FIFO only for emulated members, which sleep: file clients never sleep and would
+    # starve everything else on the machine, qnbench's own timer thread included
+    rt = bool(realtime) and medium == "emu"
     common = dict(jobs=jobs, repeat=repeat, runtime=runtime, warmup=warmup, size=member_size,
-                  realtime=bool(realtime))  # fmt: skip
+                  realtime=rt)  # fmt: skip
     if medium == "loop":
         with loop_filesystem(parent=directory) as mnt:
             return _grid(medium, levels, members, C, B, ops, common, {"dir": str(mnt)}, {})

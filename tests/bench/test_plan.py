@@ -69,10 +69,11 @@ def test_fit_points_recovers_exact_mva_data():
 def test_planned_sweep_matches_dense_confidence_in_under_half_the_runs(rt, tmp_path):
     """Emulated devices (a = 2 ms, r = 100 MB/s, K = 4, Z = 4 ms, exponential service: the
     product-form network exact MVA solves). The plan starts from a prior off by 2x in both
-    parameters. Criterion: the plan uses at most half the dense sweep's runs (20 of 54) and,
+    parameters. Criterion: the plan uses at most half the dense sweep's runs (23 of 54) and,
     at the same total measuring time, each 95 % interval is at most 1.5 times as wide as the
-    dense sweep's. On this 2-core machine the width ratios measured 1.27 (a) and 1.06 (r);
-    both estimates lie within 12 % of the truth (the tolerance below is 15 %)."""
+    dense sweep's. On this 2-core machine the width ratios measured 1.27-1.29 (a) and
+    1.03-1.06 (r); both sweeps' estimates lay within 11 % of the truth in four runs (r 3-11 %
+    low in both designs alike), so the tolerance below is 15 %."""
     c = pl.compare_plans(realtime=bool(rt), save=tmp_path / "points.csv")
     assert c.planned.runs <= c.dense.runs / 2
     for p in ("a", "r"):
