@@ -272,9 +272,11 @@ def fit_points(
     ``points`` has columns ``jobs``, ``bs_bytes`` and ``throughput_ops_s`` (a qnbench points
     frame). The model is K queueing stations of demand ``(a + B/r)/K`` and think time Z,
     exact for random device selection with exponential service (``dev_select="random"``,
-    ``dev_dist="exp"``: a product-form network). Each point is weighted by its counting
-    error, ``sigma_i = X_i / sqrt(ops_i)`` (column ``ops``: requests completed; relative
-    weights without it); the covariance is scaled by the reduced chi-square, so the
+    ``dev_dist="exp"``: a product-form network). Each point is weighted by the counting
+    error of a rate measured over ``elapsed_s`` seconds, ``sigma_i = sqrt(X_i / T_i)``, with
+    X_i from a first fit with relative weights (weights from the observed rates would bias
+    the fit toward the points that happened to measure low); relative weights when the
+    frame has no ``elapsed_s``. The covariance is scaled by the reduced chi-square, so the
     intervals reflect the scatter actually seen. 95 % intervals by default.
     """
     K = as_positive_int(devices, "devices")
@@ -288,9 +290,6 @@ def fit_points(
             f"point {i} (jobs {n[i]:g}, bs {B[i]:g} B) has throughput {y[i]!r}: no request "
             "completed in its window; lengthen the runtime"
         )
-    # counting error: a point that completed m requests knows its rate to about 1/sqrt(m)
-    ops = points["ops"].to_numpy(dtype=np.float64) if "ops" in points else None
-    sigma = y / np.sqrt(np.maximum(ops, 1.0)) if ops is not None else "relative"
     a0, r0 = _device(start) if start is not None else (1e-3, 1e8)
     params = Parameters(
         [Parameter("a", a0, min=0.0, unit="s"), Parameter("r", r0, min=1.0, unit="B/s")]
@@ -299,15 +298,25 @@ def fit_points(
     def func(_x, a, r):
         return _model_throughput(n, B, a, r, K, Z)
 
+    x = np.arange(y.size, dtype=np.float64)
+    model = f"exact MVA, {K} devices of demand (a + B/r)/{K}, Z = {Z:g} s"
+    first = fit_model(func, params, x, y, weights="relative", uncertainty="none", model=model)
+    if "elapsed_s" not in points:
+        return fit_model(func, params, x, y, weights="relative", ci_level=ci_level, model=model,
+                         extra={"runs": int(y.size)})  # fmt: skip
+    # counting error of a rate X measured over T seconds: var = X / T, with X from the first
+    # fit (weights from the observed rates would pull the fit toward the low points)
+    T = points["elapsed_s"].to_numpy(dtype=np.float64)
+    sigma = np.sqrt(np.maximum(first.fitted, 1e-300) / np.maximum(T, 1e-9))
     return fit_model(
         func,
-        params,
-        np.arange(y.size, dtype=np.float64),
+        params.updated({"a": {"value": first.values["a"]}, "r": {"value": first.values["r"]}}),
+        x,
         y,
         weights=sigma,
         ci_level=ci_level,
-        model=f"exact MVA, {K} devices of demand (a + B/r)/{K}, Z = {Z:g} s",
-        extra={"runs": int(y.size)},
+        model=model,
+        extra={"runs": int(y.size), "weights": "Poisson counting error sqrt(X_fit / T)"},
     )
 
 
