@@ -5,8 +5,8 @@ clients with 3 processes each (222 sequential readers of their own 2 GB file) ov
 QDR InfiniBand switch; the back end was five IB disk arrays holding 496 SATA disks (7200 rpm,
 2 TB) configured as RAID0 groups of 12. At 2 MB blocks they report about 65,000 MB/s.
 
-    python examples/capacity_plan_seed000.py                  # the comparison at 2 MiB
-    python examples/capacity_plan_seed000.py --csv out.csv    # also the table as CSV
+    python examples/capacity_plan_seed000.py           # the comparison at 2 MiB
+    python examples/capacity_plan_seed000.py out/      # also out/seed000_prediction.csv
 
 The model (one class per disk array; each class's files live on that array's groups):
 
@@ -111,7 +111,7 @@ def window_for(target: float, base: Cloud, B: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", help="write the table to this CSV file")
+    ap.add_argument("out", nargs="?", help="directory for seed000_prediction.csv")
     args = ap.parse_args(argv)
     cloud = Cloud()
     print("Seed 000 cloud storage: 74 clients x 3 processes, 41 RAID0 groups of 12 SATA disks")
@@ -140,11 +140,14 @@ def main(argv: list[str] | None = None) -> int:
         "what drives the difference  : repositioning between interleaved streams; the measured "
         f"figure is {MEASURED_2MB / stream:.1%} of the disks' streaming capacity"
     )
-    if args.csv:
+    if args.out:
+        from pathlib import Path
+
         import pandas as pd
 
+        Path(args.out).mkdir(parents=True, exist_ok=True)
         pd.DataFrame(rows, columns=["block_B", "predicted_B_s", "busiest", "utilization"]).to_csv(
-            args.csv, index=False
+            Path(args.out) / "seed000_prediction.csv", index=False
         )
     return 0
 

@@ -66,10 +66,10 @@ def test_amva_against_exact_mva_on_a_small_instance(ex):
 
 def test_script_prints_the_comparison(tmp_path):
     out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--csv", str(tmp_path / "t.csv")],
+        [sys.executable, str(SCRIPT), str(tmp_path / "out")],
         capture_output=True, text=True, timeout=120, env=user_env(), check=True,
     ).stdout  # fmt: skip
     assert "predicted / measured        : 0.637" in out
     assert "streaming ceiling (disks)   :    67,896 MB/s" in out
     assert "read-ahead window matching  : 603 MiB" in out
-    assert (tmp_path / "t.csv").read_text().count("\n") == 5
+    assert (tmp_path / "out" / "seed000_prediction.csv").read_text().count("\n") == 5
