@@ -454,6 +454,34 @@ def sweep(
     >>> df.groupby("link_rate")["bottleneck"].first().tolist()
     ['nic_master', 'disk']
     """
+    chunk_size = as_population(chunk_size, "chunk_size")
+    if executor is not None and not hasattr(executor, "map"):
+        raise InvalidTypeError(
+            "executor must have a map method (concurrent.futures, Dask), got "
+            f"{type(executor).__name__}"
+        )
+    axes, si, points, n_arr, D, Z, delay, m, names, methods = _prepare_sweep(
+        system_or_factory, N, methods, executor, grids
+    )
+    P = points.shape[0]
+
+    # Solve in chunks (through the executor when given).
+    step = chunk_size if executor is not None else P
+    tasks = [
+        (D[s : s + step], n_arr, Z[s : s + step], delay, m, methods) for s in range(0, P, step)
+    ]
+    parts = executor_map(executor, _solve_chunk, tasks)
+    if len(parts) == 1:
+        res = parts[0]
+    else:
+        res = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return _frame(axes, si, points, n_arr, res, names, methods)
+
+
+def _prepare_sweep(system_or_factory: Any, N: Any, methods: Sequence[str], executor: Any, grids):
+    """Validate a sweep's arguments and build its grid: the part of :func:`sweep` shared with
+    :func:`qnmodel.whatif_distributed.sweep_distributed`. Returns ``(axes, si, points, n_arr,
+    D, Z, delay, m, names, methods)``."""
     if isinstance(N, int | np.integer) and not isinstance(N, bool):
         n_arr = np.arange(1, as_population(N, "N") + 1)
     else:
@@ -468,13 +496,6 @@ def sweep(
     for meth in methods:
         if meth not in METHODS:
             raise InvalidModelError(f"methods must be a subset of {METHODS}, got {meth!r}")
-    chunk_size = as_population(chunk_size, "chunk_size")
-    if executor is not None and not hasattr(executor, "map"):
-        raise InvalidTypeError(
-            "executor must have a map method (concurrent.futures, Dask), got "
-            f"{type(executor).__name__}"
-        )
-
     think = grids.pop("think_time", None)
     axes = {k: _axis(k, v) for k, v in grids.items()}
     if think is not None:
@@ -508,17 +529,7 @@ def sweep(
         Z = np.asarray(axes["think_time"])[points[:, list(axes).index("think_time")]]
         si["think_time"] = axes["think_time"]
 
-    # Solve in chunks (through the executor when given).
-    step = chunk_size if executor is not None else P
-    tasks = [
-        (D[s : s + step], n_arr, Z[s : s + step], delay, m, methods) for s in range(0, P, step)
-    ]
-    parts = executor_map(executor, _solve_chunk, tasks)
-    if len(parts) == 1:
-        res = parts[0]
-    else:
-        res = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    return _frame(axes, si, points, n_arr, res, names, methods)
+    return axes, si, points, n_arr, D, Z, delay, m, names, methods
 
 
 def _per_row(values: np.ndarray, L: int) -> np.ndarray:

@@ -212,6 +212,8 @@ def _bench_options(items: Sequence[str]) -> dict[str, Any]:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .. import bench
 
+    if args.engine == "plan":
+        return _cmd_bench_plan(args)
     options = _bench_options(args.options)
     _info(args, f"running qnbench {args.engine} ...")
     try:
@@ -249,6 +251,60 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         f"{'' if trace.complete else ' (INCOMPLETE)'}\n\n"
     )
     sys.stdout.write(_text_table(headers, rows))
+    return EXIT_OK
+
+
+def _cmd_bench_plan(args: argparse.Namespace) -> int:
+    """``qnmodel bench plan``: the model-guided sweep, printed, and measured with run=1."""
+    from ..experiments import plan as planning
+
+    opts = _bench_options(args.options)
+    try:
+        max_jobs = int(opts.pop("max_jobs", 16))
+        if "model" in opts:
+            jobs = planning.concurrency_plan(str(opts.pop("model")), max_jobs)
+            sys.stdout.write(f"client counts (dense around the knee): {jobs}\n")
+            return EXIT_OK
+        device = {"a": opts.pop("a", "1 ms"), "r": opts.pop("r", "100 MB/s")}
+        devices = int(opts.pop("devices", 1))
+        think = opts.pop("think", 0.0)
+        sizes = opts.pop("sizes", None)
+        run = bool(opts.pop("run", False))
+        budget = opts.pop("budget", None)
+        if isinstance(sizes, str):
+            sizes = [v for v in sizes.split(",") if v.strip()]
+        kw = {} if sizes is None else {"sizes": sizes if isinstance(sizes, list) else [sizes]}
+        plan = planning.plan_sweep(
+            device, devices=devices, think_time=think, max_jobs=max_jobs, **kw
+        )
+    except (InvalidModelError, InvalidTypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    if not run:
+        if args.format == "csv":
+            write_csv(plan.to_frame(), sys.stdout)
+            return EXIT_OK
+        sys.stdout.write(f"{plan.runs} runs\n")
+        for bs in plan.sizes:
+            sys.stdout.write(
+                f"bs {bs} B: knee N* = {plan.knees[bs]:.2f}, jobs {plan.jobs_for(bs)}\n"
+            )
+        return EXIT_OK
+    opts.setdefault("dev_latency", device["a"])
+    opts.setdefault("dev_rate", device["r"])
+    _info(args, f"measuring the plan's {plan.runs} points with qnbench emu ...")
+    try:
+        frame = planning.run_plan(plan, "emu", budget=budget, devices=devices, think=think, **opts)
+    except BenchError as exc:
+        raise UsageError(str(exc)) from None
+    cols = ["jobs", "bs_bytes", "throughput_ops_s", "latency_mean_s"]
+    if args.format == "csv":
+        write_csv(frame[cols], sys.stdout)
+        return EXIT_OK
+    rows = [
+        [fmt_g(v) if isinstance(v, float) else str(v) for v in r]
+        for r in frame[cols].itertuples(index=False)
+    ]
+    sys.stdout.write(_text_table(cols, rows))
     return EXIT_OK
 
 

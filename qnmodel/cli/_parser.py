@@ -55,6 +55,13 @@ or the JSON trace of a qnbench closed loop (one point per client count).
   qnmodel bench emu jobs=1,2,4,8 bs='64 KiB' dev_latency='5 ms' dev_rate='50 MB/s' \\
       runtime='1 s' --out closed_loop.json
   qnmodel bench file dir=/tmp bs=4KiB,1MiB jobs=1 --format csv
+  qnmodel bench plan a='2 ms' r='100 MB/s' devices=4 think='4 ms' max_jobs=16
+  qnmodel bench plan a='2 ms' r='100 MB/s' devices=4 think='4 ms' run=1 budget='10 s'
+  qnmodel bench plan model=examples/demo_storage.toml max_jobs=64
+
+'plan' instead of an engine prints a model-guided measurement plan (client counts
+dense around the knee N*, three request sizes around the crossover a*r); run=1
+measures it on emulated devices (see docs/how-to/measurement-plans.md).
 
 Options are qnbench's, KEY=VALUE, with '_' or '-'; quantities take units; lists
 (jobs, bs, mem_op, cpu_op) are comma-separated. See 'qnbench --help'.
@@ -191,7 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_plot)
 
     p = add("bench", "run the qnbench microbenchmark and print or save its trace")
-    p.add_argument("engine", help="qnbench engine: null, emu, file, mem, cpu, tcp, stripe")
+    p.add_argument(
+        "engine", help="qnbench engine (null, emu, file, mem, cpu, tcp, stripe), or plan"
+    )
     p.add_argument("options", nargs="*", metavar="KEY=VALUE", help="qnbench options")
     p.add_argument("--out", help="save the JSON trace to this file")
     p.add_argument("--timeout", type=float, help="seconds before the run is interrupted")
