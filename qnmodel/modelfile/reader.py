@@ -18,11 +18,13 @@ from ._fields import (
     _MODEL_KEYS,
     _STATION_KEYS,
     _TOP_KEYS,
+    _arrival_rates,
     _classes,
     _populations,
     _quantity,
     _station,
     _string,
+    _target,
     _unknown,
 )
 from ._scanner import ModelFileError, _Ctx
@@ -67,9 +69,10 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
         if not isinstance(key, str):
             raise InvalidTypeError(f"value keys must be strings, got {key!r}")
         if key in _MODEL_KEYS:
-            if key in ("population", "populations"):
+            if key in ("population", "populations", "arrival_rate"):
                 model.pop("population", None)
                 model.pop("populations", None)
+                model.pop("arrival_rate", None)
             model[key] = value
             continue
         if key.startswith("class."):
@@ -200,7 +203,15 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     name = _string(ctx, model.get("name", default_name), ("model", "name"))
     description = _string(ctx, model.get("description", ""), ("model", "description"))
     think = _quantity(ctx, model.get("think_time", 0.0), ("model", "think_time"), "time")
+    arrival_rates = _arrival_rates(ctx, model)
+    target = _target(ctx, model)
     classes: tuple[str, ...] = ()
+    if arrival_rates is not None and "class" in doc:
+        raise ctx.error(
+            ("model", "arrival_rate"),
+            "arrival_rate makes a single-class open model; a file with [[class]] tables is "
+            "closed (remove arrival_rate or the classes)",
+        )
     if "class" in doc:
         for key in ("population", "populations"):
             if key in model:
@@ -211,6 +222,8 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
                 )
         classes, class_pops, class_thinks = _classes(ctx, doc["class"], think)
         populations = np.array([int(class_pops.sum())], dtype=np.int64)
+    elif arrival_rates is not None:
+        populations = np.array([1], dtype=np.int64)  # unused: the model is open
     else:
         populations = _populations(ctx, model)
     if classes and "system" in doc:
@@ -259,6 +272,8 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         network=net,
         populations=populations,
         multiclass=multiclass,
+        arrival_rates=arrival_rates,
+        target=target,
         name=name,
         description=description,
         source=ctx.source,
