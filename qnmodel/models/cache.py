@@ -230,8 +230,12 @@ class Cache:
     @property
     def hit_ratio(self) -> float:
         """h = sum_i q_i h_i, Che's approximation of the LRU hit ratio."""
+        if self.items_in_cache >= self.items_in_working_set:
+            return 1.0
+        if self.items_in_cache == 0:
+            return 0.0
         q = self.probabilities()
-        return float(np.dot(q, self.item_hit_probabilities(q)))
+        return float(min(max(np.dot(q, self.item_hit_probabilities(q)), 0.0), 1.0))
 
     def miss_stream_hit_ratio(self, upper: Cache | None, shards: int = 1) -> float:
         """Hit ratio of ``upper`` for the requests that miss this cache ([Che02]).
@@ -240,6 +244,13 @@ class Cache:
         ``shards`` > 1: ``upper`` is one of that many equal caches, each holding the
         items striped to it (every shard sees the same popularity profile), which act
         together as one cache of ``shards`` times its size.
+
+        The miss stream is treated as an independent reference stream, which it is not
+        (an item that just missed below is likely to be above): the approximation
+        overestimates. Measured against a two-level LRU simulation (N = 1000 items, Zipf):
+        +2.5 points (alpha 0.8, 50 then 200 items) and +0.7 points (alpha 1, 20 then 100);
+        with an upper cache no larger than the lower one it fails (alpha 0.8, 100 and 100
+        items: 0.160 against 0.028 simulated) -- size upper caches above the lower ones.
         """
         if upper is None:
             return 0.0
@@ -261,7 +272,7 @@ class Cache:
             return 0.0
         qs = rate / rate.sum()
         total = replace(upper, size=upper.size * as_positive_int(shards, "shards"))
-        return float(np.dot(qs, total.item_hit_probabilities(qs)))
+        return float(min(max(np.dot(qs, total.item_hit_probabilities(qs)), 0.0), 1.0))
 
     def scaled(self, factor: float) -> Cache:
         """The same cache with ``factor`` times the capacity."""

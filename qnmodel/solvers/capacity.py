@@ -268,6 +268,15 @@ def min_servers(
     def ok(m: int) -> bool:
         return _meets(_metric(_with_station(net, k, servers=m), tgt, arrival_rate, population), tgt)
 
+    # Infinitely many servers make the station a delay (no waiting): if even that misses
+    # the target, no number of servers meets it.
+    limit = _with_station(net, k, kind="delay", servers=1)
+    if not _meets(_metric(limit, tgt, arrival_rate, population), tgt):
+        raise InvalidModelError(
+            f"target {tgt} is not met even with {max_servers} servers at {station!r}, nor "
+            "with unlimited servers (no waiting there): its service time or another station "
+            "limits it"
+        )
     lo, hi = 0, 1  # invariant: ok(hi) once found; lo is known to fail (or 0)
     while not ok(hi):
         lo = hi
