@@ -115,7 +115,8 @@ def max_arrival_rate(net: Network, target: Any) -> float:
     -------
     float
         lambda* at which the metric equals the target, to a relative width of 1e-12
-        (mean) or 1e-9 (percentile); always below the saturation rate.
+        (mean, bisection) or 1e-10 (percentile, Brent's method), on the side that meets
+        it; always below the saturation rate.
 
     Raises
     ------
@@ -137,12 +138,23 @@ def max_arrival_rate(net: Network, target: Any) -> float:
     hi = base.saturation_arrival_rate
     if not np.isfinite(hi):  # only delay stations: R does not depend on lambda
         return float("inf")
+    if tgt.metric == "percentile":  # Brent's method: each evaluation is a quantile
+        from scipy.optimize import brentq
+
+        def f(lam: float) -> float:
+            return _metric(net, tgt, lam, None) - t
+
+        top = hi * (1.0 - 1e-12)
+        if f(top) <= 0.0:  # pragma: no cover - the quantile diverges at saturation
+            return top
+        lam = float(brentq(f, 0.0, top, xtol=1e-10 * hi, rtol=1e-12))
+        while f(lam) > 0.0:  # land on the side that meets the target
+            lam -= 1e-10 * hi
+        return lam
     lo = 0.0
-    width = 1e-12 if tgt.metric == "mean" else 1e-9
-    while hi - lo > width * hi:
+    while hi - lo > 1e-12 * hi:
         mid = 0.5 * (lo + hi)
-        v = _open_R(net, mid) if tgt.metric == "mean" else _metric(net, tgt, mid, None)
-        if v <= t:
+        if _open_R(net, mid) <= t:
             lo = mid
         else:
             hi = mid
