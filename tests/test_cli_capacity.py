@@ -103,3 +103,58 @@ def test_bad_target_in_a_file_names_the_key():
 def test_bad_target_on_the_command_line_is_a_usage_error():
     code, out, err = run("solve", str(DEMO), "--target", "p150 <= 1 s")
     assert code == 2 and "strictly between 0 and 100, got 150" in err
+
+
+RAID_WITH_CACHE = """
+[model]
+name = "raid-cache"
+population = 8
+target = "R <= 60 s"
+
+[system]
+type = "networked_raid"
+reference = "cui2006"
+op = "read"
+master_cache = { size = 500, working_set = 1000, popularity = "uniform" }
+"""
+
+
+def test_storage_system_with_a_cache_in_a_model_file():
+    from qnmodel.models.cache import Cache
+    from qnmodel.models.storage import NetworkedRAID
+    from qnmodel.models.storage_cache import CachedNetworkedRAID
+
+    spec = modelfile.loads(RAID_WITH_CACHE)
+    by_hand = CachedNetworkedRAID(
+        NetworkedRAID.cui2006(op="read"), master_cache=Cache(500, 1000, "uniform")
+    )
+    assert spec.network.station("network").demand == pytest.approx(8.0, rel=1e-10)  # P_m = 0.5
+    assert spec.storage_model == by_hand
+    code, out, err = modelfile_cli(spec)
+    assert code == 0, err
+    assert "master cache: 2x (1000 items)" in out.split("ranked by R")[1].splitlines()[3]
+
+
+def modelfile_cli(spec):
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+        f.write(spec.text)
+    return run("solve", f.name)
+
+
+@pytest.mark.parametrize(
+    ("cache", "key", "message"),
+    [
+        ("{ size = -5, working_set = 1000 }", "size", "must be finite and >= 0, got -5"),
+        ("{ size = 5, working_set = 0.5 }", "working_set", "at least one item, got 0.5"),
+        ("{ size = 5, working_set = 100, alpha = 0 }", "alpha", "must be > 0, got 0"),
+    ],
+)
+def test_bad_cache_in_a_model_file_names_the_key(cache, key, message):
+    text = RAID_WITH_CACHE.replace(
+        'master_cache = { size = 500, working_set = 1000, popularity = "uniform" }',
+        f"master_cache = {cache}",
+    )
+    with pytest.raises(modelfile.ModelFileError, match=rf"system\.master_cache\.{key}.*{message}"):
+        modelfile.loads(text)

@@ -76,7 +76,8 @@ def capacity_answers(spec: modelfile.ModelSpec, target: Any) -> dict:
     else:
         out["min_servers"] = {"error": "the bottleneck has a rate curve, not servers"}
     if tgt.is_response_time:
-        up = best_upgrade(net, target=tgt, **workload)
+        model = spec.storage_model if spec.storage_model is not None else net
+        up = best_upgrade(model, target=tgt, **workload)
         out["baseline"] = float(up.baseline_response_time)
         out["upgrades"] = [
             {"option": o, "value": float(v), "meets_target": bool(m)}

@@ -28,7 +28,7 @@ from ._fields import (
     _unknown,
 )
 from ._scanner import ModelFileError, _Ctx
-from ._systems import _system_stations
+from ._systems import _system
 from ._texts import DEMO_MODEL_TOML  # noqa: F401  (the doctest of with_values)
 from .spec import ModelSpec, MultiClassModel
 
@@ -228,7 +228,9 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         populations = _populations(ctx, model)
     if classes and "system" in doc:
         raise ctx.error(("system",), "a named [system] is single-class; remove [[class]] or it")
-    system_stations = _system_stations(ctx, doc["system"]) if "system" in doc else []
+    system_stations, storage_model = (
+        _system(ctx, doc["system"], think) if "system" in doc else ([], None)
+    )
     stations_raw = doc.get("station")
     if stations_raw is None and not system_stations:
         raise ctx.error(
@@ -274,6 +276,7 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         multiclass=multiclass,
         arrival_rates=arrival_rates,
         target=target,
+        storage_model=storage_model,
         name=name,
         description=description,
         source=ctx.source,

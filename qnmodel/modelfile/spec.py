@@ -48,6 +48,9 @@ class ModelSpec:
     target : Target or None
         ``[model] target``: the performance target (``"R <= 50 ms"``) the capacity
         questions of ``qnmodel solve`` answer for.
+    storage_model : CachedNetworkedRAID, CachedNFS or None
+        A ``[system]`` described with caches: the model whose upgrades (more cache,
+        a faster link, ...) the capacity questions weigh.
     """
 
     network: Network
@@ -55,6 +58,7 @@ class ModelSpec:
     multiclass: MultiClassModel | None = None
     arrival_rates: np.ndarray | None = None
     target: Any = None
+    storage_model: Any = None
     name: str = "model"
     description: str = ""
     source: str = "<string>"
