@@ -32,8 +32,13 @@ References
 .. [Che02] H. Che, Y. Tung, Z. Wang, "Hierarchical Web caching systems: modeling,
    design and experimental results", IEEE JSAC 20(7):1305-1314, 2002.
 .. [Cui06] Cui B., Liu J., Wang G., Liu J., "Study on I/O response time bounds of network
-   storage systems", Journal on Communications 27(1):69-74, 2006 (seed 002).
-.. [Cao07] Cao et al., NFS bandwidth and its client and server caches, 2007 (seed 001).
+   storage systems", Journal on Communications 27(1):69-74, 2006 (seed 002): eq. (2)
+   D_Cm = T_mpro S_m/STU_m + (1 - P_m) T_mp IP_num, P_m the master's cache hit rate
+   (1 - P_m the probability of going to the storage servers); eq. (10) the disk term
+   with (1 - P_sn), P_sn the storage server's cache hit rate for reads.
+.. [Cao07] Cao L., Luo H., Zhang X., "Measurement and analysis of factors affecting NFS
+   bandwidth in cluster", Computer Engineering, 2007 (seed 001): sec. 1 and fig. 1, the
+   three cases client-cache hit (b1), server-cache hit (min(b2, b3)), miss (min(b2, b4)).
 """
 
 from __future__ import annotations
@@ -115,7 +120,7 @@ class CachedNetworkedRAID:
     --------
     >>> raid = NetworkedRAID.cui2006(op="read")
     >>> m = CachedNetworkedRAID(raid, master_cache=Cache(500, 1000, "uniform"))
-    >>> m.hit_ratios()["master_cache_hit"]
+    >>> round(m.hit_ratios()["master_cache_hit"], 12)
     0.5
     """
 
