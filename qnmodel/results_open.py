@@ -248,12 +248,22 @@ class UpgradeResult:
         R without any upgrade, seconds (inf if the open network is unstable).
     workload : str
         The workload solved (``"arrival_rate=..."`` or ``"population=..."``).
+    metric : str
+        What ``response_time`` holds: ``"R"`` (the mean, default) or a percentile
+        such as ``"p95"``.
+    target : str or None
+        The target the options were checked against, if one was given.
+    meets_target : ndarray (n,) of bool or None
+        Whether each option meets ``target``.
     """
 
     options: tuple[str, ...]
     response_time: np.ndarray
     baseline_response_time: float
     workload: str
+    metric: str = "R"
+    target: str | None = None
+    meets_target: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         _freeze(self)
@@ -264,19 +274,26 @@ class UpgradeResult:
         return self.options[0]
 
     def to_frame(self) -> Any:
-        """One row per upgrade: ``option, response_time, speedup`` (baseline R / R)."""
+        """One row per upgrade: ``option, response_time, speedup`` (baseline / value).
+
+        With a target, also ``meets_target``; ``response_time`` holds :attr:`metric`.
+        """
         pd = _import_pandas()
         with np.errstate(divide="ignore", invalid="ignore"):
             gain = self.baseline_response_time / self.response_time
-        return pd.DataFrame(
-            {"option": list(self.options), "response_time": self.response_time, "speedup": gain}
-        )
+        cols = {"option": list(self.options), "response_time": self.response_time, "speedup": gain}
+        if self.meets_target is not None:
+            cols["meets_target"] = self.meets_target
+        return pd.DataFrame(cols)
 
     def __repr__(self) -> str:
         rows = ", ".join(
             f"{o}: R={r:.6g}s" for o, r in zip(self.options[:4], self.response_time, strict=False)
         )
+        more = ", ..." if len(self.options) > 4 else ""
+        metric = "" if self.metric == "R" else f"{self.metric}, "
+        base = "R" if self.metric == "R" else self.metric
         return (
-            f"UpgradeResult({self.workload}, baseline R={self.baseline_response_time:.6g}s,\n"
-            f"  {rows}{', ...' if len(self.options) > 4 else ''})"
+            f"UpgradeResult({self.workload}, {metric}baseline {base}="
+            f"{self.baseline_response_time:.6g}s,\n  {rows}{more})"
         )

@@ -18,6 +18,7 @@ from ..report import finite_or_none, fmt_g, write_csv, write_json
 from ._output import (
     EXIT_OK,
     UsageError,
+    _closed,
     _emit_solution,
     _info,
     _Progress,
@@ -101,8 +102,22 @@ def _parse_assignment(item: str, option: str) -> tuple[str, Any]:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    sol = _load_with_overrides(args).solve()
-    _emit_solution(sol, args.format, sys.stdout)
+    spec = _load_with_overrides(args)
+    sol = spec.solve()
+    target = getattr(args, "target", None) or spec.target
+    if target is None:
+        _emit_solution(sol, args.format, sys.stdout)
+        return EXIT_OK
+    from ._capacity import capacity_answers, capacity_text
+
+    answers = capacity_answers(spec, target)
+    if args.format == "json":
+        write_json({**sol.to_dict(), "capacity": answers}, sys.stdout)
+    elif args.format == "csv":
+        raise UsageError("--target prints a table and a ranking: use --format table or json")
+    else:
+        _emit_solution(sol, args.format, sys.stdout)
+        sys.stdout.write("\n" + capacity_text(answers))
     return EXIT_OK
 
 
@@ -154,6 +169,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
     spec = _load_with_overrides(args)
     _single_class(spec, "plot")
+    _closed(spec, "plot")
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
@@ -175,6 +191,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     spec = _load_with_overrides(args)
     _single_class(spec, "report")
+    _closed(spec, "report")
     measured = read_measured(args.measured) if args.measured else None
     paths = write_model_report(spec, args.out, measured=measured)
     print(f"wrote {paths['markdown']}")

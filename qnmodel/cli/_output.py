@@ -143,6 +143,40 @@ def _single_class(spec: modelfile.ModelSpec, command: str) -> None:
         )
 
 
+def _closed(spec: modelfile.ModelSpec, command: str) -> None:
+    if spec.is_open:
+        raise modelfile.ModelFileError(
+            spec.source,
+            "model.arrival_rate",
+            None,
+            f"'qnmodel {command}' draws closed models (bounds vs n); this model is open "
+            "(arrival_rate): use 'qnmodel solve'",
+        )
+
+
+def _open_text(sol) -> str:
+    spec, summ, r = sol.spec, sol.summary(), sol.result
+    lines = [f"model {spec.name!r} ({spec.source}), open"]
+    if spec.description:
+        lines.append(f"  {spec.description}")
+    st_rows = [[s.name, s.kind, str(s.servers), fmt_time(s.demand)] for s in spec.network.stations]
+    lines += ["", _text_table(["station", "kind", "servers", "demand"], st_rows).rstrip(), ""]
+    lines.append(
+        f"total demand D = {fmt_time(summ['total_demand'])}, bottleneck = {summ['bottleneck']}, "
+        f"saturation arrival rate = {fmt_g(summ['saturation_arrival_rate'])} jobs/s"
+    )
+    lines.append("")
+    finite = r.response_time[np.isfinite(r.response_time)]
+    factor, unit = time_unit(float(finite.max()) if finite.size else 1.0)
+    rows = [
+        [fmt_g(float(lam)), fmt_g(float(R) * factor) if np.isfinite(R) else "inf (unstable)",
+         fmt_g(float(np.max(u)))]
+        for lam, R, u in zip(r.arrival_rate, r.response_time, r.utilization, strict=True)
+    ]  # fmt: skip
+    lines.append(_text_table(["lambda [jobs/s]", f"R [{unit}]", "max U"], rows).rstrip())
+    return "\n".join(lines) + "\n"
+
+
 def _emit_solution(sol, fmt: str, stream) -> None:
     if fmt == "json":
         write_json(sol.to_dict(), stream)
@@ -150,6 +184,8 @@ def _emit_solution(sol, fmt: str, stream) -> None:
         write_csv(sol.to_frame(), stream)
     elif isinstance(sol, modelfile.MultiClassSolution):
         stream.write(_multiclass_text(sol))
+    elif isinstance(sol, modelfile.OpenModelSolution):
+        stream.write(_open_text(sol))
     else:
         headers, rows, _ = solution_rows(sol)
         stream.write(_model_text(sol))

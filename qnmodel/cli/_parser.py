@@ -32,6 +32,12 @@ solved model <name>.toml/.csv/.json/.md, <name>_bounds.png, <name>_utilization.p
   qnmodel solve examples/demo_storage.toml
   qnmodel solve examples/demo_storage.toml -N 200 --format csv > curve.csv
   qnmodel solve examples/demo_storage.toml --set network.rate='1 Gbit/s' --format json
+  qnmodel solve examples/demo_storage.toml --target 'R <= 50 ms'
+  qnmodel solve examples/demo_storage.toml --target 'p95 <= 80 ms' --format json
+
+--target (or [model] target in the file) also answers the capacity questions: the
+largest population (closed) or arrival rate (open) meeting it, the fewest servers at
+the bottleneck, and the single upgrades ranked by the target's metric.
 """,
     "sweep": """examples:
   qnmodel sweep examples/demo_storage.toml --vary network.rate='100 Mbit/s,1 Gbit/s'
@@ -167,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("solve", "bounds (ABA, BJB) and exact MVA of a model file")
     _add_model_args(p)
+    p.add_argument(
+        "--target",
+        metavar="TARGET",
+        help="answer the capacity questions for a target: 'R <= 50 ms' (mean), "
+        "'p95 <= 80 ms' (percentile), 'X >= 2000/s' (throughput)",
+    )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
     p.set_defaults(func=_cmd_solve)
 

@@ -15,6 +15,8 @@ Schema (version 1) -- see ``docs/reference/model-files.md`` for the full text
     description = "..."               # optional
     think_time = "50 ms"              # Z, a time; default 0
     population = 40                   # solve n = 1..40; or
+    # arrival_rate = "40000/s"        # an open model (not with population); and optionally
+    # target = "R <= 50 ms"           # the target of the capacity questions
     # populations = [1, 10, 50, 200]  # these populations; or
     # populations = { start = 10, stop = 200, step = 10 }
 
@@ -47,6 +49,7 @@ from ._fields import SYSTEM_TYPES  # noqa: F401  (the named system types)
 from ._scanner import ModelFileError
 from ._texts import DEMO_MODEL_TOML, PAPER_MODEL_TOML
 from .grid import sweep_model
+from .open_solution import OpenModelSolution
 from .reader import load, loads, with_values
 from .solution import ModelSolution, MultiClassSolution, solve
 from .spec import ModelSpec, MultiClassModel
@@ -57,6 +60,7 @@ __all__ = [
     "ModelSolution",
     "MultiClassModel",
     "MultiClassSolution",
+    "OpenModelSolution",
     "DEMO_MODEL_TOML",
     "PAPER_MODEL_TOML",
     "load",
@@ -68,6 +72,13 @@ __all__ = [
 
 # The public classes present themselves under the package, where users import them from
 # (tracebacks, reprs and the docs read ``qnmodel.modelfile.ModelFileError``).
-for _cls in (ModelFileError, ModelSpec, ModelSolution, MultiClassModel, MultiClassSolution):
+for _cls in (
+    ModelFileError,
+    ModelSpec,
+    ModelSolution,
+    MultiClassModel,
+    MultiClassSolution,
+    OpenModelSolution,
+):
     _cls.__module__ = __name__
 del _cls

@@ -13,7 +13,15 @@ from ..network import STATION_KINDS, Station
 from ..units import parse as _parse_unit
 from ._scanner import _Ctx
 
-_MODEL_KEYS = ("name", "description", "think_time", "population", "populations")
+_MODEL_KEYS = (
+    "name",
+    "description",
+    "think_time",
+    "population",
+    "populations",
+    "arrival_rate",
+    "target",
+)
 _STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers")
 _TOP_KEYS = ("model", "station", "system", "class")
 SYSTEM_TYPES = ("networked_raid", "nfs", "raid")
@@ -232,3 +240,47 @@ def _classes(ctx: _Ctx, raw: Any, default_think: float) -> tuple[tuple, np.ndarr
     if sum(pops) < 1:
         raise ctx.error(("class",), "all class populations are 0: give a class at least one job")
     return tuple(names), np.array(pops, dtype=np.int64), np.array(thinks, dtype=np.float64)
+
+
+def _arrival_rates(ctx: _Ctx, model: Mapping) -> np.ndarray | None:
+    """The open model's arrival rate(s), jobs/s, or None for a closed model."""
+    if "arrival_rate" not in model:
+        return None
+    path = ("model", "arrival_rate")
+    for key in ("population", "populations"):
+        if key in model:
+            raise ctx.error(
+                path,
+                f"give either {key} (a closed model) or arrival_rate (an open model), not both",
+            )
+    raw = model["arrival_rate"]
+    values = raw if isinstance(raw, list) else [raw]
+    if not values:
+        raise ctx.error(path, "is empty; give a rate such as '40000/s'")
+    rates = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
+            raise ctx.error(path, f"must be a rate such as '40000/s', got {v!r}")
+        if isinstance(v, str):
+            try:
+                r = _parse_unit(v, "frequency")
+            except InvalidModelError as exc:
+                raise ctx.error(path, f"{exc} (a request rate such as '40000/s')") from None
+        else:
+            r = float(v)
+        if not math.isfinite(r) or r < 0:
+            raise ctx.error(path, f"must be finite and >= 0, got {v!r}")
+        rates.append(r)
+    return np.array(rates, dtype=np.float64)
+
+
+def _target(ctx: _Ctx, model: Mapping) -> Any:
+    """The model's performance target (a :class:`~qnmodel.solvers.targets.Target`) or None."""
+    if "target" not in model:
+        return None
+    from ..solvers.targets import as_target
+
+    try:
+        return as_target(model["target"], "target")
+    except (InvalidModelError, InvalidTypeError) as exc:
+        raise ctx.error(("model", "target"), str(exc)) from None

@@ -32,8 +32,46 @@ def _system_error(ctx: _Ctx, table: Mapping, exc: Exception) -> ModelFileError:
     return ctx.error(("system",), msg)
 
 
+_CACHE_KEYS = ("size", "working_set", "popularity", "alpha", "item_size")
+
+
+def _cache(ctx: _Ctx, params: dict, key: str) -> Any:
+    """A ``{size, working_set, popularity, alpha, item_size}`` table as a Cache (or None)."""
+    from ..models.cache import Cache
+
+    raw = params.pop(key, None)
+    if raw is None:
+        return None
+    path = ("system", key)
+    if not isinstance(raw, Mapping):
+        raise ctx.error(path, "must be a table { size = ..., working_set = ..., ... }")
+    _unknown(ctx, raw, _CACHE_KEYS, path)
+    for need in ("size", "working_set"):
+        if need not in raw:
+            raise ctx.error(path, f"a cache needs {need}")
+    try:
+        return Cache(**raw)
+    except (InvalidModelError, InvalidTypeError) as exc:
+        msg = str(exc)
+        for k in _CACHE_KEYS:
+            if re.search(rf"\bcache {k}\b", msg):
+                raise ctx.error((*path, k), msg) from None
+        raise ctx.error(path, msg) from None
+
+
 def _system_stations(ctx: _Ctx, table: Any) -> list[Station]:
     """Stations of a named system: ``[system] type = "networked_raid" | "nfs" | "raid"``."""
+    return _system(ctx, table)[0]
+
+
+def _system(ctx: _Ctx, table: Any, think_time: float = 0.0) -> tuple[list[Station], Any]:
+    """Stations of a named system, and the storage model with caches (or None).
+
+    A ``networked_raid`` system with ``master_cache``/``server_cache`` tables, or an
+    ``nfs`` one with ``client_cache``/``server_cache``, derives its hit ratios from them
+    (:mod:`qnmodel.models.storage_cache`); the model is returned so that the capacity
+    questions can weigh more cache and a faster link.
+    """
     if not isinstance(table, Mapping):
         raise ctx.error(("system",), "must be a table: [system] with type = ...")
     kind = table.get("type")
@@ -42,19 +80,22 @@ def _system_stations(ctx: _Ctx, table: Any) -> list[Station]:
     params = {k: v for k, v in table.items() if k != "type"}
     try:
         if kind == "networked_raid":
-            return _networked_raid_stations(ctx, params)
+            return _networked_raid_stations(ctx, params, think_time)
         if kind == "nfs":
-            return _nfs_stations(ctx, params)
-        return _raid_stations(ctx, params)
+            return _nfs_stations(ctx, params, think_time)
+        return _raid_stations(ctx, params), None
     except ModelFileError:
         raise
     except (InvalidModelError, InvalidTypeError) as exc:
         raise _system_error(ctx, table, exc) from None
 
 
-def _networked_raid_stations(ctx: _Ctx, params: dict) -> list[Station]:
+def _networked_raid_stations(ctx: _Ctx, params: dict, think_time: float) -> tuple:
     from ..models.storage import NetworkedRAID
+    from ..models.storage_cache import CachedNetworkedRAID
 
+    master_cache = _cache(ctx, params, "master_cache")
+    server_cache = _cache(ctx, params, "server_cache")
     reference = params.pop("reference", None)
     readings = params.pop("readings", None)
     expand = params.pop("expand_servers", False)
@@ -94,13 +135,26 @@ def _networked_raid_stations(ctx: _Ctx, params: dict) -> list[Station]:
                 f"paper's test bed with reference = 'cui2006' and change only what differs",
             )
         system = NetworkedRAID(**given)
-    return list(system.network(0.0, expand_servers=expand).stations)
+    if master_cache is None and server_cache is None:
+        return list(system.network(0.0, expand_servers=expand).stations), None
+    model = CachedNetworkedRAID(system, master_cache, server_cache, think_time)
+    stations = list(model.resolved().network(0.0, expand_servers=expand).stations)
+    return stations, (None if expand else model)
 
 
-def _nfs_stations(ctx: _Ctx, params: dict) -> list[Station]:
+def _nfs_stations(ctx: _Ctx, params: dict, think_time: float) -> tuple:
     from ..models.nfs import NFSBandwidth, NFSSystem
+    from ..models.storage_cache import CachedNFS
 
-    allowed = _NFS_BANDWIDTHS + _NFS_SYSTEM_KEYS + _NFS_JOB_KEYS
+    client_cache = _cache(ctx, params, "client_cache")
+    server_cache = _cache(ctx, params, "server_cache")
+    for cache, hit in ((client_cache, "client_hit"), (server_cache, "server_hit")):
+        if cache is not None and hit in params:
+            raise ctx.error(
+                ("system", hit),
+                f"give either {hit} or the cache it comes from, not both",
+            )
+    allowed = _NFS_BANDWIDTHS + _NFS_SYSTEM_KEYS + _NFS_JOB_KEYS + ("client_cache", "server_cache")
     _unknown(ctx, params, allowed, ("system",))
     for key in (*_NFS_BANDWIDTHS, "file_size"):
         if key not in params:
@@ -108,7 +162,23 @@ def _nfs_stations(ctx: _Ctx, params: dict) -> list[Station]:
     bw = NFSBandwidth(*(params[k] for k in _NFS_BANDWIDTHS))
     system = NFSSystem(bw, **{k: params[k] for k in _NFS_SYSTEM_KEYS if k in params})
     job = {k: params[k] for k in ("op", "client_hit", "server_hit") if k in params}
-    return list(system.network(params["file_size"], **job).stations)
+    if client_cache is None and server_cache is None:
+        return list(system.network(params["file_size"], **job).stations), None
+    model = CachedNFS(
+        system,
+        params["file_size"],
+        params.get("op", "read"),
+        client_cache,
+        server_cache,
+        think_time,
+    )
+    hits = model.hit_ratios()
+    job = {k: v for k, v in job.items() if k == "op"}
+    if client_cache is None:
+        hits["client_hit"] = params.get("client_hit", 0.0)
+    if server_cache is None:
+        hits["server_hit"] = params.get("server_hit", 0.0)
+    return list(system.network(params["file_size"], **job, **hits).stations), model
 
 
 def _raid_stations(ctx: _Ctx, params: dict) -> list[Station]:

@@ -18,15 +18,17 @@ from ._fields import (
     _MODEL_KEYS,
     _STATION_KEYS,
     _TOP_KEYS,
+    _arrival_rates,
     _classes,
     _populations,
     _quantity,
     _station,
     _string,
+    _target,
     _unknown,
 )
 from ._scanner import ModelFileError, _Ctx
-from ._systems import _system_stations
+from ._systems import _system
 from ._texts import DEMO_MODEL_TOML  # noqa: F401  (the doctest of with_values)
 from .spec import ModelSpec, MultiClassModel
 
@@ -67,9 +69,10 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
         if not isinstance(key, str):
             raise InvalidTypeError(f"value keys must be strings, got {key!r}")
         if key in _MODEL_KEYS:
-            if key in ("population", "populations"):
+            if key in ("population", "populations", "arrival_rate"):
                 model.pop("population", None)
                 model.pop("populations", None)
+                model.pop("arrival_rate", None)
             model[key] = value
             continue
         if key.startswith("class."):
@@ -200,7 +203,15 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     name = _string(ctx, model.get("name", default_name), ("model", "name"))
     description = _string(ctx, model.get("description", ""), ("model", "description"))
     think = _quantity(ctx, model.get("think_time", 0.0), ("model", "think_time"), "time")
+    arrival_rates = _arrival_rates(ctx, model)
+    target = _target(ctx, model)
     classes: tuple[str, ...] = ()
+    if arrival_rates is not None and "class" in doc:
+        raise ctx.error(
+            ("model", "arrival_rate"),
+            "arrival_rate makes a single-class open model; a file with [[class]] tables is "
+            "closed (remove arrival_rate or the classes)",
+        )
     if "class" in doc:
         for key in ("population", "populations"):
             if key in model:
@@ -211,11 +222,15 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
                 )
         classes, class_pops, class_thinks = _classes(ctx, doc["class"], think)
         populations = np.array([int(class_pops.sum())], dtype=np.int64)
+    elif arrival_rates is not None:
+        populations = np.array([1], dtype=np.int64)  # unused: the model is open
     else:
         populations = _populations(ctx, model)
     if classes and "system" in doc:
         raise ctx.error(("system",), "a named [system] is single-class; remove [[class]] or it")
-    system_stations = _system_stations(ctx, doc["system"]) if "system" in doc else []
+    system_stations, storage_model = (
+        _system(ctx, doc["system"], think) if "system" in doc else ([], None)
+    )
     stations_raw = doc.get("station")
     if stations_raw is None and not system_stations:
         raise ctx.error(
@@ -259,6 +274,9 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         network=net,
         populations=populations,
         multiclass=multiclass,
+        arrival_rates=arrival_rates,
+        target=target,
+        storage_model=storage_model,
         name=name,
         description=description,
         source=ctx.source,

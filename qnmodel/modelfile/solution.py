@@ -165,13 +165,19 @@ def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
     """Solve a model file's network: ABA, BJB (single-server networks) and exact MVA.
 
     A multi-class model (``[[class]]`` tables) is solved by exact multi-class
-    MVA at its population vector (:class:`MultiClassSolution`).
+    MVA at its population vector (:class:`MultiClassSolution`); an open model
+    (``[model] arrival_rate``) by :func:`qnmodel.open_network` at its rates
+    (:class:`~qnmodel.modelfile.open_solution.OpenModelSolution`).
 
     The solvers run once for the whole curve n = 1..N, N the largest
     requested population; :meth:`ModelSolution.to_frame` picks the rows.
     """
     if not isinstance(spec, ModelSpec):
         raise InvalidTypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    if spec.is_open:
+        from .open_solution import solve_open
+
+        return solve_open(spec)
     if spec.multiclass is not None:
         from ..solvers.mva_multiclass import mva_multiclass
 

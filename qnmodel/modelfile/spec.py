@@ -12,6 +12,7 @@ from ..multiclass import ClosedClass, MultiClassNetwork
 from ..network import Network
 
 if TYPE_CHECKING:
+    from .open_solution import OpenModelSolution
     from .solution import ModelSolution, MultiClassSolution
 
 __all__ = ["ModelSpec", "MultiClassModel"]
@@ -40,11 +41,24 @@ class ModelSpec:
         the solver takes. In a multi-class model :attr:`network` holds the
         stations with, as demand, the largest over the classes (their kinds and
         servers are what matters).
+    arrival_rates : ndarray or None
+        ``[model] arrival_rate``: the open model's offered rate(s), jobs/s (then
+        :meth:`solve` uses the open solver and ``populations`` is unused); None for a
+        closed model.
+    target : Target or None
+        ``[model] target``: the performance target (``"R <= 50 ms"``) the capacity
+        questions of ``qnmodel solve`` answer for.
+    storage_model : CachedNetworkedRAID, CachedNFS or None
+        A ``[system]`` described with caches: the model whose upgrades (more cache,
+        a faster link, ...) the capacity questions weigh.
     """
 
     network: Network
     populations: np.ndarray
     multiclass: MultiClassModel | None = None
+    arrival_rates: np.ndarray | None = None
+    target: Any = None
+    storage_model: Any = None
     name: str = "model"
     description: str = ""
     source: str = "<string>"
@@ -57,6 +71,11 @@ class ModelSpec:
         return int(self.populations[-1])
 
     @property
+    def is_open(self) -> bool:
+        """True when the file gives ``[model] arrival_rate`` (an open model)."""
+        return self.arrival_rates is not None
+
+    @property
     def is_multiclass(self) -> bool:
         """True when the file has [[class]] tables."""
         return self.multiclass is not None
@@ -66,8 +85,9 @@ class ModelSpec:
         """The multi-class description of a file with [[class]] tables; None otherwise."""
         return None if self.multiclass is None else self.multiclass.network
 
-    def solve(self) -> ModelSolution | MultiClassSolution:
-        """Bounds and exact MVA (single class) or exact multi-class MVA: see :func:`solve`."""
+    def solve(self) -> ModelSolution | MultiClassSolution | OpenModelSolution:
+        """Bounds and exact MVA (closed single class), exact multi-class MVA, or the open
+        solution (``arrival_rate``): see :func:`solve`."""
         from .solution import solve
 
         return solve(self)

@@ -13,8 +13,19 @@ variable finds it exactly (to the resolution stated):
   m; closed: the station's rate min(j, m) grows pointwise), so the fewest servers are
   found by doubling then bisection.
 
-Only mean response times are targeted; percentiles need the response-time
-distribution and are not offered here.
+Targets are :class:`~qnmodel.solvers.targets.Target` objects or strings
+(``"R <= 50 ms"``, ``"p95 <= 80 ms"``, ``"X >= 2000/s"``; a bare time is a mean
+target). Percentile targets use the response-time law of
+:mod:`qnmodel.solvers.response_laws`: exact for open tandems of M/M/1 (and delay)
+stations and for a lone M/M/m, an approximation elsewhere (closed networks:
+per-station laws from the arrival theorem taken as independent); the same
+searches then assume the percentile grows with the load, as the mean does.
+
+A storage model that describes its own upgrades (an object with
+``capacity_candidates(speedup)``, such as
+:class:`qnmodel.models.storage_cache.CachedNetworkedRAID`) may be given to
+:func:`best_upgrade` in place of a network: its candidates (more cache, a faster
+link, a faster device, one more server) are ranked the same way.
 
 References
 ----------
@@ -28,18 +39,52 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_population, as_positive_int, as_quantity
+from .._validate import as_population, as_positive_int
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..network import Network
 from ..results_open import UpgradeResult
 from .mva import mva
 from .open import open_network
+from .response_laws import response_time_law
+from .targets import Target, as_target
 
 __all__ = ["max_arrival_rate", "max_population", "min_servers", "best_upgrade"]
 
 
-def _target(value: Any) -> float:
-    return as_quantity(value, "target (response time)", "time", positive=True)
+def _target(value: Any) -> Target:
+    return as_target(value, "target")
+
+
+def _metric(net: Network, tgt: Target, arrival_rate: Any, population: Any) -> float:
+    """The target's metric at one workload: R, a percentile of R, or X (inf/0 if unstable)."""
+    if (arrival_rate is None) == (population is None):
+        raise InvalidModelError("give exactly one of arrival_rate (open) or population (closed)")
+    if tgt.metric == "mean":
+        return _workload_R(net, arrival_rate, population)
+    if tgt.metric == "throughput":
+        if arrival_rate is not None:
+            raise InvalidModelError(
+                f"target {tgt.text!r}: in an open network X equals the arrival rate; give a "
+                "response-time target, or a population"
+            )
+        return float(mva(net, population, keep="last").throughput[-1])
+    try:
+        law = response_time_law(net, arrival_rate=arrival_rate, population=population)
+    except UnstableModelError:
+        return float("inf")
+    return law.quantile(tgt.q)
+
+
+def _meets(value: float, tgt: Target) -> bool:
+    return value >= tgt.value if tgt.metric == "throughput" else value <= tgt.value
+
+
+def _response_time_target(tgt: Target, question: str) -> None:
+    if not tgt.is_response_time:
+        raise InvalidModelError(
+            f"{question} takes a response-time target ('R <= 50 ms', 'p95 <= 80 ms'), "
+            f"got {tgt.text!r}"
+        )
 
 
 def _check_net(net: Any) -> Network:
@@ -56,38 +101,56 @@ def _open_R(net: Network, lam: float) -> float:
 
 
 def max_arrival_rate(net: Network, target: Any) -> float:
-    """Largest arrival rate (jobs/s) at which the open network's mean response time is
-    at most ``target``.
+    """Largest arrival rate (jobs/s) at which the open network meets a response-time target.
 
     Parameters
     ----------
     net : Network
         Read as an open single-class network (think time not used).
-    target : float or str
-        Response-time target, seconds or a unit string (``"50 ms"``).
+    target : Target, str or float
+        ``"R <= 50 ms"`` (mean), ``"p95 <= 80 ms"`` (percentile), or a bare time
+        (``"50 ms"``, seconds): a mean target.
 
     Returns
     -------
     float
-        lambda* with R(lambda*) = target to a relative width of 1e-12 (always below
-        the saturation rate).
+        lambda* at which the metric equals the target, to a relative width of 1e-12
+        (mean, bisection) or 1e-10 (percentile, Brent's method), on the side that meets
+        it; always below the saturation rate.
 
     Raises
     ------
     InvalidModelError
-        Even a lone job takes longer than ``target`` (the message gives R(0)).
+        Even a lone job misses the target (the message gives its value at lambda = 0),
+        or the target is a throughput.
     """
     net = _check_net(net)
-    t = _target(target)
+    tgt = _target(target)
+    _response_time_target(tgt, "max_arrival_rate")
+    t = tgt.value
     base = open_network(net, 0.0)
-    R0 = float(base.response_time[0])
-    if R0 > t:
+    v0 = float(base.response_time[0]) if tgt.metric == "mean" else _metric(net, tgt, 0.0, None)
+    if v0 > t:
+        what = "R" if tgt.metric == "mean" else tgt.label
         raise InvalidModelError(
-            f"target {t:.6g} s cannot be met: a lone job already takes R = {R0:.6g} s"
+            f"target {tgt.text} cannot be met: a lone job already takes {what} = {v0:.6g} s"
         )
     hi = base.saturation_arrival_rate
     if not np.isfinite(hi):  # only delay stations: R does not depend on lambda
         return float("inf")
+    if tgt.metric == "percentile":  # Brent's method: each evaluation is a quantile
+        from scipy.optimize import brentq
+
+        def f(lam: float) -> float:
+            return _metric(net, tgt, lam, None) - t
+
+        top = hi * (1.0 - 1e-12)
+        if f(top) <= 0.0:  # pragma: no cover - the quantile diverges at saturation
+            return top
+        lam = float(brentq(f, 0.0, top, xtol=1e-10 * hi, rtol=1e-12))
+        while f(lam) > 0.0:  # land on the side that meets the target
+            lam -= 1e-10 * hi
+        return lam
     lo = 0.0
     while hi - lo > 1e-12 * hi:
         mid = 0.5 * (lo + hi)
@@ -99,16 +162,23 @@ def max_arrival_rate(net: Network, target: Any) -> float:
 
 
 def max_population(net: Network, target: Any, n_max: int = 1_000_000) -> int:
-    """Largest population n (closed network, exact MVA) with R(n) <= ``target``.
+    """Largest population n (closed network) that meets a response-time target.
 
-    Returns 0 when even one job takes longer than ``target``; raises
-    :class:`InvalidModelError` if R(n) stays within ``target`` up to ``n_max``
-    (a network of delay stations only, or a target above the heavy-load asymptote
-    seen so far).
+    Mean targets use exact MVA; percentile targets the approximate closed-network law
+    of :func:`~qnmodel.solvers.response_laws.response_time_law` (doubling, then
+    bisection on n, assuming the percentile grows with n).
+
+    Returns 0 when even one job misses the target; raises :class:`InvalidModelError`
+    if the target is still met at ``n_max`` (a network of delay stations only, or a
+    target above the heavy-load asymptote seen so far).
     """
     net = _check_net(net)
-    t = _target(target)
+    tgt = _target(target)
+    _response_time_target(tgt, "max_population")
+    t = tgt.value
     n_max = as_population(n_max, "n_max")
+    if tgt.metric == "percentile":
+        return _max_population_search(net, tgt, n_max)
     N = 64
     while True:
         N = min(N, n_max)
@@ -122,6 +192,30 @@ def max_population(net: Network, target: Any, n_max: int = 1_000_000) -> int:
                 "check the target"
             )
         N *= 4
+
+
+def _max_population_search(net: Network, tgt: Target, n_max: int) -> int:
+    def ok(n: int) -> bool:
+        return _meets(_metric(net, tgt, None, n), tgt)
+
+    if not ok(1):
+        return 0
+    lo, hi = 1, 2
+    while ok(min(hi, n_max)):
+        if hi >= n_max:
+            raise InvalidModelError(
+                f"{tgt.label}(n) <= {tgt.value:.6g} s for every n up to n_max = {n_max}: "
+                "raise n_max or check the target"
+            )
+        lo, hi = hi, 2 * hi
+    hi = min(hi, n_max)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _with_station(net: Network, k: int, **changes: Any) -> Network:
@@ -150,15 +244,16 @@ def min_servers(
     population: Any = None,
     max_servers: int = 1_000_000,
 ) -> int:
-    """Fewest servers at ``station`` for which the mean response time meets ``target``.
+    """Fewest servers at ``station`` that meet ``target`` at the given workload.
 
     Parameters
     ----------
     net : Network
     station : str
         A queueing station of ``net``.
-    target : float or str
-        Response-time target.
+    target : Target, str or float
+        ``"R <= 50 ms"``, ``"p95 <= 80 ms"``, ``"X >= 2000/s"`` (closed workloads
+        only: the throughput at ``population``), or a bare time (mean target).
     arrival_rate, population
         The workload: exactly one of an open arrival rate or a closed population.
     max_servers : int
@@ -171,7 +266,7 @@ def min_servers(
         (another station limits R), naming the limit reached.
     """
     net = _check_net(net)
-    t = _target(target)
+    tgt = _target(target)
     k = net.names.index(net.station(station).name)
     if net.is_delay[k]:
         raise InvalidModelError(f"station {station!r} is a delay station: it has no servers")
@@ -183,15 +278,24 @@ def min_servers(
     max_servers = as_positive_int(max_servers, "max_servers")
 
     def ok(m: int) -> bool:
-        return _workload_R(_with_station(net, k, servers=m), arrival_rate, population) <= t
+        return _meets(_metric(_with_station(net, k, servers=m), tgt, arrival_rate, population), tgt)
 
+    # Infinitely many servers make the station a delay (no waiting): if even that misses
+    # the target, no number of servers meets it.
+    limit = _with_station(net, k, kind="delay", servers=1)
+    if not _meets(_metric(limit, tgt, arrival_rate, population), tgt):
+        raise InvalidModelError(
+            f"target {tgt} is not met even with {max_servers} servers at {station!r}, nor "
+            "with unlimited servers (no waiting there): its service time or another station "
+            "limits it"
+        )
     lo, hi = 0, 1  # invariant: ok(hi) once found; lo is known to fail (or 0)
     while not ok(hi):
         lo = hi
         if hi >= max_servers:
             raise InvalidModelError(
-                f"target {t:.6g} s is not met even with {max_servers} servers at "
-                f"{station!r}: another station limits the response time"
+                f"target {tgt} is not met even with {max_servers} servers at "
+                f"{station!r}: another station limits it"
             )
         hi = min(2 * hi, max_servers)
     while hi - lo > 1:
@@ -203,55 +307,88 @@ def min_servers(
     return hi
 
 
+def _network_candidates(net: Network, speedup: float) -> list[tuple[str, Network]]:
+    """Per queueing station: ``speedup`` times faster, and one more server."""
+    out = []
+    for k, s in enumerate(net.stations):
+        if net.is_delay[k] or s.demand == 0:
+            continue
+        faster = _with_station(net, k, demand=s.demand / speedup)
+        out.append((f"{s.name}: {speedup:g}x faster", faster))
+        if getattr(s, "rate_multipliers", None) is not None:
+            continue  # its curve already says how it serves more requests at once
+        m = int(s.servers) + 1
+        out.append((f"{s.name}: {m} servers", _with_station(net, k, servers=m)))
+    return out
+
+
 def best_upgrade(
-    net: Network,
+    net: Any,
     *,
     arrival_rate: Any = None,
     population: Any = None,
     speedup: float = 2.0,
+    target: Any = None,
 ) -> UpgradeResult:
-    """Rank the single upgrades of each queueing station by the response time they buy.
+    """Rank single upgrades by the response time (or percentile) they buy.
 
-    Candidates per queueing station: a device ``speedup`` times faster (demand divided
-    by ``speedup``) and one more server (not for a station with rate multipliers,
-    whose curve already describes its parallelism). Each is solved at the given workload (an
-    open ``arrival_rate`` or a closed ``population``); an upgrade that leaves an open
-    network unstable has R = inf.
+    Parameters
+    ----------
+    net : Network or storage model
+        A network: the candidates per queueing station are a device ``speedup``
+        times faster (demand divided by ``speedup``) and one more server (not for a
+        station with rate multipliers, whose curve already describes its
+        parallelism). A storage model with ``capacity_candidates(speedup)`` (e.g.
+        :class:`qnmodel.models.storage_cache.CachedNetworkedRAID` or
+        :class:`~qnmodel.models.storage_cache.CachedNFS`): its own candidates --
+        more cache, a faster link, a faster device, one more server.
+    arrival_rate, population
+        The workload: exactly one of an open arrival rate or a closed population.
+    speedup : float
+        Factor of a faster device (> 1).
+    target : Target or str, optional
+        Rank by this target's metric (``"p95 <= 80 ms"``: the 95th percentile) and
+        report which options meet it; default: the mean response time.
 
     Returns
     -------
     UpgradeResult
-        The candidates sorted by response time (best first), with the baseline.
+        The candidates sorted by the metric (best first; an upgrade that leaves an
+        open network unstable has inf), with the baseline.
     """
-    net = _check_net(net)
     if isinstance(speedup, bool) or not isinstance(speedup, int | float) or not speedup > 1.0:
         raise InvalidModelError(f"speedup must be a number > 1, got {speedup!r}")
     speedup = float(speedup)
     if not np.isfinite(speedup):
         raise InvalidModelError(f"speedup must be finite, got {speedup!r}")
-    base = _workload_R(net, arrival_rate, population)
-    options, R = [], []
-    for k, s in enumerate(net.stations):
-        if net.is_delay[k] or s.demand == 0:
-            continue
-        options.append(f"{s.name}: {speedup:g}x faster")
-        R.append(
-            _workload_R(_with_station(net, k, demand=s.demand / speedup), arrival_rate, population)
+    tgt = None if target is None else _target(target)
+    if tgt is not None and not tgt.is_response_time:
+        _response_time_target(tgt, "best_upgrade")
+    if isinstance(net, Network):
+        base_net, candidates = net, _network_candidates(net, speedup)
+    elif callable(getattr(net, "capacity_candidates", None)):
+        base_net, candidates = net.capacity_candidates(speedup)
+    else:
+        raise InvalidTypeError(
+            "net must be a single-class Network or a storage model with capacity_candidates(), "
+            f"got {type(net).__name__}"
         )
-        if getattr(s, "rate_multipliers", None) is not None:
-            continue  # its curve already says how it serves more requests at once
-        options.append(f"{s.name}: {int(s.servers) + 1} servers")
-        R.append(
-            _workload_R(_with_station(net, k, servers=int(s.servers) + 1), arrival_rate, population)
-        )
+    metric = tgt if tgt is not None else Target("mean", float("inf"), None, "R")
+    base = _metric(base_net, metric, arrival_rate, population)
+    options = [label for label, _ in candidates]
+    R = [_metric(n, metric, arrival_rate, population) for _, n in candidates]
     order = np.argsort(np.asarray(R), kind="stable")
+    values = np.asarray(R, dtype=np.float64)[order]
     return UpgradeResult(
         options=tuple(options[i] for i in order),
-        response_time=np.asarray(R, dtype=np.float64)[order],
+        response_time=values,
         baseline_response_time=base,
         workload=(
             f"arrival_rate={arrival_rate}"
             if arrival_rate is not None
             else f"population={population}"
         ),
+        metric=metric.label,
+        target=None if tgt is None else str(tgt),
+        meets_target=None if tgt is None else values <= tgt.value,
     )

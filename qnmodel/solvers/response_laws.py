@@ -1,0 +1,350 @@
+"""The response-time law of a single-class network: exact for open tandems, approximate else.
+
+A job visits every station once, in order, with the station's demand D_k as the mean of
+one exponential service (the tandem view the simulator takes, and the one in which the
+mean of the law equals the mean-value solvers' R). Its sojourn at each station has a
+phase-type law that is a *chain* (phases entered at a random position, left in order,
+absorbed after the last), so the end-to-end law is one long chain, evaluated by the
+matrix exponential (short chains) or by inverting its Laplace transform (long ones).
+
+Per-station laws
+----------------
+* delay station: the service itself, exponential with mean D_k;
+* open single-server FCFS queue (M/M/1): exponential with rate 1/D_k - lambda
+  ([Kle75] sec. 3.2);
+* open M/M/m queue: with probability C(m, a) (Erlang C, a = lambda D_k) the job waits an
+  exponential time of rate m/D_k - lambda, then is served (exponential, mean D_k)
+  ([Kle75] sec. 3.5; the waiting-time law of M/M/m);
+* closed single-server FCFS queue: by the arrival theorem ([LR80]) a job arriving at
+  station k sees the network with N - 1 jobs, so j jobs there with the marginal
+  probability p_k(j | N-1), and (memoryless service) stays for an Erlang(j + 1, 1/D_k)
+  time; p_k(j | n) = D_k X(n) p_k(j-1 | n-1) is the marginal recursion of exact MVA
+  ([LZGS] sec. 8.3);
+* a closed multi-server queue, or any station with ``rate_multipliers``: exponential with
+  the station's mean residence time (a one-moment approximation).
+
+Exactness
+---------
+*Exact* (label ``"exact: ..."``) for an open network whose queueing stations are all
+single-server FCFS (with any delay stations): the sojourn times of a tandem of M/M/1 queues
+are independent ([Rei57]; [Bur69] for the tandem), so the response time is their
+(hypoexponential) sum; also exact for an open network with only one queueing station, an
+M/M/m. Otherwise the per-station laws are combined as if independent -- an
+*approximation* (label ``"approximate: ..."``): in a closed network the sojourn times are
+correlated (a job that met a long queue at one station leaves fewer jobs elsewhere), and
+Burke showed that overtaking at an M/M/s (s >= 2) queue makes tandem sojourn times
+dependent ([Bur69]). Its error against ``qn.simulate`` quantiles is measured in
+``tests/solvers/test_capacity_targets.py`` (closed tandems of 2-4 stations: p95 and p99
+within a few per cent; see the test for the figures).
+
+References
+----------
+.. [Kle75] L. Kleinrock, *Queueing Systems, Vol. 1: Theory*, Wiley 1975, secs. 3.2, 3.5.
+.. [Rei57] E. Reich, "Waiting times when queues are in tandem", Ann. Math. Statist.
+   28(3):768-773, 1957.
+.. [Bur69] P. J. Burke, "The dependence of sojourn times in tandem M/M/s queues",
+   Operations Research 17(4):754-755, 1969.
+.. [LR80] S. S. Lavenberg, M. Reiser, "Stationary state probabilities at arrival instants
+   for closed queueing networks with multiple types of customers", J. Appl. Prob.
+   17(4):1048-1061, 1980 (the arrival theorem).
+.. [LZGS] E. D. Lazowska et al., *Quantitative System Performance*, 1984, sec. 8.3.
+.. [AW95] J. Abate, W. Whitt, "Numerical inversion of Laplace transforms of probability
+   distributions", ORSA J. on Computing 7(1):36-43, 1995.
+.. [AW06] J. Abate, W. Whitt, "A unified framework for numerically inverting Laplace
+   transforms", INFORMS J. on Computing 18(4):408-421, 2006.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_population, as_probability, as_quantity
+from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
+from ..network import Network
+
+__all__ = ["ResponseTimeLaw", "response_time_law"]
+
+
+@dataclass(frozen=True)
+class ResponseTimeLaw:
+    """A phase-type response-time law held as one chain of exponential phases.
+
+    Attributes
+    ----------
+    alpha : ndarray (p,)
+        Probability of entering at each phase (sums to 1).
+    rates : ndarray (p,)
+        Exit rate of each phase, 1/s.
+    jumps : list of (int, ndarray, ndarray)
+        Where the last phase of each stage jumps: ``(from, to_indices, probabilities)``;
+        every other phase i moves to i + 1.
+    exact : bool
+        True when the law is the exact response-time law of the model.
+    method : str
+        ``"exact: ..."`` or ``"approximate: ..."``, naming the construction.
+    """
+
+    alpha: np.ndarray
+    rates: np.ndarray
+    jumps: tuple
+    exact: bool
+    method: str
+
+    def _generator_T(self):
+        from scipy.sparse import coo_matrix
+
+        p = self.rates.size
+        rows, cols, vals = [np.arange(p)], [np.arange(p)], [-self.rates]
+        ends = {j[0] for j in self.jumps}
+        inner = np.array([i for i in range(p - 1) if i not in ends], dtype=np.int64)
+        rows.append(inner)
+        cols.append(inner + 1)
+        vals.append(self.rates[inner])
+        for i, to, prob in self.jumps:
+            rows.append(np.full(to.size, i))
+            cols.append(to)
+            vals.append(self.rates[i] * prob)
+        return coo_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(p, p)
+        ).tocsr()
+
+    @property
+    def mean(self) -> float:
+        """E[R], seconds: alpha (-T)^{-1} 1 (solved on the sparse chain)."""
+        from scipy.sparse.linalg import spsolve
+
+        m = spsolve((-self._generator_T()).tocsc(), np.ones(self.rates.size))
+        return float(self.alpha @ np.atleast_1d(m))
+
+    @functools.cached_property
+    def _dense_T(self) -> np.ndarray:
+        return self._generator_T().toarray()
+
+    def _stages(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(entry probabilities, rates) of each stage of the chain."""
+        ends = [j[0] for j in self.jumps] + [self.rates.size - 1]
+        out, start = [], 0
+        for k, end in enumerate(ends):
+            a = np.zeros(end + 1 - start)
+            if k == 0:
+                a[:] = self.alpha[start : end + 1]
+            else:
+                _, to, prob = self.jumps[k - 1]
+                a[to - start] = prob
+            out.append((a, self.rates[start : end + 1]))
+            start = end + 1
+        return out
+
+    def laplace(self, s: np.ndarray) -> np.ndarray:
+        """E[exp(-s R)] at complex points s: the product of the stages' transforms.
+
+        A stage entered at phase i passes phases i..L-1: prod_{l >= i} r_l / (r_l + s).
+        """
+        s = np.asarray(s, dtype=np.complex128)
+        out = np.ones(s.shape, dtype=np.complex128)
+        for a, r in self._stages():
+            g = r[:, None] / (r[:, None] + s[None, :])
+            tail = np.cumprod(g[::-1], axis=0)[::-1]  # prod_{l >= i}
+            out *= a @ tail
+        return out
+
+    def survival(self, t: float) -> float:
+        """P(R > t) = alpha exp(T t) 1.
+
+        Up to 64 phases by the dense matrix exponential (machine precision); beyond,
+        by inverting the Laplace transform of the survival function, (1 - E[e^{-sR}])/s,
+        with the Euler algorithm of [AW95] (M = 18; absolute error about 1e-10 here), whose
+        cost does not grow with the spread of the phase rates as the exponential's does.
+        """
+        if t <= 0.0:
+            return 1.0
+        if self.rates.size <= 64:
+            from scipy.linalg import expm
+
+            v = float(self.alpha @ expm(self._dense_T * t).sum(axis=1))
+        else:
+            beta, eta = _euler_nodes()
+            s = beta / t
+            v = float(np.real(eta @ ((1.0 - self.laplace(s)) / s)) * (10.0 ** (_M / 3)) / t)
+        return float(min(max(v, 0.0), 1.0))
+
+    def cdf(self, t: float) -> float:
+        """P(R <= t)."""
+        return 1.0 - self.survival(t)
+
+    def quantile(self, q: float) -> float:
+        """The q-quantile, 0 < q < 1 (Brent's method on a bracket, relative tolerance 1e-9)."""
+        from scipy.optimize import brentq
+
+        q = as_probability(q, "q")
+        if not 0.0 < q < 1.0:
+            raise InvalidModelError(f"q must be strictly between 0 and 1, got {q!r}")
+        lo, hi = 0.0, float(np.max(1.0 / self.rates))
+        while self.cdf(hi) < q:
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e300:  # pragma: no cover - a phase-type law has an exponential tail
+                raise InvalidModelError(f"cannot bracket the {q} quantile")
+        return float(brentq(lambda x: self.cdf(x) - q, lo, hi, xtol=1e-12 * hi, rtol=1e-10))
+
+
+_M = 18
+
+
+def _euler_nodes(M: int = _M) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes beta_k and weights eta_k of the Euler inversion ([AW95]; [AW06] sec. 5).
+
+    f(t) ~ 10^{M/3} / t * sum_{k=0}^{2M} eta_k Re f^(beta_k / t), beta_k = M ln(10)/3 + i pi k,
+    eta_k = (-1)^k xi_k, xi_0 = 1/2, xi_k = 1 (1 <= k <= M), xi_2M = 2^-M,
+    xi_{2M-k} = xi_{2M-k+1} + 2^-M C(M, k) (0 < k < M).
+    """
+    k = np.arange(2 * M + 1)
+    beta = M * math.log(10.0) / 3.0 + 1j * math.pi * k
+    xi = np.ones(2 * M + 1)
+    xi[0] = 0.5
+    xi[2 * M] = 2.0**-M
+    for j in range(1, M):
+        xi[2 * M - j] = xi[2 * M - j + 1] + 2.0**-M * math.comb(M, j)
+    eta = (-1.0) ** k * xi
+    return beta, eta
+
+
+def _erlang_c(m: int, a: float) -> float:
+    """C(m, a): probability that an arrival waits at an M/M/m queue of load a < m."""
+    term, total = 1.0, 1.0
+    for i in range(1, m):
+        term *= a / i
+        total += term
+    last = term * a / m / (1.0 - a / m)
+    return last / (total + last)
+
+
+def _closed_marginals(D: np.ndarray, X: np.ndarray, n: int) -> np.ndarray:
+    """p_k(j | n), j = 0..n, of load-independent stations with demands D (K,) ([LZGS] 8.3).
+
+    ``X[i]`` is X(i + 1). p(j | i) = D X(i) p(j-1 | i-1), p(0 | i) = 1 - D X(i).
+    """
+    p = np.zeros((D.size, n + 1))
+    p[:, 0] = 1.0
+    for i in range(1, n + 1):
+        nxt = np.zeros_like(p)
+        nxt[:, 1 : i + 1] = (D * X[i - 1])[:, None] * p[:, :i]
+        nxt[:, 0] = np.maximum(1.0 - nxt[:, 1 : i + 1].sum(axis=1), 0.0)
+        p = nxt
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def response_time_law(
+    net: Network, *, arrival_rate: Any = None, population: Any = None
+) -> ResponseTimeLaw:
+    """The response-time law of a single-class network at one workload.
+
+    Parameters
+    ----------
+    net : Network
+    arrival_rate : float or str, optional
+        Open workload (jobs/s, or ``"40000/s"``).
+    population : int, optional
+        Closed workload: N jobs (think time as in ``net``; the law excludes it).
+
+    Returns
+    -------
+    ResponseTimeLaw
+        Its ``method`` says whether it is exact (module docstring).
+
+    Raises
+    ------
+    UnstableModelError
+        Open: a station saturates at this rate.
+    """
+    from .mva import mva
+    from .open import open_network
+
+    if not isinstance(net, Network):
+        raise InvalidTypeError(f"net must be a single-class Network, got {type(net).__name__}")
+    if (arrival_rate is None) == (population is None):
+        raise InvalidModelError("give exactly one of arrival_rate (open) or population (closed)")
+    stages: list[tuple[np.ndarray, np.ndarray]] = []  # (alpha over the chain, rates)
+    D = np.asarray(net.demands, dtype=np.float64)
+    is_open = arrival_rate is not None
+    if is_open:
+        lam = as_quantity(arrival_rate, "arrival_rate", "frequency")
+        res = open_network(net, lam)  # raises UnstableModelError at saturation
+        R_k = np.asarray(res.residence_time).reshape(-1)
+    else:
+        N = as_population(population, "population")
+        res = mva(net, N)
+        X = np.asarray(res.throughput, dtype=np.float64)
+        R_k = np.asarray(res.residence_time)[-1]
+    queue_kinds = []
+    approx = []
+    marg = None
+    if not is_open and N > 1:
+        simple = [
+            k
+            for k, s in enumerate(net.stations)
+            if not net.is_delay[k] and D[k] > 0 and s.servers == 1 and s.rate_multipliers is None
+        ]
+        if simple:
+            marg = dict(zip(simple, _closed_marginals(D[simple], X, N - 1), strict=True))
+    for k, s in enumerate(net.stations):
+        if D[k] <= 0:
+            continue
+        mu = 1.0 / D[k]
+        if net.is_delay[k]:
+            stages.append((np.ones(1), np.array([mu])))
+            continue
+        queue_kinds.append(s.servers if s.rate_multipliers is None else -1)
+        if s.rate_multipliers is not None:
+            approx.append(f"{s.name}: exponential with its mean (rate curve)")
+            stages.append((np.ones(1), np.array([1.0 / R_k[k]])))
+        elif is_open and s.servers == 1:
+            stages.append((np.ones(1), np.array([mu - lam])))
+        elif is_open:
+            m = int(s.servers)
+            C = _erlang_c(m, lam * D[k])
+            stages.append((np.array([C, 1.0 - C]), np.array([m * mu - lam, mu])))
+        elif s.servers == 1:
+            if marg is None:  # N = 1: the job is alone
+                stages.append((np.ones(1), np.array([mu])))
+            else:
+                pj = marg[k]  # jobs seen 0..N-1 -> j + 1 phases
+                stages.append((pj[::-1].copy(), np.full(pj.size, mu)))
+        else:
+            approx.append(f"{s.name}: exponential with its mean ({s.servers} servers)")
+            stages.append((np.ones(1), np.array([1.0 / R_k[k]])))
+    if not stages:
+        raise InvalidModelError("every demand is zero: the response time is 0")
+    sizes = [a.size for a, _ in stages]
+    offs = np.concatenate([[0], np.cumsum(sizes)])
+    alpha = np.zeros(int(offs[-1]))
+    alpha[: sizes[0]] = stages[0][0]
+    jumps = []
+    for i in range(len(stages) - 1):
+        nz = np.flatnonzero(stages[i + 1][0])
+        jumps.append((int(offs[i + 1] - 1), nz + int(offs[i + 1]), stages[i + 1][0][nz]))
+    rates = np.concatenate([r for _, r in stages])
+    n_queues = len(queue_kinds)
+    if is_open and not approx and (all(m == 1 for m in queue_kinds) or n_queues <= 1):
+        exact, method = True, "exact: sum of independent M/M/1, M/M/m and delay sojourn laws"
+    elif is_open:
+        exact = False
+        method = (
+            "approximate: per-station sojourn laws taken as independent (several multi-server "
+            "or rate-curve stations)"
+        )
+    else:
+        exact = False
+        method = (
+            "approximate: per-station sojourn laws (arrival theorem, MVA marginals) taken as "
+            "independent (closed network)"
+        )
+    if approx:
+        method += "; " + "; ".join(approx)
+    if math.isinf(float(np.max(1.0 / rates))):  # pragma: no cover - demands are finite
+        raise UnstableModelError("a sojourn law has an infinite mean")
+    return ResponseTimeLaw(alpha, rates, tuple(jumps), exact, method)

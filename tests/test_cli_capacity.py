@@ -1,0 +1,160 @@
+"""``qnmodel solve --target`` and the model-file keys ``arrival_rate`` and ``target``."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+import qnmodel as qn
+from qnmodel import cli, modelfile
+from qnmodel.solvers.response_laws import response_time_law
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "examples" / "demo_storage.toml"
+
+OPEN_MODEL = """
+[model]
+name = "open-disks"
+arrival_rate = "150/s"
+target = "p95 <= 30 ms"
+
+[[station]]
+name = "cpu"
+demand = "2 ms"
+
+[[station]]
+name = "disk"
+demand = "5 ms"
+"""
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_solve_with_a_mean_target_answers_the_three_questions():
+    code, out, err = run("solve", str(DEMO), "--target", "R <= 50 ms")
+    assert code == 0, err
+    net = modelfile.load(DEMO).network
+    n = qn.max_population(net, "50 ms")
+    assert f"largest population meeting it: {n}\n" in out
+    assert "fewest servers at the bottleneck 'network' (at n = 40): none:" in out
+    up = qn.best_upgrade(net, population=40)
+    first = out.split("single upgrades at n = 40, ranked by R")[1].splitlines()[3]
+    assert first.split()[:3] == up.best.split()
+
+
+def test_solve_with_a_percentile_target_as_json():
+    code, out, err = run("solve", str(DEMO), "--target", "p95 <= 300 ms", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    cap = doc["capacity"]
+    net = modelfile.load(DEMO).network
+    assert cap["metric"] == "p95" and cap["method"].startswith("approximate")
+    assert cap["max_population"] == qn.max_population(net, "p95 <= 300 ms")
+    p95 = response_time_law(net, population=40).quantile(0.95)
+    assert cap["baseline"] == pytest.approx(p95, rel=1e-9)
+    assert [u["value"] for u in cap["upgrades"]] == sorted(u["value"] for u in cap["upgrades"])
+    assert doc["schema"] == "qnmodel.solve" and len(doc["results"]) == 40
+
+
+def test_open_model_file_with_its_own_target(tmp_path):
+    path = tmp_path / "open.toml"
+    path.write_text(OPEN_MODEL)
+    spec = modelfile.load(path)
+    assert spec.is_open and spec.target.q == 0.95
+    sol = spec.solve()
+    assert sol.result.response_time[0] == pytest.approx(
+        0.002 / (1 - 150 * 0.002) + 0.005 / (1 - 150 * 0.005), rel=1e-12
+    )
+    code, out, err = run("solve", str(path))
+    assert code == 0, err
+    lam = qn.max_arrival_rate(spec.network, "p95 <= 30 ms")
+    assert "exact: sum of independent" in out
+    assert f"largest arrival rate meeting it: {qn.report.fmt_g(lam)} jobs/s" in out
+    assert "saturation arrival rate = 200 jobs/s" in out
+    code, out, err = run("plot", str(path), "--out", str(tmp_path / "x.png"))
+    assert code != 0 and "this model is open" in err
+
+
+def test_population_and_arrival_rate_conflict():
+    text = OPEN_MODEL.replace('arrival_rate = "150/s"', 'arrival_rate = "150/s"\npopulation = 4')
+    with pytest.raises(modelfile.ModelFileError, match="population .* or arrival_rate .*not both"):
+        modelfile.loads(text)
+
+
+def test_arrival_rate_with_a_wrong_unit():
+    with pytest.raises(modelfile.ModelFileError, match=r"model\.arrival_rate.*40 MB/s"):
+        modelfile.loads(OPEN_MODEL.replace('"150/s"', '"40 MB/s"'))
+
+
+def test_bad_target_in_a_file_names_the_key():
+    with pytest.raises(modelfile.ModelFileError, match=r"model\.target.*'fast' is not a time"):
+        modelfile.loads(OPEN_MODEL.replace('"p95 <= 30 ms"', '"R < fast"'))
+
+
+def test_bad_target_on_the_command_line_is_a_usage_error():
+    code, out, err = run("solve", str(DEMO), "--target", "p150 <= 1 s")
+    assert code == 2 and "strictly between 0 and 100, got 150" in err
+
+
+RAID_WITH_CACHE = """
+[model]
+name = "raid-cache"
+population = 8
+target = "R <= 60 s"
+
+[system]
+type = "networked_raid"
+reference = "cui2006"
+op = "read"
+master_cache = { size = 500, working_set = 1000, popularity = "uniform" }
+"""
+
+
+def test_storage_system_with_a_cache_in_a_model_file():
+    from qnmodel.models.cache import Cache
+    from qnmodel.models.storage import NetworkedRAID
+    from qnmodel.models.storage_cache import CachedNetworkedRAID
+
+    spec = modelfile.loads(RAID_WITH_CACHE)
+    by_hand = CachedNetworkedRAID(
+        NetworkedRAID.cui2006(op="read"), master_cache=Cache(500, 1000, "uniform")
+    )
+    assert spec.network.station("network").demand == pytest.approx(8.0, rel=1e-10)  # P_m = 0.5
+    assert spec.storage_model == by_hand
+    code, out, err = modelfile_cli(spec)
+    assert code == 0, err
+    assert "master cache: 2x (1000 items)" in out.split("ranked by R")[1].splitlines()[3]
+
+
+def modelfile_cli(spec):
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+        f.write(spec.text)
+    return run("solve", f.name)
+
+
+@pytest.mark.parametrize(
+    ("cache", "key", "message"),
+    [
+        ("{ size = -5, working_set = 1000 }", "size", "must be finite and >= 0, got -5"),
+        ("{ size = 5, working_set = 0.5 }", "working_set", "at least one item, got 0.5"),
+        ("{ size = 5, working_set = 100, alpha = 0 }", "alpha", "must be > 0, got 0"),
+    ],
+)
+def test_bad_cache_in_a_model_file_names_the_key(cache, key, message):
+    text = RAID_WITH_CACHE.replace(
+        'master_cache = { size = 500, working_set = 1000, popularity = "uniform" }',
+        f"master_cache = {cache}",
+    )
+    with pytest.raises(modelfile.ModelFileError, match=rf"system\.master_cache\.{key}.*{message}"):
+        modelfile.loads(text)
