@@ -45,7 +45,8 @@ def test_memcheck_is_clean(valgrind, qnbench_exe, tmp_path, args):
     p = subprocess.run(
         [valgrind, "--quiet", "--error-exitcode=99", "--leak-check=full",
          "--errors-for-leak-kinds=definite", "--trace-children=yes", "--child-silent-after-fork=no",
-         str(qnbench_exe), *args, "--dir", str(tmp_path), "--ops", "40", "--runtime", "60s", "--warmup", "0"],
+         str(qnbench_exe), *args, "--dir", str(tmp_path), "--ops", "40", "--runtime", "60s",
+         "--warmup", "0"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     # a point ends after 40 measured requests (a time window could see none under valgrind's
