@@ -296,3 +296,63 @@ int qnk_amva_core(int64_t C, int64_t K, const double *M, const double *D, const 
     free(Qn);
     return status;
 }
+
+/* Log-space convolution and moments (log-space convolution of the station factors of
+ * load-dependent stations: J. P. Buzen, CACM 16(9):527-531, 1973; see mva_ld.py).
+ * Terms more than QNK_LOG_CUT below the largest term of their sum are not added: each
+ * is below exp(-60) = 8.8e-27 of that term, so together they change a sum of at most
+ * 10^9 terms by less than 1e-17 relative, below the rounding of one addition. */
+#define QNK_LOG_CUT 60.0
+
+/* Largest of la[j] + lb[n-j], j = 0..n, with four running maxima. */
+static double max_diag(const double *la, const double *lb, int64_t n) {
+    double m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
+    int64_t j = 0;
+    for (; j + 4 <= n + 1; j += 4) {
+        double t0 = la[j] + lb[n - j], t1 = la[j + 1] + lb[n - j - 1];
+        double t2 = la[j + 2] + lb[n - j - 2], t3 = la[j + 3] + lb[n - j - 3];
+        m0 = t0 > m0 ? t0 : m0;
+        m1 = t1 > m1 ? t1 : m1;
+        m2 = t2 > m2 ? t2 : m2;
+        m3 = t3 > m3 ? t3 : m3;
+    }
+    for (; j <= n; j++) {
+        double t = la[j] + lb[n - j];
+        m0 = t > m0 ? t : m0;
+    }
+    m0 = m1 > m0 ? m1 : m0;
+    m2 = m3 > m2 ? m3 : m2;
+    return m2 > m0 ? m2 : m0;
+}
+
+int qnk_log_convolve(int64_t L, const double *la, const double *lb, double *out) {
+    for (int64_t n = 0; n < L; n++) {
+        double m = max_diag(la, lb, n);
+        if (!(m > -INFINITY)) {
+            out[n] = -INFINITY;
+            continue;
+        }
+        double lo = m - QNK_LOG_CUT, s = 0.0;
+        for (int64_t j = 0; j <= n; j++) {
+            double t = la[j] + lb[n - j];
+            if (t > lo) s += exp(t - m);
+        }
+        out[n] = m + log(s);
+    }
+    return 0;
+}
+
+int qnk_log_moment(int64_t nout, const int64_t *nidx, const double *lf, const double *comp,
+                   const double *lG, double *out) {
+    for (int64_t i = 0; i < nout; i++) {
+        int64_t n = nidx[i];
+        double m = max_diag(lf, comp, n) - lG[n];
+        double lo = m - QNK_LOG_CUT, s = 0.0;
+        for (int64_t j = 1; j <= n; j++) {
+            double t = lf[j] + comp[n - j] - lG[n];
+            if (t > lo) s += (double)j * exp(t);
+        }
+        out[i] = s;
+    }
+    return 0;
+}
