@@ -181,3 +181,21 @@ def test_multiclass_network_objects_open_and_mixed():
         InvalidModelError, match=r"arrival_rate\['batch'\]: class 'batch' is closed"
     ):
         qn.open_network(mixed, {"batch": 1.0})
+
+
+@settings(max_examples=60, deadline=None)
+@given(_mixed())
+def test_zero_open_load_equals_closed_mva_property(case):
+    """Property: with every open rate set to 0 the closed classes are exactly closed
+    multi-class MVA and an open job sees D (1 + Q^cl) at queueing stations."""
+    net, delay = case
+    net.arrival_rate = np.zeros_like(net.arrival_rate)
+    res = qn.mixed_network(net)
+    cl = ~net.is_open
+    kinds = ["delay" if d else "queue" for d in delay]
+    ref = qn.mva_multiclass(net.demands[cl], net.population[cl], net.think_time[cl], kinds=kinds)
+    np.testing.assert_allclose(res.throughput[cl], ref.throughput, rtol=1e-12)
+    np.testing.assert_allclose(res.residence_time[cl], ref.residence_time, rtol=1e-12)
+    q_cl = ref.queue_length.sum(axis=0)
+    expect = np.where(delay, 1.0, 1.0 + q_cl)[None, :] * net.demands[~cl]
+    np.testing.assert_allclose(res.residence_time[~cl], expect, rtol=1e-12)
