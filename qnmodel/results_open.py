@@ -251,7 +251,9 @@ class OpenSweepResult:
     response_time : ndarray (P, C)
         R_pc = sum_k D_ck g_pk, seconds.
     offered_load : ndarray (P, K)
-        a_pk = sum_c lambda_pc D_ck, Erlangs.
+        a_pk = sum_c lambda_pc D_ck, Erlangs (a property: for a sweep along one rate
+        vector it is formed from ``load_scale`` (P,) and ``load_base`` (K,) on request,
+        otherwise stored in ``load_table``).
     stretch : ndarray (P, K)
         g_pk = R_pck / D_ck, the residence time of station k over its demand (the same
         for every class; inf in an unstable row kept with ``unstable="inf"``).
@@ -271,7 +273,6 @@ class OpenSweepResult:
     class_names: tuple[str, ...]
     arrival_rate: np.ndarray
     response_time: np.ndarray
-    offered_load: np.ndarray
     stretch: np.ndarray
     station_names: tuple[str, ...]
     demands: np.ndarray
@@ -279,9 +280,19 @@ class OpenSweepResult:
     capacity: np.ndarray
     saturation_scale: np.ndarray
     bottleneck_index: np.ndarray
+    load_table: np.ndarray | None = None
+    load_scale: np.ndarray | None = None
+    load_base: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         _freeze(self)
+
+    @property
+    def offered_load(self) -> np.ndarray:
+        """a_pk = sum_c lambda_pc D_ck (P, K), Erlangs."""
+        if self.load_table is not None:
+            return self.load_table
+        return np.multiply.outer(self.load_scale, self.load_base)
 
     @property
     def throughput(self) -> np.ndarray:

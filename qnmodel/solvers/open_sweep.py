@@ -114,10 +114,10 @@ def open_multiclass_sweep(
     plain = (~delay & (servers == 1)).all() and all(r is None for r in multipliers)
     direction = common_direction(lam)
     queueing_load = np.where(delay, 0.0, 1.0 / cap)  # U per unit of offered load
+    a = a1 = s = None
     if direction is not None:
         s, base = direction
         a1 = base @ D
-        a = np.multiply.outer(s, a1)
         load1 = a1 * queueing_load
         kmax = np.full(s.size, int(np.argmax(load1)), dtype=np.int64)
         umax = s * load1[kmax[0]]
@@ -131,39 +131,45 @@ def open_multiclass_sweep(
     with np.errstate(divide="ignore"):
         s_max = np.where(umax > 0, 1.0 / np.where(umax > 0, umax, 1.0), np.inf)
     bad_rows = umax >= 1.0
-    if bad_rows.any():
-        if unstable == "raise":
-            p = int(np.flatnonzero(bad_rows)[0])
-            k = int(kmax[p])
-            raise UnstableModelError(
-                _unstable_message(
-                    names[k],
-                    float(umax[p]),
-                    f"at sweep row {p} of the arrival rates",
-                    f"scale that row's rates by less than {s_max[p]:.6g} to keep it stable",
-                )
+    if bad_rows.any() and unstable == "raise":
+        p = int(np.flatnonzero(bad_rows)[0])
+        k = int(kmax[p])
+        raise UnstableModelError(
+            _unstable_message(
+                names[k],
+                float(umax[p]),
+                f"at sweep row {p} of the arrival rates",
+                f"scale that row's rates by less than {s_max[p]:.6g} to keep it stable",
             )
-        a_ok = np.where(bad_rows[:, None], 0.0, a)
-    else:
-        a_ok = a
-    if plain:  # single-server queues only: g = 1 / (1 - a), in place
-        g = np.subtract(1.0, a_ok)
+        )
+    s_ok = s if s is None or not bad_rows.any() else np.where(bad_rows, 0.0, s)
+    if plain and a is None:  # single-server queues along one vector: g = 1 / (1 - s a1)
+        g = np.multiply.outer(s_ok, -a1)
+        g += 1.0
         np.reciprocal(g, out=g)
     else:
-        g = stretch(a_ok, delay, servers, multipliers)
+        if a is None:
+            a_ok = np.multiply.outer(s_ok, a1)
+        else:
+            a_ok = np.where(bad_rows[:, None], 0.0, a) if bad_rows.any() else a
+        if plain:
+            g = np.subtract(1.0, a_ok)
+            np.reciprocal(g, out=g)
+        else:
+            g = stretch(a_ok, delay, servers, multipliers)
     R = g @ D.T
     if bad_rows.any():
         g[bad_rows] = np.inf
         R[bad_rows] = np.inf
     g.setflags(write=False)
     R.setflags(write=False)
-    a.setflags(write=False)
+    if a is not None:
+        a.setflags(write=False)
     return OpenSweepResult(
         method="open",
         class_names=class_names,
         arrival_rate=lam,
         response_time=R,
-        offered_load=a,
         stretch=g,
         station_names=names,
         demands=D,
@@ -171,4 +177,7 @@ def open_multiclass_sweep(
         capacity=cap,
         saturation_scale=s_max,
         bottleneck_index=kmax,
+        load_table=a,
+        load_scale=s,
+        load_base=a1,
     )

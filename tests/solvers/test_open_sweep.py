@@ -53,6 +53,8 @@ def test_scaled_sweep_equals_one_call_per_point():
     net = _net(D)
     res = qn.open_network(net, rates)
     assert isinstance(res, qn.OpenSweepResult)
+    assert res.load_table is None  # a = s lambda D formed on request, not stored
+    np.testing.assert_allclose(res.offered_load, rates @ D, rtol=1e-14)
     assert res.response_time.shape == (7, 3) and res.stretch.shape == (7, 6)
     _check_rows(net, rates, res)
     np.testing.assert_array_equal(res.throughput, rates)
