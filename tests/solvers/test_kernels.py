@@ -276,6 +276,18 @@ def test_log_convolution_kernel_matches_numpy_and_logsumexp():
     with _kernels.force_numpy():
         ref_q = _ld_queue_length(la, lb, lG, n_idx)
     np.testing.assert_allclose(_kernels.log_moment(la, lb, lG, n_idx), ref_q, rtol=1e-13)
+    # log-concave inputs take the peak-tracking path (terms summed outward from the peak)
+    ca = -0.5 * np.arange(L) ** 1.2 + 0.3 * np.arange(L)
+    cb = np.concatenate([[0.0], np.full(L - 1, -np.inf)])  # a unit impulse
+    cc = -np.log1p(np.arange(L, dtype=float)) * 2.0 - 0.01 * np.arange(L)
+    for x, y in ((ca, cc), (cc, ca), (ca, cb), (cb, cc)):
+        with _kernels.force_numpy():
+            ref = log_convolve(x, y)
+        np.testing.assert_allclose(_kernels.log_convolve(x, y), ref, rtol=1e-14, atol=1e-12)
+        with _kernels.force_numpy():
+            ref_q = _ld_queue_length(x, y, ref + 0.5, n_idx)
+        got = _kernels.log_moment(x, y, ref + 0.5, n_idx)
+        np.testing.assert_allclose(got, ref_q, rtol=1e-13, atol=1e-300)
 
 
 def test_general_load_dependent_mva_compiled_equals_numpy_and_counts_jobs():
@@ -283,7 +295,7 @@ def test_general_load_dependent_mva_compiled_equals_numpy_and_counts_jobs():
 
     rng = np.random.default_rng(3)
     net = Network.from_demands(rng.uniform(0.002, 0.01, size=6), think_time=1.0)
-    rm = [np.cumsum(rng.uniform(0.3, 1.0, size=4)) for _ in range(4)] + [None, None]
+    rm = [np.cumsum(rng.uniform(0.3, 1.0, size=4)) for _ in range(4)] + [None, [1.5, 1.2, 1.0]]
     N = 3000  # the bottleneck queue holds ~2990 jobs
     res = mva_ld_general(net, N, keep="all", rate_multipliers=rm)
     with _kernels.force_numpy():
