@@ -37,11 +37,13 @@ __all__ = ["open_multiclass_sweep", "common_direction"]
 
 
 def common_direction(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(s (P,), base (C,)) with rates[p] == s[p] * base exactly, or None.
+    """(s (P,), base (C,)) with rates[p] == s[p] * base to rounding, or None.
 
-    ``base`` is the first row with a non-zero rate; a row is a multiple of it when
-    rates[p] == s[p] * base holds bit for bit with s[p] = rates[p, c*] / base[c*] (c*: the
-    class with the largest base rate) -- ``np.linspace(a, b, P)[:, None] * lam`` passes.
+    ``base`` is the first row with a non-zero rate and s[p] = rates[p, c*] / base[c*]
+    (c*: the class with the largest base rate); every entry must agree with s[p] base to
+    8 units in the last place (``np.linspace(a, b, P)[:, None] * lam`` passes, though
+    its rows are not bitwise multiples of the first), so the loads s a differ from
+    lambda D by rounding only.
     """
     nz = np.flatnonzero(rates.any(axis=1))
     if nz.size == 0:
@@ -49,7 +51,12 @@ def common_direction(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     base = rates[nz[0]]
     c = int(np.argmax(base))
     s = rates[:, c] / base[c]
-    if np.array_equal(s[:, None] * base[None, :], rates):
+    diff = np.multiply.outer(s, base)
+    diff -= rates
+    np.abs(diff, out=diff)
+    tol = np.abs(rates)
+    tol *= 8.0 * np.finfo(np.float64).eps
+    if np.all(diff <= tol):
         return s, base
     return None
 
@@ -85,8 +92,9 @@ def open_multiclass_sweep(
 
     Notes
     -----
-    See the module docstring. Rows that are multiples of one vector take the outer
-    product path (a = s lambda D); the result does not depend on the path (to rounding).
+    See the module docstring. Rows that are multiples of one vector (to rounding, see
+    :func:`common_direction`) take the outer product path (a = s lambda D); the result
+    does not depend on the path (to rounding).
     """
     as_choice(unstable, "unstable", ("raise", "inf"))
     D = np.atleast_2d(np.asarray(D, dtype=np.float64))

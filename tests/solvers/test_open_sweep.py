@@ -50,6 +50,11 @@ def test_scaled_sweep_equals_one_call_per_point():
     s = np.linspace(0.05, 0.95 / (lam @ D).max(), 7)
     rates = s[:, None] * lam[None, :]
     assert common_direction(rates) is not None
+    # the usual sweep of a benchmark: rows are multiples of the first only to rounding
+    big = np.linspace(0.01, 0.99, 10_000)[:, None] * np.linspace(0.5, 1.0, 100)[None, :]
+    assert not np.array_equal(big[:, :1] / big[0, 0] * big[0], big)
+    assert common_direction(big) is not None
+    assert common_direction(big + np.eye(10_000, 100) * 1e-9) is None
     net = _net(D)
     res = qn.open_network(net, rates)
     assert isinstance(res, qn.OpenSweepResult)
