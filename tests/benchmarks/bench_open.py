@@ -14,7 +14,7 @@ peer / qnmodel (> 1: qnmodel faster):
    and line-solver's ``pfqn_mvamx`` (its pure-Python MVA for mixed networks);
 4. exact MVA with 8 general load-dependent stations (rate tables) and 2 queues, at
    N = 10^4 (qnmodel's log-space convolution, O(L N^2) in the compiled kernels) against
-   ``qncsmvald`` (O(K N^2) m-code; about 90 s at N = 10^4 here);
+   ``qncsmvald`` (O(K N^2) m-code; 30 to 100 s at N = 10^4 on this machine);
 5. one general load-dependent station (the complement recursion, O(N (K + L))) at
    N = 1000 against ``qncsmvald`` and at N = 10^4 alone.
 
