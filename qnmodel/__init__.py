@@ -43,7 +43,7 @@ from .models.usl import USL
 from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import ForkJoin, Network, Station
 from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
-from .results_open import OpenMultiClassResult, OpenResult, UpgradeResult
+from .results_open import OpenMultiClassResult, OpenResult, OpenSweepResult, UpgradeResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .solvers.forkjoin import ForkJoinResult, fork_join
@@ -111,6 +111,7 @@ __all__ = [
     "NumericalInstabilityWarning",
     "OpenClass",
     "OpenMultiClassResult",
+    "OpenSweepResult",
     "OpenResult",
     "Station",
     "TraceError",

@@ -26,7 +26,7 @@ import numpy as np
 
 from .results import _freeze, _import_pandas, bad_level, shorten, station_frame
 
-__all__ = ["OpenResult", "OpenMultiClassResult", "UpgradeResult"]
+__all__ = ["OpenResult", "OpenMultiClassResult", "OpenSweepResult", "UpgradeResult"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -231,6 +231,113 @@ class OpenMultiClassResult:
         return (
             f"OpenMultiClassResult(method={self.method!r},\n  {cls},\n"
             f"  bottleneck={self.bottleneck!r}, saturation_scale={self.saturation_scale:.6g})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class OpenSweepResult:
+    """Mean values of an open multi-class network over a sweep of rate vectors.
+
+    One row p per vector of class arrival rates. Per-class values that would need a
+    (P, C, K) array are formed on request (:meth:`residence_time_of`).
+
+    Attributes
+    ----------
+    method : str
+        ``"open"``.
+    class_names : tuple of str
+    arrival_rate : ndarray (P, C)
+        lambda_pc, jobs/s; also the class throughputs (:attr:`throughput`).
+    response_time : ndarray (P, C)
+        R_pc = sum_k D_ck g_pk, seconds.
+    offered_load : ndarray (P, K)
+        a_pk = sum_c lambda_pc D_ck, Erlangs (a property: for a sweep along one rate
+        vector it is formed from ``load_scale`` (P,) and ``load_base`` (K,) on request,
+        otherwise stored in ``load_table``).
+    stretch : ndarray (P, K)
+        g_pk = R_pck / D_ck, the residence time of station k over its demand (the same
+        for every class; inf in an unstable row kept with ``unstable="inf"``).
+    station_names : tuple of str
+    demands : ndarray (C, K)
+    is_delay : ndarray (K,) of bool
+    capacity : ndarray (K,)
+        c_k (1 for delay stations).
+    saturation_scale : ndarray (P,)
+        Per row, the factor by which its rates could grow before the busiest queueing
+        station reaches U = 1 (inf without load).
+    bottleneck_index : ndarray (P,) of int
+        Per row, the index of that station (:attr:`bottleneck` gives the names).
+    """
+
+    method: str
+    class_names: tuple[str, ...]
+    arrival_rate: np.ndarray
+    response_time: np.ndarray
+    stretch: np.ndarray
+    station_names: tuple[str, ...]
+    demands: np.ndarray
+    is_delay: np.ndarray
+    capacity: np.ndarray
+    saturation_scale: np.ndarray
+    bottleneck_index: np.ndarray
+    load_table: np.ndarray | None = None
+    load_scale: np.ndarray | None = None
+    load_base: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        _freeze(self)
+
+    @property
+    def offered_load(self) -> np.ndarray:
+        """a_pk = sum_c lambda_pc D_ck (P, K), Erlangs."""
+        if self.load_table is not None:
+            return self.load_table
+        return np.multiply.outer(self.load_scale, self.load_base)
+
+    @property
+    def throughput(self) -> np.ndarray:
+        """X_pc = lambda_pc (P, C): every offered job is served in steady state."""
+        return self.arrival_rate
+
+    @property
+    def utilization(self) -> np.ndarray:
+        """U_pk = a_pk / c_k (P, K), station totals (delay: the mean busy servers)."""
+        return self.offered_load / np.where(self.is_delay, 1.0, self.capacity)[None, :]
+
+    @property
+    def queue_length(self) -> np.ndarray:
+        """Q_pk = a_pk g_pk (P, K), mean jobs at each station, all classes (Little)."""
+        return self.offered_load * self.stretch
+
+    @property
+    def bottleneck(self) -> tuple[str, ...]:
+        """Per row, the name of the station that saturates first."""
+        return tuple(self.station_names[k] for k in self.bottleneck_index)
+
+    def residence_time_of(self, cls: Any) -> np.ndarray:
+        """R_pck = D_ck g_pk (P, K) of one class (name or index)."""
+        c = self.class_names.index(cls) if isinstance(cls, str) else int(cls)
+        return self.demands[c][None, :] * self.stretch
+
+    def to_frame(self) -> Any:
+        """A DataFrame with one row per (point, class): ``point, class, arrival_rate,
+        response_time``."""
+        pd = _import_pandas()
+        P, C = self.arrival_rate.shape
+        return pd.DataFrame(
+            {
+                "point": np.repeat(np.arange(P), C),
+                "class": np.tile(np.array(self.class_names, dtype=object), P),
+                "arrival_rate": self.arrival_rate.ravel(),
+                "response_time": self.response_time.ravel(),
+            }
+        )
+
+    def __repr__(self) -> str:
+        P, C = self.arrival_rate.shape
+        return (
+            f"OpenSweepResult(method={self.method!r}, points={P}, classes={C}, "
+            f"stations={len(self.station_names)})"
         )
 
 

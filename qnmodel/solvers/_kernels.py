@@ -40,9 +40,11 @@ __all__ = [
     "mva_ld",
     "mva_multiclass",
     "amva_core",
+    "log_convolve",
+    "log_moment",
 ]
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 _state: dict = {"tried": False, "lib": None, "path": None, "why": "not loaded yet", "off": 0}
 
@@ -77,6 +79,10 @@ def _bind(lib: ctypes.CDLL) -> None:
         _I64, _I64, _f8, _f8, _f8, _f8, ctypes.c_void_p, _f8,
         ctypes.c_double, _I64, _f8, _f8, ctypes.POINTER(_I64), ctypes.POINTER(ctypes.c_double),
     ]  # fmt: skip
+    lib.qnk_log_convolve.restype = ctypes.c_int
+    lib.qnk_log_convolve.argtypes = [_I64, _f8, _f8, _f8]
+    lib.qnk_log_moment.restype = ctypes.c_int
+    lib.qnk_log_moment.argtypes = [_I64, _i8, _f8, _f8, _f8, _f8]
 
 
 def load(path: str | os.PathLike | None = None) -> bool:
@@ -259,3 +265,20 @@ def amva_core(M, D, Dq, Z, Dlt, Q, tol: float, max_iter: int):
     )  # fmt: skip
     _check(rc, "amva")
     return X, R, rc == 0, int(it.value), float(res.value)
+
+
+def log_convolve(la, lb) -> np.ndarray:
+    """c[n] = log sum_j exp(la[j] + lb[n-j]) (``qnk_log_convolve``), equal lengths."""
+    la, lb = _f(la), _f(lb)
+    out = np.empty(la.size)
+    _check(_lib().qnk_log_convolve(la.size, la, lb, out), "log_convolve")
+    return out
+
+
+def log_moment(lf, comp, lG, n_idx) -> np.ndarray:
+    """sum_j j exp(lf[j] + comp[n-j] - lG[n]) for n in n_idx (``qnk_log_moment``)."""
+    lf, comp, lG = _f(lf), _f(comp), _f(lG)
+    n_idx = np.ascontiguousarray(n_idx, dtype=np.int64)
+    out = np.empty(n_idx.size)
+    _check(_lib().qnk_log_moment(n_idx.size, n_idx, lf, comp, lG, out), "log_moment")
+    return out

@@ -34,6 +34,7 @@ from .._validate import as_choice
 from ..errors import InvalidModelError, NumericalInstabilityWarning
 from ..network import Network
 from ..results import MVAResult
+from . import _kernels
 from ._mva_core import check, complement, exact, result
 
 __all__ = [
@@ -51,8 +52,15 @@ def log_convolve(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
 
     Both inputs have equal length L (entries may be -inf). Cost O(L^2) time,
     memory O(_CHUNK_CELLS). Every term is positive, so no cancellation occurs
-    and the log form cannot overflow.
+    and the log form cannot overflow. With the compiled kernels loaded this runs
+    in C (``qnk_log_convolve``: exp only for terms within 60 of the largest of their
+    sum, < 1e-17 relative; for log-concave inputs -- the factors of non-decreasing rate
+    curves, log G of load-independent stations, and their convolutions -- the terms are
+    unimodal and the peak moves right with n, so each sum is taken outward from the
+    tracked peak, O(window) instead of O(L); tested against this numpy path).
     """
+    if _kernels.available():
+        return _kernels.log_convolve(la, lb)
     L = la.size
     out = np.empty(L)
     rows = max(1, _CHUNK_CELLS // L)
@@ -235,9 +243,9 @@ def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
     m = net.servers
     delay = net.is_delay
     ld = np.flatnonzero((D > 0) & ~delay & (m > 1))
-    lf = [_log_f(float(D[k]), int(m[k]), False, N) for k in ld]
+    rates = [np.arange(1.0, int(m[k]) + 1.0) for k in ld]
     Z = net.think_time
-    X, Q, Rk = convolution_arrays(D, delay, Z, N, keep, ld, lf)
+    X, Q, Rk = convolution_arrays(D, delay, Z, N, keep, ld, rates)
     n_vec = np.arange(1, N + 1) if keep == "all" else np.array([N])
     err = np.abs(Q.sum(axis=1) + X * Z - n_vec) / n_vec
     if err.max() > 1e-8:  # pragma: no cover - a consistency guard, not expected
@@ -250,13 +258,31 @@ def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
     return result("mva.ld", net, N, keep, X, Rk.sum(axis=1), Q, U, Rk)
 
 
-def convolution_arrays(D, delay, Z: float, N: int, keep: str, ld, lf):
+def _tilted_log_factor(D: float, r: np.ndarray, N: int, alpha: float) -> np.ndarray:
+    """log f(j) - alpha j, j = 0..N, for f(j) = D^j / prod_{i<=j} r(min(i, L)) ([Buz73]).
+
+    Summed from the per-job increments log D - log r(i) - alpha (a short cumulative sum
+    up to L, then one multiplication per j), never as j log D minus a long sum: the
+    value near the largest terms keeps full relative precision at any N.
+    """
+    L = min(r.size, N)
+    inc = math.log(D) - np.log(r[:L]) - alpha
+    out = np.empty(N + 1)
+    out[0] = 0.0
+    out[1 : L + 1] = np.cumsum(inc)
+    if N > L:
+        c = math.log(D) - math.log(float(r[-1])) - alpha
+        out[L + 1 :] = out[L] + c * np.arange(1, N - L + 1, dtype=np.float64)
+    return out
+
+
+def convolution_arrays(D, delay, Z: float, N: int, keep: str, ld, rates):
     """Exact MVA of load-dependent stations by log-space convolution, on arrays.
 
     The one convolution of the load-dependent solvers (multi-server stations here,
     general rate curves in :mod:`qnmodel.solvers.mva_ld_general`): ``ld`` are the indices
-    of the load-dependent stations and ``lf`` their log factors log f_k(j), j = 0..N
-    (:func:`_log_f`, or ``ld_log_factor`` of a rate curve); every other station with a
+    of the load-dependent stations and ``rates`` their rate curves r_k(1..L_k) (the last
+    value holding beyond L_k; 1, 2, ..., m for m servers); every other station with a
     demand is a single-server queue or a delay station, whose normalising constant comes
     from the exact single-class kernel (X(n) -> log G_LI(n)). Returns X (P,), Q (P, K)
     and R_k (P, K) for n = 1..N (``keep="all"``) or n = N.
@@ -272,9 +298,20 @@ def convolution_arrays(D, delay, Z: float, N: int, keep: str, ld, lf):
     # 1. Load-independent part: MVA throughputs -> log G_LI(n), n = 0..N.
     lG_li = np.full(N + 1, -np.inf)
     lG_li[0] = 0.0
+    # Exponential tilting: every factor times exp(-alpha j) multiplies G(n) by exp(-alpha n)
+    # and leaves every ratio f_k(j) G_{-k}(n-j) / G(n) unchanged. With alpha the steepest
+    # asymptotic growth rate of a factor, log G stays small instead of O(N |log D|), so
+    # the differences log G(n-1) - log G(n) keep their relative precision at large N.
+    pairs = list(zip(ld, rates, strict=True))
+    slopes = [math.log(float(D[k])) - math.log(float(r[-1])) for k, r in pairs]
+    X_li = None
     if li.size or Z > 0:
         X_li = exact(D[li], np.where(delay[li], 0.0, D[li]), Z, N, per_station=False)[0]
-        lG_li[1:] = -np.cumsum(np.log(X_li))
+        slopes.append(-math.log(float(X_li[-1])))
+    alpha = max(slopes) if slopes else 0.0
+    if X_li is not None:  # log G_LI(n) - alpha n, summed from small increments
+        lG_li[1:] = -np.cumsum(np.log(X_li) + alpha)
+    lf = [_tilted_log_factor(float(D[k]), r, N, alpha) for k, r in pairs]
 
     # 2. Prefix/suffix convolutions of the load-dependent factors and complements.
     prefix = [lG_li]
@@ -289,7 +326,7 @@ def convolution_arrays(D, delay, Z: float, N: int, keep: str, ld, lf):
     suffix = suffix[::-1]  # suffix[i] = conv of lf[i:], suffix[L] = delta
 
     with np.errstate(over="ignore"):
-        X_all = np.exp(lG[:-1] - lG[1:])  # X(n) = G(n-1)/G(n), n = 1..N
+        X_all = np.exp(lG[:-1] - lG[1:] - alpha)  # X(n) = G(n-1)/G(n), n = 1..N
     if not np.all(np.isfinite(X_all)):  # pragma: no cover - guarded by the checks
         raise InvalidModelError("throughput is unbounded: every demand and Z are zero")
 
@@ -327,7 +364,10 @@ def convolution_arrays(D, delay, Z: float, N: int, keep: str, ld, lf):
 
 
 def _ld_queue_length(lf: np.ndarray, comp: np.ndarray, lG: np.ndarray, n_idx: np.ndarray):
-    """sum_j j exp(lf[j] + comp[n-j] - lG[n]) for each n in n_idx (chunked)."""
+    """sum_j j exp(lf[j] + comp[n-j] - lG[n]) for each n in n_idx (chunked; in C with
+    the compiled kernels, ``qnk_log_moment``)."""
+    if _kernels.available():
+        return _kernels.log_moment(lf, comp, lG, n_idx)
     L = lf.size
     out = np.empty(n_idx.size)
     rows = max(1, _CHUNK_CELLS // L)

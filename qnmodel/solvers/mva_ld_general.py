@@ -219,8 +219,7 @@ def ld_general_arrays(D, delay, Z: float, N: int, rates: Sequence, keep: str = "
 
 def _ld_convolution_general(D, delay, Z, N, rates, keep, active, ld):
     """The log-space convolution (module docstring), shared with the multi-server solver."""
-    lf = [ld_log_factor(float(D[k]), rates[k], N) for k in ld]
-    return convolution_arrays(D, delay, Z, N, keep, ld, lf)
+    return convolution_arrays(D, delay, Z, N, keep, ld, [rates[k] for k in ld])
 
 
 def mva_ld_general(

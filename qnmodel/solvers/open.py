@@ -379,9 +379,13 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
         result row per rate. Several classes: a mapping ``{class_name: rate}`` (other
         open classes keep the network's rates), a sequence with one rate per class
         (0 for closed classes) or one per open class; default the network's rates.
+        Several open classes swept: a 2-D array (P, C) or (P, number of open classes)
+        of rates in jobs/s, one row per point (one call, see
+        :func:`qnmodel.solvers.open_sweep.open_multiclass_sweep`;
+        rows that are multiples of one vector are fastest).
     unstable : {"raise", "inf"}
-        Single-class sweep only: at a rate that saturates a station, raise (default)
-        or fill that row's response and residence times and queue lengths with inf.
+        Sweeps only: at a rate that saturates a station, raise (default) or fill that
+        row's response and residence times and queue lengths with inf.
     **mixed
         Options of :func:`qnmodel.mixed_network` (``N``, ``method``, ``max_memory``)
         when the network has closed classes.
@@ -393,6 +397,9 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
         ``saturation_arrival_rate`` and ``bottleneck``.
     OpenMultiClassResult
         Several classes: per class X_c, R_c and per class and station U_ck, Q_ck, R_ck.
+    OpenSweepResult
+        Several classes and a 2-D array of rates: per point and class R_pc, per point
+        and station U, Q and the stretch g (R_pck = D_ck g_pk on request).
 
     Raises
     ------
@@ -429,6 +436,10 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
         from .mixed import mixed_network
 
         return mixed_network(net, arrival_rate, **mixed)
+    if np.ndim(arrival_rate) == 2 and not isinstance(arrival_rate, str):
+        if mixed:
+            raise InvalidModelError(f"unexpected options {sorted(mixed)} for an open network")
+        return _open_sweep(model, arrival_rate, unstable)
     lam = _class_rates(model, arrival_rate, net)
     if mixed:
         raise InvalidModelError(f"unexpected options {sorted(mixed)} for an open network")
@@ -448,3 +459,35 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
         tuple(n for n, o in zip(model.class_names, keep, strict=True) if o),
     )
     return res
+
+
+def _open_sweep(model, arrival_rate, unstable: str):
+    """A 2-D sweep of open-class rates (P, C) or (P, open classes) of a multi-class model."""
+    from .open_sweep import open_multiclass_sweep
+
+    if (~model.is_open & (model.population > 0)).any():
+        raise InvalidModelError(
+            "a 2-D sweep of arrival rates needs an open network; this one has closed "
+            "classes with jobs: solve each point with qnmodel.mixed_network"
+        )
+    rates = np.asarray(arrival_rate, dtype=np.float64)
+    keep = model.is_open
+    if rates.shape[-1] == keep.size:
+        if (rates[:, ~keep] != 0).any():
+            raise InvalidModelError("arrival_rate sweep gives a rate to a closed class")
+        rates = rates[:, keep]
+    elif rates.shape[-1] != int(keep.sum()):
+        raise InvalidModelError(
+            f"arrival_rate sweep has {rates.shape[-1]} columns; give one per class "
+            f"({keep.size}) or one per open class ({int(keep.sum())})"
+        )
+    return open_multiclass_sweep(
+        model.D[keep],
+        rates,
+        model.delay,
+        model.servers,
+        model.multipliers,
+        model.names,
+        tuple(n for n, o in zip(model.class_names, keep, strict=True) if o),
+        unstable=unstable,
+    )

@@ -13,12 +13,29 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
+import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))  # for tests.octave; an installed qnmodel still comes first
+
+
+def _own_tests_package() -> None:
+    """Make ``tests`` this repository's folder: a peer package (ciw) installs a top-level
+    ``tests`` package into site-packages, which would otherwise shadow ours."""
+    mod = sys.modules.get("tests")
+    here = str(ROOT / "tests")
+    if mod is None or here not in list(getattr(mod, "__path__", [])):
+        for name in [n for n in sys.modules if n == "tests" or n.startswith("tests.")]:
+            del sys.modules[name]
+        pkg = types.ModuleType("tests")
+        pkg.__path__ = [here]
+        sys.modules["tests"] = pkg
+
+
+_own_tests_package()
 
 
 def _load(path: Path):

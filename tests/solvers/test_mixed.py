@@ -89,8 +89,9 @@ def test_bad_mixed_models():
     D = [[0.1, 0.2], [0.02, 0.05]]
     with pytest.raises(InvalidModelError, match="needs a closed class with population > 0"):
         qn.mixed_network(_net(D, [True, True], [1.0, 1.0], [0, 0]))
-    with pytest.raises(InvalidModelError, match="station 's1' has 2 servers"):
-        qn.mixed_network(_net(D, [False, True], [0.0, 1.0], [2, 0], servers=[1, 2]))
+    # multi-server stations were refused; they are now solved by the labelled approximation
+    ms = qn.mixed_network(_net(D, [False, True], [0.0, 1.0], [2, 0], servers=[1, 2]))
+    assert ms.method == "mixed.mva_ld (approximate)"
     with pytest.raises(
         UnstableModelError, match=r"'s1' is saturated by the open classes: .*U = 1\.25"
     ):
@@ -180,3 +181,21 @@ def test_multiclass_network_objects_open_and_mixed():
         InvalidModelError, match=r"arrival_rate\['batch'\]: class 'batch' is closed"
     ):
         qn.open_network(mixed, {"batch": 1.0})
+
+
+@settings(max_examples=60, deadline=None)
+@given(_mixed())
+def test_zero_open_load_equals_closed_mva_property(case):
+    """Property: with every open rate set to 0 the closed classes are exactly closed
+    multi-class MVA and an open job sees D (1 + Q^cl) at queueing stations."""
+    net, delay = case
+    net.arrival_rate = np.zeros_like(net.arrival_rate)
+    res = qn.mixed_network(net)
+    cl = ~net.is_open
+    kinds = ["delay" if d else "queue" for d in delay]
+    ref = qn.mva_multiclass(net.demands[cl], net.population[cl], net.think_time[cl], kinds=kinds)
+    np.testing.assert_allclose(res.throughput[cl], ref.throughput, rtol=1e-12)
+    np.testing.assert_allclose(res.residence_time[cl], ref.residence_time, rtol=1e-12)
+    q_cl = ref.queue_length.sum(axis=0)
+    expect = np.where(delay, 1.0, 1.0 + q_cl)[None, :] * net.demands[~cl]
+    np.testing.assert_allclose(res.residence_time[~cl], expect, rtol=1e-12)

@@ -70,3 +70,35 @@ def test_mixed_matches_line_solver_pfqn_mvamx():
             np.testing.assert_allclose(mine, theirs, rtol=1e-9, err_msg=f"case {i}")
             worst = max(worst, float(np.max(np.abs(mine - theirs) / np.abs(theirs))))
     print(f"pfqn_mvamx: worst relative difference {worst:.3g}")
+
+
+def test_general_load_dependent_matches_line_solver_pfqn_mvald():
+    """line-solver's exact load-dependent MVA (``pfqn_mvald``, rates mu[k, n-1] at n jobs)
+    on the 60 networks of the ``qncsmvald`` cross-check: X and Q_k at n = N to 1e-9."""
+    _need_line_solver()
+    from line_solver.api.pfqn.mvald import pfqn_mvald
+
+    from qnmodel.solvers.mva_ld_general import mva_ld_general
+    from tests.solvers.test_peers_open_octave import N_CASES as N_LD
+    from tests.solvers.test_peers_open_octave import _ld_case, _ld_net
+
+    worst = 0.0
+    for i in range(N_LD):
+        c = _ld_case(i)
+        N = c["N"]
+        j = np.arange(1, N + 1)
+        mu = np.array(
+            [
+                j
+                if kind == "delay"
+                else (np.ones(N) if r is None else r[np.minimum(j, r.size) - 1])
+                for kind, r in zip(c["kinds"], c["rm"], strict=True)
+            ],
+            dtype=float,
+        )
+        X, Q, *_ = pfqn_mvald(c["D"][:, None], np.array([N]), np.array([c["Z"]]), mu)
+        ours = mva_ld_general(_ld_net(c), N, keep="last", rate_multipliers=c["rm"])
+        for mine, theirs in ((ours.throughput, np.ravel(X)[:1]), (ours.queue_length[0], Q[:, 0])):
+            np.testing.assert_allclose(mine, theirs, rtol=1e-9, err_msg=f"case {i}")
+            worst = max(worst, float(np.max(np.abs(mine - theirs) / np.abs(theirs))))
+    print(f"pfqn_mvald: worst relative difference {worst:.3g}")

@@ -296,3 +296,144 @@ int qnk_amva_core(int64_t C, int64_t K, const double *M, const double *D, const 
     free(Qn);
     return status;
 }
+
+/* Log-space convolution and moments (log-space convolution of the station factors of
+ * load-dependent stations: J. P. Buzen, CACM 16(9):527-531, 1973; see mva_ld.py).
+ * Terms more than QNK_LOG_CUT below the largest term of their sum are not added: each
+ * is below exp(-60) = 8.8e-27 of that term, so together they change a sum of at most
+ * 10^9 terms by less than 1e-17 relative, below the rounding of one addition. */
+#define QNK_LOG_CUT 60.0
+
+/* Largest of la[j] + lb[n-j], j = 0..n, with four running maxima. */
+static double max_diag(const double *la, const double *lb, int64_t n) {
+    double m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
+    int64_t j = 0;
+    for (; j + 4 <= n + 1; j += 4) {
+        double t0 = la[j] + lb[n - j], t1 = la[j + 1] + lb[n - j - 1];
+        double t2 = la[j + 2] + lb[n - j - 2], t3 = la[j + 3] + lb[n - j - 3];
+        m0 = t0 > m0 ? t0 : m0;
+        m1 = t1 > m1 ? t1 : m1;
+        m2 = t2 > m2 ? t2 : m2;
+        m3 = t3 > m3 ? t3 : m3;
+    }
+    for (; j <= n; j++) {
+        double t = la[j] + lb[n - j];
+        m0 = t > m0 ? t : m0;
+    }
+    m0 = m1 > m0 ? m1 : m0;
+    m2 = m3 > m2 ? m3 : m2;
+    return m2 > m0 ? m2 : m0;
+}
+
+/* 1 when x[0..L-1] is concave on its support (a run of finite values, -inf outside),
+ * up to rounding: second differences at most 64 eps times the values' magnitude. */
+static int log_concave(const double *x, int64_t L) {
+    int64_t a = 0, b = L - 1;
+    while (a < L && !(x[a] > -INFINITY)) a++;
+    while (b >= 0 && !(x[b] > -INFINITY)) b--;
+    for (int64_t i = a; i <= b; i++)
+        if (!(x[i] > -INFINITY) || !isfinite(x[i])) return 0;
+    for (int64_t i = a + 1; i < b; i++) {
+        double d2 = x[i + 1] - 2.0 * x[i] + x[i - 1];
+        double tol = 64.0 * 2.220446049250313e-16 * (fabs(x[i - 1]) + 2.0 * fabs(x[i]) + fabs(x[i + 1]));
+        if (d2 > tol) return 0;
+    }
+    return 1;
+}
+
+/* For log-concave la and lb the terms t_j = la[j] + lb[n-j] are unimodal in j and their
+ * peak j*(n) does not decrease with n (the sum of concave sequences; supermodularity),
+ * so the peak is tracked by hill climbing from the previous one and each sum adds the
+ * terms outward from the peak until they fall 60 below it: O(window) per n instead of
+ * O(n). Returns the log-sum at n (and updates *jstar); weight != 0 returns instead
+ * sum_j j exp(t_j - shift); NAN when the climb ends on -inf (the caller then sums every
+ * term). */
+static double unimodal_sum(const double *la, const double *lb, int64_t n, int64_t *jstar,
+                           double shift, int weight) {
+    int64_t j = *jstar < n ? *jstar : n;
+    if (j < 0) j = 0;
+    while (j < n && la[j + 1] + lb[n - j - 1] >= la[j] + lb[n - j]) j++;
+    while (j > 0 && la[j - 1] + lb[n - j + 1] > la[j] + lb[n - j]) j--;
+    *jstar = j;
+    double m = la[j] + lb[n - j];
+    if (!(m > -INFINITY)) return NAN; /* no finite peak found here: the caller sums all */
+    double lo = m - QNK_LOG_CUT;
+    if (weight) {
+        double s = 0.0;
+        for (int64_t i = j; i >= 1; i--) {
+            double t = la[i] + lb[n - i];
+            if (!(t > lo)) break;
+            s += (double)i * exp(t - shift);
+        }
+        for (int64_t i = j + 1; i <= n; i++) {
+            double t = la[i] + lb[n - i];
+            if (!(t > lo)) break;
+            s += (double)i * exp(t - shift);
+        }
+        return s;
+    }
+    double s = 1.0;
+    for (int64_t i = j - 1; i >= 0; i--) {
+        double t = la[i] + lb[n - i];
+        if (!(t > lo)) break;
+        s += exp(t - m);
+    }
+    for (int64_t i = j + 1; i <= n; i++) {
+        double t = la[i] + lb[n - i];
+        if (!(t > lo)) break;
+        s += exp(t - m);
+    }
+    return m + log(s);
+}
+
+int qnk_log_convolve(int64_t L, const double *la, const double *lb, double *out) {
+    int concave = log_concave(la, L) && log_concave(lb, L);
+    int64_t jstar = 0;
+    for (int64_t n = 0; n < L; n++) {
+        if (concave) {
+            double v = unimodal_sum(la, lb, n, &jstar, 0.0, 0);
+            if (!isnan(v)) {
+                out[n] = v;
+                continue;
+            }
+        }
+        double m = max_diag(la, lb, n);
+        if (!(m > -INFINITY)) {
+            out[n] = -INFINITY;
+            continue;
+        }
+        double lo = m - QNK_LOG_CUT, s = 0.0;
+        for (int64_t j = 0; j <= n; j++) {
+            double t = la[j] + lb[n - j];
+            if (t > lo) s += exp(t - m);
+        }
+        out[n] = m + log(s);
+    }
+    return 0;
+}
+
+int qnk_log_moment(int64_t nout, const int64_t *nidx, const double *lf, const double *comp,
+                   const double *lG, double *out) {
+    int64_t L = 0;
+    for (int64_t i = 0; i < nout; i++) L = nidx[i] + 1 > L ? nidx[i] + 1 : L;
+    int concave = log_concave(lf, L) && log_concave(comp, L);
+    int64_t jstar = 0;
+    for (int64_t i = 0; i < nout; i++) {
+        int64_t n = nidx[i];
+        if (concave && (i == 0 || n >= nidx[i - 1])) {
+            double v = unimodal_sum(lf, comp, n, &jstar, lG[n], 1);
+            if (!isnan(v)) {
+                out[i] = v;
+                continue;
+            }
+        }
+        double m = max_diag(lf, comp, n) - lG[n];
+        double lo = m - QNK_LOG_CUT, s = 0.0;
+        for (int64_t j = 1; j <= n; j++) {
+            double t = lf[j] + comp[n - j] - lG[n];
+            if (t > lo) s += (double)j * exp(t);
+        }
+        out[i] = s;
+    }
+    return 0;
+}

@@ -11,12 +11,23 @@
 
 #include <stdint.h>
 
-#define QNK_ABI_VERSION 3
+#define QNK_ABI_VERSION 4
 
 #if defined(_WIN32)
 #define QNK_API __declspec(dllexport)
 #else
 #define QNK_API __attribute__((visibility("default")))
+/* Log-space convolution: out[n] = log sum_{j=0..n} exp(la[j] + lb[n-j]), n = 0..L-1
+ * (inputs of length L, entries may be -inf): O(L^2), no overflow, no cancellation;
+ * terms 60 or more below the largest of their sum are skipped (< 1e-17 relative). */
+QNK_API int qnk_log_convolve(int64_t L, const double *la, const double *lb, double *out);
+
+/* Mean queue length of a load-dependent station from log factors:
+ * out[i] = sum_{j=1..n} j exp(lf[j] + comp[n-j] - lG[n]), n = nidx[i] (i < nout), with
+ * the same cut as qnk_log_convolve (absolute error below n^2 exp(-60)). */
+QNK_API int qnk_log_moment(int64_t nout, const int64_t *nidx, const double *lf,
+                           const double *comp, const double *lG, double *out);
+
 #endif
 
 /* ABI version of this library (QNK_ABI_VERSION). */
@@ -64,5 +75,16 @@ QNK_API int qnk_amva_core(int64_t C, int64_t K, const double *M, const double *D
                           const double *Dq, const double *Z, const double *Dlt, double *Q,
                           double tol, int64_t max_iter, double *X, double *R, int64_t *iters,
                           double *resid);
+
+/* Log-space convolution: out[n] = log sum_{j=0..n} exp(la[j] + lb[n-j]), n = 0..L-1
+ * (inputs of length L, entries may be -inf): O(L^2), no overflow, no cancellation;
+ * terms 60 or more below the largest of their sum are skipped (< 1e-17 relative). */
+QNK_API int qnk_log_convolve(int64_t L, const double *la, const double *lb, double *out);
+
+/* Mean queue length of a load-dependent station from log factors:
+ * out[i] = sum_{j=1..n} j exp(lf[j] + comp[n-j] - lG[n]), n = nidx[i] (i < nout), with
+ * the same cut as qnk_log_convolve (absolute error below n^2 exp(-60)). */
+QNK_API int qnk_log_moment(int64_t nout, const int64_t *nidx, const double *lf,
+                           const double *comp, const double *lG, double *out);
 
 #endif
