@@ -2,7 +2,9 @@
  *
  * --nfs-url nfs://SERVER/EXPORT/[DIR] names a directory on the server; job j uses its own file
  * "qnbench-<pid>-job<j>.dat" of --size bytes there (laid out, untimed, before the first read point
- * that needs it; removed at the end of the run). Each request of --bs bytes is split into NFS
+ * that needs it; removed at the end of the run). With --nfs-prefix P job j uses "P-job<j>.dat",
+ * read as it is when it already has --size bytes (files prepared on the server, e.g. evicted
+ * from its page cache for a miss case) and never removed. Each request of --bs bytes is split into NFS
  * READ/WRITE calls of at most --rsize/--wsize bytes (and at most the server's maximum), issued one
  * after the other as a kernel client without read-ahead would. --nfs-cache 1 turns on libnfs' own
  * page cache (a real client-cache-hit case); 0 sends every read to the server. For writes the
@@ -76,10 +78,12 @@ static int nfs_connect(const struct qnb_config *c, struct nfs_context **out, cha
 static void job_path(const struct qnb_config *c, const char *dir, int job, char *path,
                      size_t len)
 {
-    (void)c;
     size_t n = strlen(dir);
-    snprintf(path, len, "%s%sqnbench-%ld-job%d.dat", dir, (n && dir[n - 1] == '/') ? "" : "/",
-             (long)getpid(), job);
+    const char *sep = (n && dir[n - 1] == '/') ? "" : "/";
+    if (c->nfs_prefix[0])
+        snprintf(path, len, "%s%s%s-job%d.dat", dir, sep, c->nfs_prefix, job);
+    else
+        snprintf(path, len, "%s%sqnbench-%ld-job%d.dat", dir, sep, (long)getpid(), job);
 }
 
 static int nfs_check(const struct qnb_config *c, char *err, size_t len)
@@ -225,7 +229,7 @@ static void nfs_cleanup(struct qnb_worker *w)
     if (f->nfs) {
         if (f->fh)
             nfs_close(f->nfs, f->fh);
-        if (f->write)
+        if (f->write && !w->run->cfg->nfs_prefix[0])
             nfs_unlink(f->nfs, f->path); /* written files are not reused */
         nfs_umount(f->nfs);
         nfs_destroy_context(f->nfs);
@@ -250,8 +254,9 @@ static void nfs_run_teardown(struct qnb_run *r)
     const struct qnb_config *c = r->cfg;
     struct nfs_context *nfs;
     char err[768], dir[256], path[512];
-    if (strstr(c->rw, "write") || nfs_connect(c, &nfs, dir, sizeof dir, err, sizeof err))
-        return;
+    if (strstr(c->rw, "write") || c->nfs_prefix[0] ||
+        nfs_connect(c, &nfs, dir, sizeof dir, err, sizeof err))
+        return; /* --nfs-prefix: the caller's prepared files stay */
     long long most = 0;
     for (int i = 0; i < c->jobs.n; i++)
         most = c->jobs.v[i] > most ? c->jobs.v[i] : most;

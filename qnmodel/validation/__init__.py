@@ -1,0 +1,1 @@
+"""Validation studies: a model against measurements on the testbed, end to end."""
