@@ -74,7 +74,7 @@ _DEFAULTS = {
 
 
 def _spec_error(field: str, value: Any, rule: str) -> InvalidModelError:
-    return InvalidModelError(f"study {field}: {rule}, got {value!r}")
+    return InvalidModelError(f"study {field} {rule}, got {value!r}")
 
 
 def parse_spec(spec: dict) -> dict:
@@ -500,6 +500,7 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
             [r["measured"] for r in three if r["case"] in CASES],
         ),
     )
+    summary["machine"]["loadavg_end"] = list(os.getloadavg())
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
     return summary
 

@@ -207,8 +207,11 @@ def test_server_dying_mid_study_stops_it_and_down_leaves_nothing(tmp_path):
     assert not (tmp_path / "out" / "summary.json").exists()
 
 
-# Tolerances, from the recorded study (data/validation/nfs_*.json) and repeated runs of this
-# subset on the 2 shared cores: see docs/validation/nfs.md.
+# Tolerances from the recorded study (data/validation/nfs_20261123.json, load 12-18 on the 2
+# shared cores) and runs of this subset: server hits within 5 %, the pipelined miss within
+# 2.0 % at 1 Gbit/s behind a 50 MB/s disk, N = 1..4 clients within 5.3 % (X) and 6.6 % (R).
+# The 6 MB/s disk is not used here: its blkio throttle lets ganesha's concurrent readers
+# through at ~7.7 MB/s (see docs/explanation/nfs-validation.md).
 @pytest.mark.testbed
 @pytest.mark.alone
 @pytest.mark.xdist_group("testbed")
@@ -218,32 +221,39 @@ def test_live_subset_three_cases_mixture_and_n_clients(tmp_path):
         write_topology(tmp_path, TOPOLOGY.format(name="tnlive", kind="dir", extra=""))
     )
     doc = spec(
+        miss_seconds="5 s",  # the throttle's burst of a few large requests: +9 % on 2 s passes
+        configs=[
+            {"link": "1 Gbit/s", "disk": "50 MB/s"},
+            {"link": "100 Mbit/s", "disk": "50 MB/s"},
+        ],
         mixed={"config": 0, "server_hit": [0.5]},
-        clients={"config": 0, "n": [1, 2, 4], "runtime": "1.5 s"},
+        clients={"config": 1, "n": [1, 2, 4], "runtime": "1.5 s"},
     )
     s = study.run(doc, topo, tmp_path / "out")
     assert leftovers("tnlive") == []
     assert (tmp_path / "out" / "summary.json").exists()
-    rows = {r["case"]: r for r in s["three_case"]}
-    print({k: (round(r["measured"] / 1e6, 3), round(r["err"], 4)) for k, r in rows.items()})
-    # evicted means evicted: no page of a miss file was left in the server's cache
-    assert max(rows["miss"]["resident_after_evict"]) == 0.0
-    # server hit: the link's goodput (b2)
-    assert rows["server_hit"]["err"] == pytest.approx(0.0, abs=0.03)
-    # pipelined miss: the disk throttle (min(b2, b4) = b4)
-    assert rows["miss"]["err"] == pytest.approx(0.0, abs=MISS_TOL)
-    # one request in flight: between the series rate and the three-case min(b2, b4)
-    single = rows["miss_single"]
-    assert 0.97 * single["model_series"] <= single["measured"] <= 1.03 * single["model"]
-    # client hit: libnfs' page cache at memcpy speed, hundreds of times the link
-    assert rows["client_hit"]["measured"] > 100 * rows["server_hit"]["measured"]
-    # h_s = 0.5: between the two pure cases, near the expected-bandwidth formula
+    for i in (0, 1):
+        rows = {r["case"]: r for r in s["three_case"] if r["config"] == i}
+        print(i, {k: (round(r["measured"] / 1e6, 3), round(r["err"], 4)) for k, r in rows.items()})
+        # evicted means evicted: no page of a miss file was left in the server's cache
+        assert max(rows["miss"]["resident_after_evict"]) == 0.0
+        # b4 read bottom-up under the throttle recovers the configured rate
+        assert s["calibration"][i]["b4"] == pytest.approx(50e6, rel=0.05)
+        # server hit: the link's goodput b2; pipelined miss: min(b2, b4)
+        # (at 1 Gbit/s the 2 shared cores -- ganesha, libnfs, two htb shapers -- limit a hit:
+        # 0.5-5.0 % below b2 at load 8-18; at 100 Mbit/s 0.0-0.4 %)
+        assert rows["server_hit"]["err"] == pytest.approx(0.0, abs=0.08 if i == 0 else 0.03)
+        assert rows["miss"]["err"] == pytest.approx(0.0, abs=0.05)
+        # one request in flight: between the series rate and min(b2, b4)
+        single = rows["miss_single"]
+        assert 0.97 * single["model_series"] <= single["measured"] <= 1.03 * single["model"]
+        # client hit: libnfs' page cache, far above the link
+        assert rows["client_hit"]["measured"] > 10 * rows["server_hit"]["measured"]
+    # h_s = 0.5 at 1 Gbit/s behind 50 MB/s: between the two pure cases
     (mix,) = s["mixed"]
+    rows = {r["case"]: r for r in s["three_case"] if r["config"] == 0}
     assert rows["miss_single"]["measured"] < mix["measured"] < rows["server_hit"]["measured"]
-    # N clients: MVA of the saturated link within 5 %, Little's law R = N x D
-    assert s["mape_x"] < 0.05 and s["mape_r"] < 0.06
+    # N clients through 100 Mbit/s: exact MVA within 6 %, Little's law R = N x D
+    assert s["mape_x"] < 0.06 and s["mape_r"] < 0.07
     assert [p["N"] for p in s["points"]] == [1, 2, 4]
     assert set(s) >= {"mape_x", "mape_r", "inside_bounds_share", "points", "three_case"}
-
-
-MISS_TOL = 0.10
