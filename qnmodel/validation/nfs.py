@@ -89,6 +89,7 @@ def parse_spec(spec: dict) -> dict:
         [[nfs.configs]]
         link = "100 Mbit/s"          # both nodes' link rate
         disk = "6 MB/s"              # the server disk's read (and write) throttle
+        cases = true                 # false: only the mixed/N-client parts on this one
         [nfs.mixed]                  # optional
         config = 0                   # index into nfs.configs
         server_hit = [0.25, 0.5, 0.75]
@@ -128,12 +129,15 @@ def parse_spec(spec: dict) -> dict:
         raise _spec_error("nfs.configs", configs, "needs at least one [[nfs.configs]]")
     out["configs"] = []
     for i, c in enumerate(configs):
-        if not isinstance(c, dict) or set(c) - {"link", "disk", "label"}:
-            raise _spec_error(f"nfs.configs[{i}]", c, "must be a table of link, disk, label")
+        if not isinstance(c, dict) or set(c) - {"link", "disk", "label", "cases"}:
+            raise _spec_error(f"nfs.configs[{i}]", c, "must be a table of link, disk, label, cases")
+        cases = c.get("cases", True)
+        if not isinstance(cases, bool):
+            raise _spec_error(f"nfs.configs[{i}].cases", cases, "must be true or false")
         link = as_quantity(c.get("link"), f"study nfs.configs[{i}].link", "rate", positive=True)
         disk = as_quantity(c.get("disk"), f"study nfs.configs[{i}].disk", "rate", positive=True)
         label = c.get("label") or f"{link * 8 / 1e6:g} Mbit/s, disk {disk / 1e6:g} MB/s"
-        out["configs"].append({"link": link, "disk": disk, "label": str(label)})
+        out["configs"].append({"link": link, "disk": disk, "label": str(label), "cases": cases})
     for part, keys in (("mixed", ("config", "server_hit")), ("clients", ("config", "n"))):
         t = nfs.get(part)
         if t is None:
@@ -166,6 +170,11 @@ def parse_spec(spec: dict) -> dict:
                 t.get("runtime", out["runtime"]), "study nfs.clients.runtime", "time", positive=True
             )
         out[part] = entry
+    if out["mixed"] and not out["configs"][out["mixed"]["config"]]["cases"]:
+        i = out["mixed"]["config"]
+        raise _spec_error(
+            "nfs.mixed.config", i, f"needs the pure cases measured (nfs.configs[{i}].cases = true)"
+        )
     return out
 
 
@@ -241,11 +250,8 @@ def _measure_cases(topo, client, server, cfg, opts, log) -> dict:
     bs, rep = int(opts["bs"]), opts["repeats"]
     common = dict(bs=bs, rsize=bs)
     out: dict[str, Any] = {}
-    # b1 bottom-up, under this moment's load: memcpy bandwidth (STREAM copy counts bytes twice)
-    from ..bench import run as bench_run
-
-    mem = bench_run("mem", mem_op=["copy"], size="16 MiB", runtime="500 ms", repeat=rep)
-    out["memcpy"] = [r["throughput_B_s"] / 2 for r in mem.results]
+    # b1 bottom-up, under this moment's load
+    out["memcpy"] = _memcpy(rep)
     # client hit: a small file, read once through the link during the warm-up
     ch = int(opts["client_hit_size"])
     prepare_files(topo, server, "tnch", 1, ch)
@@ -428,6 +434,26 @@ def _warm(paths) -> None:
                 pass
 
 
+def _memcpy(repeats: int) -> list[float]:
+    """memcpy bandwidth, bytes/s, per repeat (qnbench mem copy; STREAM counts bytes twice)."""
+    from ..bench import run as bench_run
+
+    mem = bench_run("mem", mem_op=["copy"], size="16 MiB", runtime="500 ms", repeat=repeats)
+    return [r["throughput_B_s"] / 2 for r in mem.results]
+
+
+def _parts(summary, i, topo, client, server, cfg, opts, model, best, log) -> None:
+    """The mixed-ratio and N-client parts of the study that run on configuration ``i``."""
+    if opts["mixed"] and opts["mixed"]["config"] == i:
+        summary["mixed"] = _mixed(
+            topo, client, server, cfg, opts, opts["mixed"]["server_hit"], model, best
+        )
+    if opts["clients"] and opts["clients"]["config"] == i:
+        summary["clients"] = _clients(
+            topo, client, server, cfg, opts, opts["clients"]["n"], model, log
+        )
+
+
 def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> dict:
     """Run the NFS validation study ``spec`` on ``topology``; write ``out_dir/summary.json``.
 
@@ -450,14 +476,19 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
         "three_case": [],
         "calibration": [],
         "mixed": [],
+        "clients": None,
         "configs": opts["configs"],
     }
-    clients = None
     for i, cfg in enumerate(opts["configs"]):
         topo, client, server = study_topology(topology, cfg["link"], cfg["disk"])
         up(topo, log=log)
         try:
             server_dir(topo, server)
+            if not cfg["cases"]:  # only the mixed or N-client part here, on the configured b4
+                memcpy = _memcpy(1)[0]
+                model = three_case_model(cfg["link"], cfg["disk"], memcpy)
+                _parts(summary, i, topo, client, server, cfg, opts, model, {}, log)
+                continue
             cases = _measure_cases(topo, client, server, cfg, opts, log)
             memcpy, b4 = max(cases["memcpy"]), max(cases["disk_rate"])
             model = three_case_model(cfg["link"], b4, memcpy)
@@ -475,16 +506,10 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
             )
             summary["three_case"] += _case_rows(i, cfg, model, cases, configured)
             best = {r["case"]: r["measured"] for r in summary["three_case"] if r["config"] == i}
-            if opts["mixed"] and opts["mixed"]["config"] == i:
-                summary["mixed"] = _mixed(
-                    topo, client, server, cfg, opts, opts["mixed"]["server_hit"], model, best
-                )
-            if opts["clients"] and opts["clients"]["config"] == i:
-                clients = _clients(
-                    topo, client, server, cfg, opts, opts["clients"]["n"], model, log
-                )
+            _parts(summary, i, topo, client, server, cfg, opts, model, best, log)
         finally:
             down(topo, log=log)
+    clients = summary.get("clients")
     pts = clients["points"] if clients else []
     three = summary["three_case"]
     summary.update(
