@@ -519,6 +519,8 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
         mape_x=_mape([p["X_mva"] for p in pts], [p["X_measured"] for p in pts]) if pts else None,
         mape_r=_mape([p["R_mva"] for p in pts], [p["R_measured"] for p in pts]) if pts else None,
         inside_bounds_share=float(np.mean([p["inside_bounds"] for p in pts])) if pts else None,
+        mape_x_best=_mape([p["X_mva"] for p in pts], [p["X_best"] for p in pts]) if pts else None,
+        mape_r_best=_mape([p["R_mva"] for p in pts], [p["R_best"] for p in pts]) if pts else None,
         three_case_within_5pct=[abs(r["err"]) <= 0.05 for r in three if r["case"] in CASES],
         mape_three_case=_mape(
             [r["model"] for r in three if r["case"] in CASES],
