@@ -3,8 +3,10 @@
 ``up`` creates, in this order, recording each resource in the state file before creating it:
 the switch namespace (IPv4 forwarding on), one namespace per node joined to the switch by a veth
 pair created directly inside the two namespaces (no interface ever appears in the host's
-namespace), addresses from the topology's private /16, a default route per node, an htb shaper
-at the link rate on both ends' egress, the servers' disks and blkio throttles, and the servers.
+namespace), a TAP delay line in the node's namespace when its link has a delay
+(:mod:`qnmodel.testbed.delay`), addresses from the topology's private /16, a default route per
+node, an htb shaper at the link rate on both ends' egress, the servers' disks and blkio
+throttles, and the servers.
 
 ``down`` removes everything of the testbed: the resources in the state file and, in case the
 state file is lost, every namespace, cgroup and mount whose name carries the testbed's prefix
@@ -25,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .delay import delay_executable, splice_delay
 from .services import BLKIO, disk_dir, make_disk, start_server
 from .state import State
 from .system import (
@@ -160,12 +163,8 @@ def up(
         already up (or was left by a crash: run :func:`down`); a server that does not start.
     """
     require_root("up")
-    for n in topo.nodes:
-        if n.link.delay > 0.0:
-            raise TestbedError(
-                f"{n.role}s.{n.name}.link.delay = {n.link.delay:g} s: link delays are not "
-                "supported yet (this kernel has no netem; a user-space delay line is planned)"
-            )
+    if any(n.link.delay > 0.0 for n in topo.nodes):
+        delay_executable()  # built? (a clear error before anything is created)
     commands = ["ip", "tc"]
     files: list[str] = []
     if any(s.service == "nfs" for s in topo.servers):
@@ -231,7 +230,12 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
             ]
         )
         addr, gw = topo.address(n.name), topo.gateway(n.name)
-        run(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", "eth0"])
+        if n.link.mtu != 1500:
+            for where, dev in ((ns, "eth0"), (sw, port)):
+                run(["ip", "-n", where, "link", "set", dev, "mtu", str(n.link.mtu)])
+        extra = splice_delay(topo, n, state, timeout) if n.link.delay > 0.0 else {}
+        nic = extra.get("nic", "eth0")
+        run(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", nic])
         run(["ip", "-n", sw, "addr", "add", f"{gw}/24", "dev", port])
         for where, dev in ((ns, "lo"), (ns, "eth0"), (sw, port)):
             run(["ip", "-n", where, "link", "set", dev, "up"])
@@ -244,6 +248,8 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
             "namespace": ns,
             "address": addr,
             "rate_B_s": n.link.rate,
+            "mtu": n.link.mtu,
+            **extra,
         }
         _say(log, f"{n.role} {n.name}: namespace {ns}, {addr}")
     state.set("nodes", nodes_info)
@@ -391,12 +397,13 @@ def status(name: str | Topology, *, state_root: Path | None = None) -> dict:
         )
         return doc
     nodes = state.data.get("nodes", {})
-    procs_alive = {
-        p["node"]: process_start_time(p["pid"]) == p["start"] for p in state["processes"]
-    }
+    procs_alive: dict[str, bool] = {}  # every process of the node (server, delay line) alive
+    for p in state["processes"]:
+        ok = process_start_time(p["pid"]) == p["start"]
+        procs_alive[p["node"]] = procs_alive.get(p["node"], True) and ok
     for n, info in nodes.items():
         info["namespace_present"] = info["namespace"] in present
-        if "pid" in info:
+        if "pid" in info or "delay_pid" in info:
             info["running"] = procs_alive.get(n, False)
     all_ok = all(i["namespace_present"] and i.get("running", True) for i in nodes.values())
     doc.update(

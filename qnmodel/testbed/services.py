@@ -128,10 +128,18 @@ def _nfs_script(node_dir: Path) -> str:
 # private /run: this server's own rpcbind socket, nothing in the host's /run
 mount -t tmpfs -o size=4m,mode=0755 qnm-run /run
 mkdir -p /run/rpcbind
+for cmd in rpcbind ganesha.nfsd; do
+    command -v $cmd >/dev/null || {{
+        echo "$cmd is not installed (Debian packages rpcbind, nfs-ganesha)" >&2; exit 127; }}
+done
 rpcbind -f -w &
+rpcb=$!
 i=0
 while [ ! -S /run/rpcbind.sock ]; do
-    i=$((i + 1)); [ $i -lt 500 ] || {{ echo "rpcbind did not start" >&2; exit 1; }}
+    kill -0 $rpcb 2>/dev/null || {{
+        st=0; wait $rpcb || st=$?
+        echo "rpcbind exited (status $st) before it listened" >&2; exit 1; }}
+    i=$((i + 1)); [ $i -lt 500 ] || {{ echo "rpcbind did not start within 5 s" >&2; exit 1; }}
     sleep 0.01
 done
 exec ganesha.nfsd -F -f {conf} -L {log} -p {pid}

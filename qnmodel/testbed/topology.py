@@ -13,7 +13,8 @@ Format (every rate, size and time a number in SI units or a unit string)::
 
     [[clients]]
     name = "c1"
-    link = { rate = "1 Gbit/s" }     # optional link; delay = "0 ms" is the only delay today
+    link = { rate = "1 Gbit/s" }     # optional link; also delay = "5 ms" (one way, each
+                                     # direction: a TAP delay line) and mtu = 9000
 
     [[servers]]
     name = "s1"
@@ -31,6 +32,7 @@ Nothing here touches the system; :mod:`qnmodel.testbed.lifecycle` brings a topol
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validate import as_quantity
-from ..errors import InvalidModelError, InvalidTypeError
+from ..errors import InvalidModelError, InvalidTypeError, UnitError
 
 __all__ = [
     "DISK_KINDS",
@@ -62,6 +64,11 @@ MAX_NODES = 250
 PREFIX = "qnm-"
 SWITCH = "switch"
 
+#: link MTU range (Ethernet minimum for IPv4 .. jumbo frames)
+MTU_MIN, MTU_MAX = 576, 9000
+#: the longest link delay (one way), seconds
+MAX_DELAY = 10.0
+
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _TOPO_NAME_MAX = 12  # "qnm-" + 12 + "-" + 14 stays a readable namespace name
 _NODE_NAME_MAX = 14
@@ -69,10 +76,15 @@ _NODE_NAME_MAX = 14
 
 @dataclass(frozen=True)
 class Link:
-    """A node's link: ``rate`` in bytes/s (None: not shaped) and ``delay`` in seconds."""
+    """A node's link: ``rate`` in bytes/s (None: not shaped), ``delay`` in seconds, ``mtu``.
+
+    ``delay`` is added once in each direction of the node's link (a round trip through it
+    gains ``2 * delay``) by a user-space TAP delay line (:mod:`qnmodel.testbed.delay`).
+    """
 
     rate: float | None = None
     delay: float = 0.0
+    mtu: int = 1500
 
 
 @dataclass(frozen=True)
@@ -188,10 +200,43 @@ def _link(value: Any, name: str) -> Link:
     if value is None:
         return Link()
     t = _table(value, name)
-    _check_keys(t, name, ("rate", "delay"))
+    _check_keys(t, name, ("rate", "delay", "mtu"))
     rate = _rate(t["rate"], f"{name}.rate") if "rate" in t else None
-    delay = as_quantity(t.get("delay", 0.0), f"{name}.delay", "time")
-    return Link(rate=rate, delay=delay)
+    delay = _delay(t.get("delay", 0.0), f"{name}.delay")
+    mtu = t.get("mtu", 1500)
+    if isinstance(mtu, bool) or not isinstance(mtu, int) or not MTU_MIN <= mtu <= MTU_MAX:
+        raise InvalidModelError(f"{name}.mtu must be an integer {MTU_MIN}..{MTU_MAX}, got {mtu!r}")
+    return Link(rate=rate, delay=delay, mtu=mtu)
+
+
+def _delay(value: Any, name: str) -> float:
+    """A link delay: a time string with its unit ("5 ms"); a bare number only when it is 0.
+
+    A bare non-zero number is refused: "delay = 5" is milliseconds to one reader and seconds to
+    another, and the SI reading (5 s) is almost never meant.
+    """
+    if _is_number(value) and value > 0 and math.isfinite(value):
+        raise UnitError(
+            f'{name} = {value!r} has no unit: give a time with its unit, e.g. "{value} ms" '
+            f'or "{value} s"'
+        )
+    if isinstance(value, str):
+        try:
+            bare = float(value)
+        except ValueError:
+            bare = None
+        if bare is not None and bare > 0 and math.isfinite(bare):
+            raise UnitError(f'{name} = {value!r} has no unit: give a time like "{value} ms"')
+        if bare is not None:
+            value = bare  # 0, negative or NaN: as_quantity says what is wrong
+    v = as_quantity(value, name, "time")
+    if v > MAX_DELAY:
+        raise InvalidModelError(f"{name} must be at most {MAX_DELAY:g} s, got {value!r}")
+    return v
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _disk(value: Any, name: str, service: str) -> Disk:

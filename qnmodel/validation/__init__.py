@@ -1,1 +1,1 @@
-"""Validation studies: models against measurement (``qnmodel.validation.stripe``: striping)."""
+"""Validation studies: a model against measurements (striping; the testbed, end to end)."""

@@ -163,16 +163,6 @@ def test_failed_up_tears_down_and_says_why(tmp_path, disk_parent):
     assert leftovers("tfail") == []
 
 
-@needs_root
-def test_link_delay_is_refused_clearly(tmp_path, disk_parent):
-    text = TCP_TOPOLOGY.format(name="tdelay", tmp=disk_parent).replace(
-        'link = { rate = "100 Mbit/s" }', 'link = { rate = "100 Mbit/s", delay = "2 ms" }', 1
-    )
-    with pytest.raises(testbed.TestbedError, match=r"clients\.c1\.link\.delay.*not supported"):
-        testbed.up(testbed.load_topology(write_topology(tmp_path, text)))
-    assert leftovers("tdelay") == []
-
-
 def test_not_root_is_a_clear_error(tmp_path, disk_parent, monkeypatch, capsys):
     path = write_topology(tmp_path, TCP_TOPOLOGY.format(name="tuser", tmp=disk_parent))
     monkeypatch.setattr(os, "geteuid", lambda: 1000)

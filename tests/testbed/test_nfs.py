@@ -152,3 +152,25 @@ def test_nfs_engine_is_built_where_libnfs_dev_is_installed():
         assert "NOT BUILT" not in nfs["help"]
     else:
         assert "NOT BUILT" in nfs["help"] and "libnfs-dev" in nfs["help"]
+
+
+@needs_root
+def test_page_cache_helpers_on_a_tmpfs_disk(nfs_testbed, tmp_path):
+    """A tmpfs is its own page cache: evict reports the pages still resident; bad input."""
+    from qnmodel.testbed import pagecache
+
+    topo, _ = nfs_testbed
+    assert not pagecache.evictable(topo, "s1")
+    (path,) = pagecache.prepare_files(topo, "s1", "tncache", 1, 2 * 2**20)
+    assert path.name == "tncache-job0.dat" and path.stat().st_size == 2 * 2**20
+    (ev,) = pagecache.evict(topo, "s1", [path])
+    assert ev["resident_before"] == ev["resident_after"] == 1.0 and ev["kept_from"] == 0
+    with pytest.raises(testbed.TestbedError, match=r"keep must be a share of the file in \[0, 1\]"):
+        pagecache.evict(topo, "s1", [path], keep=1.5)
+    outside = tmp_path / "elsewhere.dat"
+    outside.write_bytes(b"x")
+    with pytest.raises(testbed.TestbedError, match="is not a file on the disk of server 's1'"):
+        pagecache.evict(topo, "s1", [outside])
+    with pytest.raises(testbed.TestbedError, match="file-name prefix without '/'"):
+        pagecache.prepare_files(topo, "s1", "../x", 1, 4096)
+    path.unlink()

@@ -115,6 +115,8 @@ static const struct opt table[] = {
      "directory on an NFS server: nfs://SERVER/EXPORT[/DIR]"},
     {"rsize", T_SIZE, F(rsize), "1MiB", NULL, "nfs", "largest NFS READ call (and the server's)"},
     {"wsize", T_SIZE, F(wsize), "1MiB", NULL, "nfs", "largest NFS WRITE call (and the server's)"},
+    {"nfs-prefix", T_STR, F(nfs_prefix), "", NULL, "nfs",
+     "job j uses PREFIX-job<j>.dat, kept after the run (prepared files; default: own files)"},
     {"nfs-cache", T_BOOL, F(nfs_cache), "0", NULL, "nfs",
      "libnfs' client page cache: 1 on (client hits), 0 off (every read goes to the server)"},
 };

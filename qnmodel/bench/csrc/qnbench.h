@@ -68,6 +68,7 @@ struct qnb_config {
     long long verify;
     /* nfs */
     char nfs_url[512];
+    char nfs_prefix[128];
     long long rsize;
     long long wsize;
     long long nfs_cache;

@@ -2,7 +2,9 @@
  *
  * --nfs-url nfs://SERVER/EXPORT/[DIR] names a directory on the server; job j uses its own file
  * "qnbench-<pid>-job<j>.dat" of --size bytes there (laid out, untimed, before the first read point
- * that needs it; removed at the end of the run). Each request of --bs bytes is split into NFS
+ * that needs it; removed at the end of the run). With --nfs-prefix P job j uses "P-job<j>.dat",
+ * read as it is when it already has --size bytes (files prepared on the server, e.g. evicted
+ * from its page cache for a miss case) and never removed. Each request of --bs bytes is split into NFS
  * READ/WRITE calls of at most --rsize/--wsize bytes (and at most the server's maximum), issued one
  * after the other as a kernel client without read-ahead would. --nfs-cache 1 turns on libnfs' own
  * page cache (a real client-cache-hit case); 0 sends every read to the server. For writes the
@@ -76,10 +78,12 @@ static int nfs_connect(const struct qnb_config *c, struct nfs_context **out, cha
 static void job_path(const struct qnb_config *c, const char *dir, int job, char *path,
                      size_t len)
 {
-    (void)c;
     size_t n = strlen(dir);
-    snprintf(path, len, "%s%sqnbench-%ld-job%d.dat", dir, (n && dir[n - 1] == '/') ? "" : "/",
-             (long)getpid(), job);
+    const char *sep = (n && dir[n - 1] == '/') ? "" : "/";
+    if (c->nfs_prefix[0])
+        snprintf(path, len, "%s%s%s-job%d.dat", dir, sep, c->nfs_prefix, job);
+    else
+        snprintf(path, len, "%s%sqnbench-%ld-job%d.dat", dir, sep, (long)getpid(), job);
 }
 
 static int nfs_check(const struct qnb_config *c, char *err, size_t len)
@@ -227,7 +231,7 @@ static void nfs_cleanup(struct qnb_worker *w)
             nfs_close(f->nfs, f->fh);
         /* written files are not reused; one that cannot be removed is said (the first error
          * of a worker is kept: a server gone mid-request already failed it) */
-        if (f->write) {
+        if (f->write && !w->run->cfg->nfs_prefix[0]) {
             int e = nfs_unlink(f->nfs, f->path);
             if (e < 0 && e != -ENOENT && !w->failed)
                 qnb_worker_error(w, "nfs: cannot remove its file %s: %s; it is left on the server",
@@ -256,8 +260,8 @@ static void nfs_run_teardown(struct qnb_run *r)
     const struct qnb_config *c = r->cfg;
     struct nfs_context *nfs;
     char err[768], dir[256], path[512];
-    if (strstr(c->rw, "write"))
-        return;
+    if (strstr(c->rw, "write") || c->nfs_prefix[0])
+        return; /* --nfs-prefix: the caller's prepared files stay */
     if (nfs_connect(c, &nfs, dir, sizeof dir, err, sizeof err)) {
         qnb_run_error(r, "nfs: cannot remove its files qnbench-%ld-job*.dat on %s (%s); they are "
                          "left on the server",

@@ -1,0 +1,205 @@
+"""The N-client curve of the NFS study, and the qnbench runs it shares with the case runs.
+
+N closed-loop clients (no think time, server-cache hits) read through one shaped link; exact
+MVA of :class:`~qnmodel.models.nfs.NFSSystem`'s closed network (the link a queue, a per-request
+turnaround a delay, measured separately with 4 KiB READs) predicts X(N) and R(N), the balanced
+job bounds bracket them, and the USL is fitted to the measured X(N).
+
+References
+----------
+.. [Cao07] Cao L., Luo H., Zhang X., "Measurement and analysis of factors affecting NFS
+   bandwidth in cluster", Computer Engineering, 2007, sec. 3.4 (aggregate bandwidth vs clients).
+.. [LZGS] E. D. Lazowska et al., *Quantitative System Performance*, 1984, ch. 5-6.
+.. [Gun07] N. J. Gunther, *Guerrilla Capacity Planning*, Springer, 2007 (USL).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..testbed import TestbedError, Topology, bench_in, status
+from ..testbed.delay import goodput_factor
+from ..testbed.pagecache import prepare_files
+from ..testbed.services import nfs_url
+
+MiB = 1024**2
+
+
+def _nfs_read(topo, client, server, prefix, size, **opts) -> list[dict]:
+    """qnbench nfs reads of the prepared files ``prefix-job<j>.dat``; one result per point."""
+    trace = bench_in(
+        topo,
+        client,
+        "nfs",
+        rw="read",
+        nfs_url=nfs_url(topo, server),
+        nfs_prefix=prefix,
+        size=int(size),
+        **opts,
+    )
+    return trace.results
+
+
+def _bw(r: dict) -> float:
+    """Bandwidth of one closed-loop client: bs / mean response time (Little, no edge effect)."""
+    return r["bs_bytes"] / r["latency_s"]["mean"]
+
+
+def _check_alive(topo: Topology, server: str, where: str) -> None:
+    doc = status(topo)
+    if not doc["up"]:
+        info = doc["nodes"].get(server, {})
+        raise TestbedError(
+            f"the NFS server {server!r} of testbed {topo.name!r} is not running any more "
+            f"({where}; running={info.get('running')}): the study stops; the testbed is "
+            "brought down"
+        )
+
+
+def _slowest(cfg: dict) -> float:
+    return min(cfg["link"] * goodput_factor(), cfg["disk"])
+
+
+def _little(r: dict) -> float:
+    """Aggregate bandwidth of ``jobs`` closed-loop clients by Little's law: N bs / mean R."""
+    return r["jobs"] * r["bs_bytes"] / r["latency_s"]["mean"]
+
+
+def _err(model: float, measured: float) -> float:
+    return (model - measured) / measured
+
+
+def _clients(topo, client, server, cfg, opts, ns, model, log) -> dict:
+    """N = 1..max closed-loop clients (server hits) vs exact MVA, bounds and a USL fit."""
+    from ..calibration.usl import fit_usl
+    from ..models.nfs import NFSSystem
+    from ..models.nfs_network import aggregate_bandwidth
+    from ..solvers import mva
+
+    bs = int(opts["clients"]["bs"])
+    size = max(4 * bs, 4 * MiB)
+    prepare_files(topo, server, "tnn", max(ns), size)
+    # the per-request turnaround, from a separate small-request run (4 KiB READs)
+    small = _nfs_read(
+        topo,
+        client,
+        server,
+        "tnn",
+        size,
+        nfs_cache=0,
+        bs=4096,
+        rsize=4096,
+        runtime="1 s",
+        warmup="200 ms",
+        repeat=opts["repeats"],
+    )
+    r_small = min(r["latency_s"]["mean"] for r in small)
+    turnaround = max(r_small - 4096 / model.b2, 0.0)
+    rows = _nfs_read(
+        topo,
+        client,
+        server,
+        "tnn",
+        size,
+        nfs_cache=0,
+        bs=bs,
+        rsize=bs,
+        jobs=list(ns),
+        runtime=opts["clients"]["runtime"],
+        warmup=opts["warmup"],
+        repeat=opts["repeats"],
+    )
+    _check_alive(topo, server, "after the N-client runs")
+    system = NFSSystem(model, rsize=bs, client_cpu_per_request=turnaround)
+    paper = NFSSystem(model, rsize=bs)
+    agg = aggregate_bandwidth(system, max(ns), bs, client_hit=0.0, server_hit=1.0)
+    res = mva(system.network(bs, "read", 0.0, 1.0), max(ns))
+    res0 = mva(paper.network(bs, "read", 0.0, 1.0), max(ns))
+    points = []
+    for n in ns:
+        reps = [r for r in rows if r["jobs"] == n]
+        # bytes completed in the window / window: unbiased (a request in flight at the start
+        # counts, one at the end does not); Little's N bs / mean R is biased high when some
+        # flows stall past the window's end (their requests are missing from the mean)
+        x = np.array([r["throughput_B_s"] for r in reps])
+        x_little = float(np.mean([_little(r) for r in reps]))
+        rt = np.array([r["latency_s"]["mean"] for r in reps])
+        half = _t95(len(x)) * x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else 0.0
+        lo, hi = float(agg.bandwidth_lower[n - 1]), float(agg.bandwidth_upper[n - 1])
+        xm, rm = float(x.mean()), float(rt.mean())
+        x_mva, r_mva = float(res.throughput[n - 1]) * bs, float(res.response_time[n - 1])
+        points.append(
+            {
+                "N": n,
+                "X_measured": xm,
+                "X_little": x_little,
+                # the link caps every repeat, CPU contention from other work only lowers one
+                "X_best": float(x.max()),
+                "R_best": float(rt.min()),
+                "X_ci_half": float(half),
+                "R_measured": rm,
+                "R_p50": float(np.median([r["latency_s"]["p50"] for r in reps])),
+                "R_p99": float(max(r["latency_s"]["p99"] for r in reps)),
+                "R_max": float(max(r["latency_s"]["max"] for r in reps)),
+                "X_mva": x_mva,
+                "R_mva": r_mva,
+                "err_X": _err(x_mva, xm),
+                "err_R": _err(r_mva, rm),
+                "X_mva_three_case": float(res0.throughput[n - 1]) * bs,
+                "X_lower": lo,
+                "X_upper": hi,
+                "inside_bounds": bool(
+                    xm + half >= lo * (1 - 1e-9) and xm - half <= hi * (1 + 1e-9)
+                ),
+                "repeats": len(x),
+            }
+        )
+    usl = None
+    if len(ns) >= 6:
+        fit = fit_usl([p["N"] for p in points], [p["X_measured"] for p in points])
+        v = fit.values
+        from ..models.usl import usl_throughput
+
+        pred = usl_throughput(np.array(ns), v["lam"], v["sigma"], v["kappa"])
+        for p, xu in zip(points, pred, strict=True):
+            p["X_usl"] = float(xu)
+        usl = {
+            "lam": float(v["lam"]),
+            "sigma": float(v["sigma"]),
+            "kappa": float(v["kappa"]),
+            "mape_x": _mape([p["X_usl"] for p in points], [p["X_measured"] for p in points]),
+        }
+    if log:
+        log(
+            "N clients: " + ", ".join(f"{p['N']}: {p['X_measured'] / 1e6:.2f} MB/s" for p in points)
+        )
+    return {
+        "turnaround_s": turnaround,
+        "small_request_s": r_small,
+        "points": points,
+        "usl": usl,
+        "config": opts["clients"]["config"],
+    }
+
+
+def _t95(n: int) -> float:
+    """Student's t quantile 0.975 with n - 1 degrees of freedom (n = 2..10; 1.96 beyond)."""
+    table = {
+        2: 12.706,
+        3: 4.303,
+        4: 3.182,
+        5: 2.776,
+        6: 2.571,
+        7: 2.447,
+        8: 2.365,
+        9: 2.306,
+        10: 2.262,
+    }
+    return table.get(n, 1.96)
+
+
+def _mape(model, measured) -> float:
+    m, x = np.asarray(model, float), np.asarray(measured, float)
+    return float(np.mean(np.abs(m - x) / x))

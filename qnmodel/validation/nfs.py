@@ -1,0 +1,554 @@
+"""Seed 001's NFS bandwidth model validated on the testbed: three cases, hit mixtures, N clients.
+
+:func:`run` takes a study (the parsed TOML with ``[study] kind = "nfs"``) and a testbed topology
+with one client and one NFS server (nfs-ganesha) on a ``dir`` or ``throttled`` disk, and for
+each configuration of the study (a link rate for both nodes, a disk read rate enforced by a
+cgroup-v1 blkio throttle on ganesha) brings the testbed up, measures, and brings it down --
+always, also when a measurement fails. It measures, with qnbench's ``nfs`` engine (libnfs):
+
+* **client hit**: libnfs' own page cache on, a file read once in the warm-up (seed 001's b1);
+* **server hit**: a file written on the server's disk and still in its page cache (b2);
+* **miss**: the same after ``fsync`` + ``posix_fadvise(DONTNEED)``
+  (:func:`qnmodel.testbed.pagecache.evict`), read once (min(b2, b4));
+* **mixed** server hit ratios h_s: only the tail ``1 - h_s`` of the file evicted, read once,
+  against the expected-bandwidth formula (harmonic mean of the cases, seed 001 sec. 1);
+* **N clients** (closed loop, no think time, 1 MiB requests, server hits) against exact MVA of
+  :class:`~qnmodel.models.nfs.NFSSystem`'s network and a USL fit.
+
+The model is built bottom-up, never from the curves it predicts: b2 = link rate x the TCP
+goodput factor at the link MTU; b4 = the throttled disk read directly on the server (``dd`` of
+the evicted files inside ganesha's cgroup, :func:`~qnmodel.testbed.pagecache.disk_read_rate`;
+the configured throttle is reported beside it); b1 = b3 = the client's memcpy bandwidth
+(qnbench ``mem``, measured next to the client-hit runs); and a per-request turnaround for the
+N-client model from a separate small-request run (4 KiB READs).
+
+References
+----------
+.. [Cao07] Cao L., Luo H., Zhang X., "Measurement and analysis of factors affecting NFS
+   bandwidth in cluster", Computer Engineering, 2007, sec. 1 (three cases, fig. 1) and
+   sec. 3.4 (aggregate bandwidth vs clients).
+.. [Gun07] N. J. Gunther, *Guerrilla Capacity Planning*, Springer, 2007 (USL).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import os
+import pathlib
+import platform
+import subprocess
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_quantity
+from ..errors import InvalidModelError, InvalidTypeError
+from ..testbed import Topology, down, up
+from ..testbed.delay import goodput_factor
+from ..testbed.pagecache import disk_read_rate, evict, prepare_files, server_dir
+from ._nfs_runs import (
+    _bw,
+    _check_alive,
+    _clients,
+    _err,
+    _mape,
+    _nfs_read,
+    _slowest,
+)
+
+__all__ = ["run", "parse_spec", "three_case_model", "study_topology", "machine_info"]
+
+MiB = 1024**2
+_DEFAULTS = {
+    "bs": MiB,
+    "repeats": 3,
+    "runtime": 1.5,
+    "warmup": 0.3,
+    "hit_size": 16 * MiB,
+    "client_hit_size": 8 * MiB,
+    "miss_seconds": 3.0,
+    "miss_parallel": 4,
+}
+
+
+def _spec_error(field: str, value: Any, rule: str) -> InvalidModelError:
+    return InvalidModelError(f"study {field} {rule}, got {value!r}")
+
+
+def parse_spec(spec: dict) -> dict:
+    """Validate the study TOML (parsed) and return it in SI units with defaults filled in.
+
+    Format::
+
+        [study]
+        kind = "nfs"
+        [nfs]                        # all optional: bs, repeats, runtime, warmup, hit_size,
+        repeats = 3                  # client_hit_size, miss_seconds (a miss pass lasts ~this)
+        [[nfs.configs]]
+        link = "100 Mbit/s"          # both nodes' link rate
+        disk = "6 MB/s"              # the server disk's read (and write) throttle
+        cases = true                 # false: only the mixed/N-client parts on this one
+        [nfs.mixed]                  # optional
+        config = 0                   # index into nfs.configs
+        server_hit = [0.25, 0.5, 0.75]
+        [nfs.clients]                # optional
+        config = 1
+        n = [1, 2, 4, 8, 12, 16]
+        runtime = "3 s"
+        bs = "64 KiB"                # request size of the N-client curve
+    """
+    if not isinstance(spec, dict):
+        raise InvalidTypeError(f"study must be a table (the parsed TOML), got {spec!r}")
+    kind = (spec.get("study") or {}).get("kind") if isinstance(spec.get("study"), dict) else None
+    if kind != "nfs":
+        raise _spec_error("study.kind", kind, 'must be "nfs" for qnmodel.validation.nfs')
+    nfs = spec.get("nfs", {})
+    if not isinstance(nfs, dict):
+        raise InvalidTypeError(f"study nfs must be a table, got {nfs!r}")
+    out: dict[str, Any] = {}
+    dims = {
+        "bs": "size",
+        "runtime": "time",
+        "warmup": "time",
+        "hit_size": "size",
+        "client_hit_size": "size",
+        "miss_seconds": "time",
+    }
+    for key, default in _DEFAULTS.items():
+        v = nfs.get(key, default)
+        if key in ("repeats", "miss_parallel"):
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 20:
+                raise _spec_error(f"nfs.{key}", v, "must be an integer 1..20")
+            out[key] = v
+        else:
+            out[key] = as_quantity(v, f"study nfs.{key}", dims[key], positive=True)
+    configs = nfs.get("configs")
+    if not isinstance(configs, list) or not configs:
+        raise _spec_error("nfs.configs", configs, "needs at least one [[nfs.configs]]")
+    out["configs"] = []
+    for i, c in enumerate(configs):
+        if not isinstance(c, dict) or set(c) - {"link", "disk", "label", "cases"}:
+            raise _spec_error(f"nfs.configs[{i}]", c, "must be a table of link, disk, label, cases")
+        cases = c.get("cases", True)
+        if not isinstance(cases, bool):
+            raise _spec_error(f"nfs.configs[{i}].cases", cases, "must be true or false")
+        link = as_quantity(c.get("link"), f"study nfs.configs[{i}].link", "rate", positive=True)
+        disk = as_quantity(c.get("disk"), f"study nfs.configs[{i}].disk", "rate", positive=True)
+        label = c.get("label") or f"{link * 8 / 1e6:g} Mbit/s, disk {disk / 1e6:g} MB/s"
+        out["configs"].append({"link": link, "disk": disk, "label": str(label), "cases": cases})
+    for part, keys in (("mixed", ("config", "server_hit")), ("clients", ("config", "n"))):
+        t = nfs.get(part)
+        if t is None:
+            out[part] = None
+            continue
+        if not isinstance(t, dict):
+            raise _spec_error(f"nfs.{part}", t, "must be a table")
+        idx = t.get("config", 0)
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < len(configs):
+            raise _spec_error(
+                f"nfs.{part}.config", idx, f"must index nfs.configs (0..{len(configs) - 1})"
+            )
+        vals = t.get(keys[1])
+        if not isinstance(vals, list) or not vals:
+            raise _spec_error(f"nfs.{part}.{keys[1]}", vals, "must be a non-empty list")
+        if part == "mixed" and not all(
+            isinstance(h, int | float) and not isinstance(h, bool) and 0 <= h <= 1 for h in vals
+        ):
+            raise _spec_error("nfs.mixed.server_hit", vals, "must be hit ratios in [0, 1]")
+        if part == "clients" and not all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 64 for n in vals
+        ):
+            raise _spec_error("nfs.clients.n", vals, "must be client counts 1..64")
+        entry = {"config": idx, keys[1]: sorted(set(vals))}
+        if part == "clients":
+            entry["bs"] = as_quantity(
+                t.get("bs", 64 * 1024), "study nfs.clients.bs", "size", positive=True
+            )
+            entry["runtime"] = as_quantity(
+                t.get("runtime", out["runtime"]), "study nfs.clients.runtime", "time", positive=True
+            )
+        out[part] = entry
+    if out["mixed"] and not out["configs"][out["mixed"]["config"]]["cases"]:
+        i = out["mixed"]["config"]
+        raise _spec_error(
+            "nfs.mixed.config", i, f"needs the pure cases measured (nfs.configs[{i}].cases = true)"
+        )
+    return out
+
+
+def study_topology(topo: Topology, link: float, disk: float) -> tuple[Topology, str, str]:
+    """``topo`` with both nodes' links at ``link`` and the NFS server's disk throttled to ``disk``.
+
+    Returns the topology, the client's and the server's names. The topology must have a client
+    and an NFS server on a ``dir`` or ``throttled`` disk (a tmpfs cannot miss).
+    """
+    servers = [s for s in topo.servers if s.service == "nfs"]
+    if not topo.clients or len(servers) != 1:
+        raise InvalidModelError(
+            f"topology {topo.source}: the NFS study needs a client and exactly one NFS server "
+            f'(service = "nfs"), got {len(servers)}'
+        )
+    s, c = servers[0], topo.clients[0]
+    if s.disk.kind not in ("dir", "throttled"):
+        raise InvalidModelError(
+            f"topology {topo.source}: servers.{s.name}.disk.kind = {s.disk.kind!r}: the miss "
+            "case needs a dir or throttled disk on a real file system (a tmpfs never misses)"
+        )
+    disk_t = dataclasses.replace(s.disk, kind="throttled", read_rate=disk, write_rate=disk)
+    new_s = dataclasses.replace(s, disk=disk_t, link=dataclasses.replace(s.link, rate=link))
+    new_c = dataclasses.replace(c, link=dataclasses.replace(c.link, rate=link))
+    t = dataclasses.replace(
+        topo,
+        clients=(new_c, *topo.clients[1:]),
+        servers=tuple(new_s if x is s else x for x in topo.servers),
+    )
+    return t, c.name, s.name
+
+
+def three_case_model(link: float, disk: float, memory: float, mtu: int = 1500):
+    """Seed 001's :class:`~qnmodel.models.nfs.NFSBandwidth` of one configuration.
+
+    b1 = b3 = ``memory`` (the client's memory copy bandwidth; client and server share the
+    machine), b2 = ``link`` x :func:`~qnmodel.testbed.delay.goodput_factor` (TCP payload per
+    shaped frame), b4 = ``disk`` (the disk's read rate).
+    """
+    from ..models.nfs import NFSBandwidth
+
+    return NFSBandwidth(b1=memory, b2=link * goodput_factor(mtu), b3=memory, b4=disk)
+
+
+def machine_info() -> dict:
+    """Where and when a study ran: host, kernel, CPUs, load, ganesha and libnfs versions."""
+
+    def pkg(name: str) -> str | None:
+        try:
+            cp = subprocess.run(
+                ["dpkg-query", "-W", "-f", "${Version}", name],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+        except OSError:
+            return None
+        return cp.stdout.strip() or None
+
+    return {
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "hostname": platform.node(),
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "loadavg": list(os.getloadavg()),
+        "nfs_ganesha": pkg("nfs-ganesha"),
+        "libnfs": pkg("libnfs-dev"),
+    }
+
+
+def _measure_cases(topo, client, server, cfg, opts, log) -> dict:
+    """Client hit, server hit and miss bandwidths of one configuration (all repeats)."""
+    bs, rep = int(opts["bs"]), opts["repeats"]
+    common = dict(bs=bs, rsize=bs)
+    out: dict[str, Any] = {}
+    # b1 bottom-up, under this moment's load
+    out["memcpy"] = _memcpy(rep)
+    # client hit: a small file, read once through the link during the warm-up
+    ch = int(opts["client_hit_size"])
+    prepare_files(topo, server, "tnch", 1, ch)
+    fill = 1.5 * ch / (cfg["link"] * goodput_factor()) + 0.3
+    rows = _nfs_read(
+        topo,
+        client,
+        server,
+        "tnch",
+        ch,
+        nfs_cache=1,
+        runtime="300 ms",
+        warmup=fill,
+        repeat=rep,
+        **common,
+    )
+    out["client_hit"] = [_bw(r) for r in rows]
+    _check_alive(topo, server, "after the client-hit runs")
+    # server hit: the prepared file is in the server's page cache
+    hs = int(opts["hit_size"])
+    prepare_files(topo, server, "tnsh", 1, hs)
+    rows = _nfs_read(
+        topo,
+        client,
+        server,
+        "tnsh",
+        hs,
+        nfs_cache=0,
+        runtime=opts["runtime"],
+        warmup=opts["warmup"],
+        repeat=rep,
+        **common,
+    )
+    out["server_hit"] = [_bw(r) for r in rows]
+    _check_alive(topo, server, "after the server-hit runs")
+    # miss: evicted before each pass; one pass over the file, no warm-up
+    out["miss"], out["resident_after_evict"] = [], []
+    size = _miss_size(cfg, opts)
+    paths = prepare_files(topo, server, "tnmiss", 1, size)
+    for _ in range(rep):
+        ev = evict(topo, server, paths)
+        out["resident_after_evict"].append(ev[0]["resident_after"])
+        rows = _one_pass(topo, client, server, "tnmiss", size, cfg, bs)
+        out["miss"].append(_bw(rows[0]))
+    # pipelined miss: P clients, each on its own evicted file (P requests in flight)
+    p = int(opts["miss_parallel"])
+    psize = max(size // p // MiB, 1) * MiB
+    paths = prepare_files(topo, server, "tnmissp", p, psize)
+    # b4 bottom-up: the same P files read at once on the server, under ganesha's throttle
+    out["disk_rate"] = [disk_read_rate(topo, server, paths) for _ in range(rep)]
+    out["miss_parallel"] = []
+    for _ in range(rep):
+        ev = evict(topo, server, paths)
+        out["resident_after_evict"] += [e["resident_after"] for e in ev]
+        rows = _one_pass(topo, client, server, "tnmissp", psize, cfg, bs, jobs=p)
+        # bytes / elapsed: Little's law over a few long requests per job is biased (the ones
+        # in flight when the pass ends are not counted)
+        out["miss_parallel"].append(rows[0]["throughput_B_s"])
+    _check_alive(topo, server, "after the miss runs")
+    if log:
+        log(
+            f"{cfg['label']}: "
+            + ", ".join(
+                f"{k} {max(out[k]) / 1e6:.2f} MB/s"
+                for k in ("client_hit", "server_hit", "miss", "miss_parallel")
+            )
+        )
+    return out
+
+
+def _miss_size(cfg: dict, opts: dict) -> int:
+    rate = _slowest(cfg) * opts["miss_seconds"]
+    return int(min(max(rate, 8 * MiB), 512 * MiB) // MiB) * MiB
+
+
+def _one_pass(topo, client, server, prefix, size, cfg, bs, jobs=1) -> list[dict]:
+    """Read ``jobs`` evicted files (90 % of them in all when several: no job wraps around)."""
+    total = size if jobs == 1 else int(0.9 * jobs * size)
+    return _nfs_read(
+        topo,
+        client,
+        server,
+        prefix,
+        size,
+        nfs_cache=0,
+        warmup=0,
+        io_size=total,
+        runtime=3 * jobs * size / _slowest(cfg) + 10,
+        bs=bs,
+        rsize=bs,
+        jobs=jobs,
+    )
+
+
+#: seed 001's three cases (the miss measured with several requests in flight)
+CASES = ("client_hit", "server_hit", "miss")
+
+
+def _case_rows(i: int, cfg: dict, model, cases: dict, configured) -> list[dict]:
+    """One row per case of configuration ``i``: best repeat measured vs the model.
+
+    ``miss`` is the pipelined miss (``miss_parallel`` requests in flight), seed 001's
+    min(b2, b4); ``miss_single`` is one client with one request in flight, whose disk read and
+    transfer follow each other: the closed network at N = 1 predicts 1 / (1/b2 + 1/b4)
+    (``model_series``) besides the three-case min(b2, b4) (``model``). ``model`` uses b1 and
+    b4 measured bottom-up (memcpy, the throttled disk read directly); ``model_configured`` the
+    configured throttle as b4.
+    """
+    b2, b4 = model.b2, model.b4
+    series = 1.0 / (1.0 / min(b2, model.b3) + 1.0 / b4)
+    pred = {**model.case_bandwidths(), "miss_single": model.miss_bandwidth}
+    rows = []
+    for case, key in (
+        ("client_hit", "client_hit"),
+        ("server_hit", "server_hit"),
+        ("miss", "miss_parallel"),
+        ("miss_single", "miss"),
+    ):
+        measured = max(cases[key])
+        row = {
+            "config": i,
+            "label": cfg["label"],
+            "link_B_s": cfg["link"],
+            "disk_B_s": cfg["disk"],
+            "case": case,
+            "measured": measured,
+            "repeats": cases[key],
+            "model": pred[case],
+            "err": _err(pred[case], measured),
+            "bottleneck": model.bottleneck(case == "client_hit", case == "server_hit"),
+        }
+        conf = {**configured.case_bandwidths(), "miss_single": configured.miss_bandwidth}[case]
+        row.update(model_configured=conf, err_configured=_err(conf, measured), b4=b4)
+        if case.startswith("miss"):
+            row["resident_after_evict"] = cases["resident_after_evict"]
+        if case == "miss_single":
+            row["model_series"] = series
+            row["err_series"] = _err(series, measured)
+        rows.append(row)
+    return rows
+
+
+def _mixed(topo, client, server, cfg, opts, hits, model, case_bw) -> list[dict]:
+    """Mixed server-hit ratios: evict the file's tail 1 - h_s, read it once."""
+    size = _miss_size(cfg, opts)
+    paths = prepare_files(topo, server, "tnmiss", 1, size)
+    rows = []
+    for h in hits:
+        best, resident = 0.0, []
+        for _ in range(opts["repeats"]):
+            _warm(paths)
+            ev = evict(topo, server, paths, keep=float(h))
+            resident.append(ev[0]["resident_after"])
+            best = max(
+                best, _bw(_one_pass(topo, client, server, "tnmiss", size, cfg, int(opts["bs"]))[0])
+            )
+        expected = float(model.bandwidth(0.0, float(h)))
+        # the same formula on the measured case bandwidths: tests the mixing rule alone
+        # one request in flight, as the mixed pass: the single-request miss
+        from_measured = 1.0 / (h / case_bw["server_hit"] + (1 - h) / case_bw["miss_single"])
+        rows.append(
+            {
+                "server_hit": float(h),
+                "resident_share": float(np.mean(resident)),
+                "measured": best,
+                "model": expected,
+                "err": _err(expected, best),
+                "from_measured_cases": from_measured,
+                "err_from_measured_cases": _err(from_measured, best),
+            }
+        )
+    return rows
+
+
+def _warm(paths) -> None:
+    """Read files from the host (not through the throttle) so all their pages are cached."""
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(8 * MiB):
+                pass
+
+
+def _memcpy(repeats: int) -> list[float]:
+    """memcpy bandwidth, bytes/s, per repeat (qnbench mem copy; STREAM counts bytes twice)."""
+    from ..bench import run as bench_run
+
+    mem = bench_run("mem", mem_op=["copy"], size="16 MiB", runtime="500 ms", repeat=repeats)
+    return [r["throughput_B_s"] / 2 for r in mem.results]
+
+
+def _parts(summary, i, topo, client, server, cfg, opts, model, best, log) -> None:
+    """The mixed-ratio and N-client parts of the study that run on configuration ``i``."""
+    if opts["mixed"] and opts["mixed"]["config"] == i:
+        summary["mixed"] = _mixed(
+            topo, client, server, cfg, opts, opts["mixed"]["server_hit"], model, best
+        )
+    if opts["clients"] and opts["clients"]["config"] == i:
+        summary["clients"] = _clients(
+            topo, client, server, cfg, opts, opts["clients"]["n"], model, log
+        )
+
+
+def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> dict:
+    """Run the NFS validation study ``spec`` on ``topology``; write ``out_dir/summary.json``.
+
+    Brings one testbed up per configuration and ALWAYS down again (also when a measurement
+    or the server fails: the error is raised after ``down``). Returns the summary: ``mape_x``
+    and ``mape_r`` (exact MVA with the measured turnaround vs the N-client curve),
+    ``inside_bounds_share`` (N-client points whose 95 % interval meets the balanced job
+    bounds), ``points`` (the N-client table), ``three_case`` (measured vs model per case and
+    configuration, best repeat), ``mixed``, ``usl``, ``machine``.
+    """
+    opts = parse_spec(spec)
+    if not isinstance(topology, Topology):
+        raise InvalidTypeError(f"topology must be a loaded testbed Topology, got {topology!r}")
+    study_topology(topology, 1e6, 1e6)  # checks the topology before anything runs
+    out_dir = pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {
+        "study": "nfs",
+        "machine": machine_info(),
+        "three_case": [],
+        "calibration": [],
+        "mixed": [],
+        "clients": None,
+        "configs": opts["configs"],
+    }
+    for i, cfg in enumerate(opts["configs"]):
+        topo, client, server = study_topology(topology, cfg["link"], cfg["disk"])
+        up(topo, log=log)
+        try:
+            server_dir(topo, server)
+            if not cfg["cases"]:  # only the mixed or N-client part here, on the configured b4
+                memcpy = _memcpy(1)[0]
+                model = three_case_model(cfg["link"], cfg["disk"], memcpy)
+                _parts(summary, i, topo, client, server, cfg, opts, model, {}, log)
+                continue
+            cases = _measure_cases(topo, client, server, cfg, opts, log)
+            memcpy, b4 = max(cases["memcpy"]), max(cases["disk_rate"])
+            model = three_case_model(cfg["link"], b4, memcpy)
+            configured = three_case_model(cfg["link"], cfg["disk"], memcpy)
+            summary["calibration"].append(
+                {
+                    "config": i,
+                    "memcpy_B_s": cases["memcpy"],
+                    "disk_read_B_s": cases["disk_rate"],
+                    "b1": memcpy,
+                    "b2": model.b2,
+                    "b4": b4,
+                    "b4_configured": cfg["disk"],
+                }
+            )
+            summary["three_case"] += _case_rows(i, cfg, model, cases, configured)
+            best = {r["case"]: r["measured"] for r in summary["three_case"] if r["config"] == i}
+            _parts(summary, i, topo, client, server, cfg, opts, model, best, log)
+        finally:
+            down(topo, log=log)
+    clients = summary.get("clients")
+    pts = clients["points"] if clients else []
+    three = summary["three_case"]
+    summary.update(
+        clients=clients,
+        points=pts,
+        usl=clients["usl"] if clients else None,
+        mape_x=_mape([p["X_mva"] for p in pts], [p["X_measured"] for p in pts]) if pts else None,
+        mape_r=_mape([p["R_mva"] for p in pts], [p["R_measured"] for p in pts]) if pts else None,
+        inside_bounds_share=float(np.mean([p["inside_bounds"] for p in pts])) if pts else None,
+        mape_x_best=_mape([p["X_mva"] for p in pts], [p["X_best"] for p in pts]) if pts else None,
+        mape_r_best=_mape([p["R_mva"] for p in pts], [p["R_best"] for p in pts]) if pts else None,
+        three_case_within_5pct=[abs(r["err"]) <= 0.05 for r in three if r["case"] in CASES],
+        mape_three_case=_mape(
+            [r["model"] for r in three if r["case"] in CASES],
+            [r["measured"] for r in three if r["case"] in CASES],
+        ),
+    )
+    summary["machine"]["loadavg_end"] = list(os.getloadavg())
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m qnmodel.validation.nfs STUDY.toml TOPOLOGY.toml OUT_DIR`` (root)."""
+    import sys
+    import tomllib
+
+    from ..testbed import load_topology
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 3:
+        print(main.__doc__, file=sys.stderr)
+        return 2
+    spec = tomllib.loads(pathlib.Path(args[0]).read_text())
+    summary = run(spec, load_topology(args[1]), pathlib.Path(args[2]), log=print)
+    keys = ("mape_x", "mape_r", "inside_bounds_share", "mape_three_case")
+    print(json.dumps({k: summary[k] for k in keys}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
