@@ -85,7 +85,7 @@ def load_study(path: str | Path) -> tuple[dict, Any]:
         raise InvalidModelError(f"{p}: not valid TOML: {exc}") from None
     study = spec.get("study")
     if not isinstance(study, dict):
-        raise InvalidModelError(f"{p}: a study needs a [study] table with kind = \"...\"")
+        raise InvalidModelError(f'{p}: a study needs a [study] table with kind = "..."')
     kind = study.get("kind")
     if not isinstance(kind, str) or not _KIND_RE.match(kind):
         raise InvalidModelError(f"{p}: study.kind must be a name such as 'raid', got {kind!r}")

@@ -3,7 +3,9 @@
 A study's ``run`` returns a summary whose ``points`` are dicts with at least ``n``,
 ``x_measured``, ``x_ci``, ``r_measured``, ``r_ci``, ``x_model``, ``r_model`` and the bounds
 ``x_lower``, ``x_upper``, ``r_lower``, ``r_upper`` (throughputs in jobs/s, times in s; the
-``*_ci`` are half-widths of 95 % confidence intervals). :func:`summarize` computes the
+``*_ci`` are half-widths of 95 % confidence intervals). An optional ``calibration_rows``
+list (``component``, ``measured``, ``configured``, ``error``) becomes the report's
+calibration table. :func:`summarize` computes the
 figures every study reports from them; :func:`write_outputs` writes ``summary.json``, a
 Markdown + HTML report and the plots.
 
@@ -148,17 +150,22 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
     ]
     for note in summary.get("notes", []):
         lines.append(f"> {note}")
-    if summary.get("calibration"):
-        lines += ["", "## Bottom-up calibration", "", "```json",
-                  json.dumps(_clean(summary["calibration"]), indent=1), "```"]  # fmt: skip
+    rows = summary.get("calibration_rows")
+    if rows:
+        lines += ["", "## Bottom-up calibration", ""]
+        lines.append(markdown_table(
+            ["component", "measured", "configured", "error"],
+            [[r["component"], _num(r.get("measured")), _num(r.get("configured")),
+              _pct(100 * r["error"]) if r.get("error") is not None else ""] for r in rows],
+        ))  # fmt: skip
     for case, pts in groups.items():
         fig = out_dir / f"{_slug(case)}.png"
         _figure(case, pts, fig)
         paths[f"figure:{case}"] = fig
         s = summarize(pts)
-        lines += ["", f"## {case}", "",
-                  f"MAPE X {_pct(s['mape_x'])}, R {_pct(s['mape_r'])}; inside the bounds "
-                  f"{_pct(100 * s['inside_bounds_share'])}", "", f"![{case}]({fig.name})", ""]  # fmt: skip
+        head = (f"MAPE X {_pct(s['mape_x'])}, R {_pct(s['mape_r'])}; inside the bounds "
+                f"{_pct(100 * s['inside_bounds_share'])}")  # fmt: skip
+        lines += ["", f"## {case}", "", head, "", f"![{case}]({fig.name})", ""]
         headers = ["n", "X meas. [1/s]", "X MVA", "R meas. [ms]", "R MVA [ms]", "R bounds [ms]"]
         rows = [
             [str(p["n"]), f"{p['x_measured']:.4g} ± {p['x_ci']:.2g}", f"{p['x_model']:.4g}",
@@ -172,6 +179,10 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
     paths["report"].write_text("\n".join(lines) + "\n", encoding="utf-8")
     paths["html"] = write_html(paths["report"])
     return paths
+
+
+def _num(v: Any) -> str:
+    return "" if v is None else f"{float(v):.5g}"
 
 
 def _slug(text: str) -> str:

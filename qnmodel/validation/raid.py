@@ -52,7 +52,7 @@ from . import LOG
 from ._common import mean_ci, summarize
 from .bottomup import disk_rate, link_rate, master_cpu_per_unit
 
-__all__ = ["run", "parse", "case_model", "machine_info"]
+__all__ = ["run", "parse", "case_model", "predict", "measure", "machine_info", "calibration_rows"]
 
 _KEYS = ("client", "chunk", "populations", "runtime", "warmup", "repeat", "form", "cases")
 _CASE_KEYS = ("raid", "op", "servers", "chunks")
@@ -79,8 +79,10 @@ def parse(spec: dict, topology: Topology | None) -> dict:
     if topology.node(client).role != "client":
         raise InvalidModelError(f"raid.client: {client!r} is not a client of the topology")
     pops = raw.get("populations", [1, 2, 4, 8, 16, 32])
-    if not isinstance(pops, list) or not pops or not all(
-        isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 256 for n in pops
+    if (
+        not isinstance(pops, list)
+        or not pops
+        or not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 256 for n in pops)
     ):
         raise InvalidModelError(f"raid.populations must be integers 1..256, got {pops!r}")
     repeat = raw.get("repeat", 3)
@@ -268,10 +270,10 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
     machine["load_average_after"] = list(os.getloadavg())
     summary = dict(
         kind="raid", title=spec["study"].get("title", "networked RAID (seed 002)"),
-        topology=topo.source, machine=machine, settings={k: v for k, v in p.items()
-                                                          if k != "cases"},
-        calibration=_calibration_errors(cal), cases=cases, points=points, **summarize(points),
-        goodput_factor=GOODPUT_FACTOR,
+        topology=topo.source, machine=machine,
+        settings={k: v for k, v in p.items() if k != "cases"},
+        calibration=_calibration_errors(cal), calibration_rows=calibration_rows(cal),
+        cases=cases, points=points, **summarize(points), goodput_factor=GOODPUT_FACTOR,
     )  # fmt: skip
     mf = [abs(c["mape_x"]) for c in cases]
     summary["notes"] = [
@@ -286,8 +288,8 @@ def _calibration_errors(cal: dict) -> dict:
     """The calibration with each measured rate's error against the configured one."""
     doc = dict(cal)
     errs = []
-    for name, ops in cal["links"].items():
-        for op, m in ops.items():
+    for ops in cal["links"].values():
+        for m in ops.values():
             if m.get("configured"):
                 m["error"] = m["rate"] / m["configured"] - 1.0
                 errs.append(abs(m["error"]))
@@ -297,3 +299,19 @@ def _calibration_errors(cal: dict) -> dict:
             errs.append(abs(m["error"]))
     doc["max_abs_error"] = max(errs) if errs else None
     return doc
+
+
+def calibration_rows(cal: dict) -> list[dict]:
+    """One row per calibrated component: measured and configured value, relative error."""
+    rows = []
+    for name, ops in cal["links"].items():
+        for op, m in ops.items():
+            rows.append(dict(component=f"link {name} ({op}), B/s", measured=m["rate"],
+                             configured=m.get("configured"), error=m.get("error")))  # fmt: skip
+    for name, m in cal["disks"].items():
+        rows.append(dict(component=f"disk {name} ({m['engine']}), B/s", measured=m["rate"],
+                         configured=m.get("configured"), error=m.get("error")))  # fmt: skip
+    for label, m in cal["cpu"].items():
+        rows.append(dict(component=f"master CPU per chunk, s ({label})",
+                         measured=m["time_per_unit"], configured=None, error=None))  # fmt: skip
+    return rows

@@ -42,9 +42,7 @@ disk = {{ kind = "throttled", path = "{path}", read_rate = "20 MB/s" }}
 @needs_root
 def test_calibration_recovers_link_rate_and_disk_throttle(tmp_path):
     disk_parent = Path("/var/tmp")
-    topo = testbed.load_topology(
-        write_topology(tmp_path, CAL_TOPOLOGY.format(path=disk_parent))
-    )
+    topo = testbed.load_topology(write_topology(tmp_path, CAL_TOPOLOGY.format(path=disk_parent)))
     testbed.up(topo)
     try:
         read = bottomup.link_rate(topo, "c1", "s1", op="read")

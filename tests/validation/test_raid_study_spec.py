@@ -33,7 +33,10 @@ def test_example_studies_parse(topo):
     p = rs.parse(load_study(EXAMPLES / "raid_study.toml")[0], topo)
     assert len(p["cases"]) == 10
     assert {(c["raid"], c["op"]) for c in p["cases"]} == {
-        ("raid0", "read"), ("raid0", "write"), ("raid5", "read"), ("raid5", "write")
+        ("raid0", "read"),
+        ("raid0", "write"),
+        ("raid5", "read"),
+        ("raid5", "write"),
     }
     # defaults: a stripe's data per request
     assert [c["chunks"] for c in p["cases"][:3]] == [2, 3, 4]

@@ -89,7 +89,8 @@ def test_validate_dispatches_and_writes(tmp_path, fake_kind):
 def test_validate_command(tmp_path, fake_kind, capsys):
     study = write(tmp_path, '[study]\nkind = "fake"\n')
     assert main(["validate", str(study), "--out", str(tmp_path / "o")]) == 0
-    assert "MAPE X 15.0 %, R 25.0 %; inside the bounds 50.0 % of 2 points" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "MAPE X 15.0 %, R 25.0 %; inside the bounds 50.0 % of 2 points" in out
     assert main(["validate", str(study), "--out", str(tmp_path / "o")]) == 1
     assert "already holds results" in capsys.readouterr().err
 
