@@ -50,7 +50,7 @@ def test_recorded_summary_is_consistent():
 @pytest.mark.notebook
 def test_testbed_raid_notebook(tmp_path, monkeypatch):
     drop_source_tree(monkeypatch)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # draw inline, as a reader sees it
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
         "commit the notebook without outputs"
