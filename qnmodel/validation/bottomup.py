@@ -2,7 +2,7 @@
 
 Never fitted to the end-to-end curve that the model is then compared with:
 
-* a link's rate: bulk TCP transfers (qnbench ``tcp`` client, 256 KiB requests, two streams)
+* a link's rate: bulk TCP transfers (qnbench ``tcp`` client, 64 KiB requests, two streams)
   between two nodes through their shaped links, best of 3 repeats; the wire rate is the
   goodput divided by the TCP payload share of a frame, 1448 / 1514 at MTU 1500
   (:data:`qnmodel.testbed.GOODPUT_FACTOR`);
@@ -24,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from ..models.storage_corrected import moved_bytes
@@ -47,15 +48,16 @@ def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
     node = topo.node(server)
     if node.service != "tcp":
         raise TestbedError(f"link calibration needs a tcp server, {server!r} runs {node.service}")
-    bs, jobs = 262144, 2
+    bs, jobs = 65536, 2
     trace = bench_in(topo, client, "tcp", tcp_role="client", host=topo.address(server),
                      port=node.port, rw=op, bs=bs, jobs=jobs, runtime=runtime,
                      warmup="200 ms", repeat=repeat)  # fmt: skip
-    # Little's law, jobs x bs / mean response time: free of the +-1 request edge effect of
-    # counting the completions inside a short window (8 % of 1 MiB requests in 1 s)
-    good = [jobs * bs / float(r["latency_s"]["mean"]) for r in trace.results]
-    # the shaper caps every repeat and other work on the machine only lowers one (a busy
-    # 2-core machine gave repeats 22 % low): the best repeat is the link's
+    # Bytes completed in the window, best repeat: the shaper caps every repeat and other work
+    # only slows one (a busy 2-core machine gave repeats 22 % low). Small requests keep the
+    # +-1 request edge effect of a 1 s window near 1 %; Little's law (jobs x bs / R) would
+    # not do here, as a descheduled client leaves fewer than ``jobs`` requests in flight
+    # (it read 6 % above the cap under load).
+    good = _best(trace, "throughput_B_s")
     best = max(good)
     return {"rate": best / GOODPUT_FACTOR, "goodput": best, "repeats": good,
             "configured": node.link.rate, "op": op}  # fmt: skip
@@ -63,7 +65,7 @@ def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
 
 def disk_rate(topo: Topology, server: str, *, op: str = "read", runtime: Any = "1 s",
               repeat: int = 3, bs: Any = "1 MiB", state_dir: Any = None) -> dict:  # fmt: skip
-    """A server's disk rate in bytes/s, measured in its own namespace (best of repeats).
+    """A server's disk rate in bytes/s, measured in its own namespace (median of repeats).
 
     Returns ``rate``, the repeats, the engine used and the configured rate (None when the
     topology gives none).
@@ -88,8 +90,9 @@ def disk_rate(topo: Topology, server: str, *, op: str = "read", runtime: Any = "
         engine = "file direct (blkio group)" if throttled else "file sync"
         configured = (d.read_rate if op == "read" else d.write_rate) if throttled else None
     rates = _best(trace, "throughput_B_s")
-    # best of the repeats, as for links: a throttle caps each one, contention only slows one
-    return {"rate": max(rates), "repeats": rates, "engine": engine,
+    # the median, not the best: a blkio throttle lets a repeat that follows an idle gap run
+    # ahead (one of three read 22.0 MB/s through a 20 MB/s throttle, the others 19.92)
+    return {"rate": statistics.median(rates), "repeats": rates, "engine": engine,
             "configured": configured, "op": op}  # fmt: skip
 
 

@@ -196,10 +196,7 @@ def _calibrate(topo: Topology, p: dict) -> dict:
     tcp = [s for s in topo.servers if s.service == "tcp"][:used]
     links = {}
     for s in tcp:
-        links[s.name] = {
-            op: link_rate(topo, client, s.name, op=op, runtime=CAL_RUNTIME)
-            for op in ("read", "write")
-        }
+        links[s.name] = {op: link_rate(topo, client, s.name, op=op) for op in ("read", "write")}
         LOG.info("link %s: read %.4g B/s, write %.4g B/s", s.name,
                  links[s.name]["read"]["rate"], links[s.name]["write"]["rate"])  # fmt: skip
     disks = {s.name: disk_rate(topo, s.name, runtime=CAL_RUNTIME) for s in tcp}
