@@ -179,7 +179,7 @@ def test_frozen_and_hashable():
 
 
 def test_parameter_table_is_complete():
-    assert set(PARAMETERS) | {"raid", "op", "server_terms"} == {
+    assert set(PARAMETERS) | {"raid", "op", "server_terms", "form"} == {
         f.name for f in __import__("dataclasses").fields(NetworkedRAID)
     }
 

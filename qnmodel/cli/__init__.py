@@ -12,6 +12,7 @@ Sub-commands
 ``calibrate``  fit a model from qnbench traces and compare it with the measured curve
 ``check``      bottom-up check: component figures against their peaks and across nodes
 ``testbed``    bring a namespace testbed (shaped links, NFS and block servers) up or down
+``validate``   run a validation study on a testbed: calibrate bottom-up, measure, compare
 
 Conventions: data (table, CSV or JSON) goes to stdout and JSON output is
 alone there; progress and diagnostics go to stderr. Exit status 0 on

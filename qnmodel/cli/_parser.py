@@ -274,4 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..testbed import command as testbed_command  # `qnmodel testbed up|down|status`
 
     testbed_command.register(add)
+    from ..validation import command as validate_command  # `qnmodel validate STUDY --out DIR`
+
+    validate_command.register(add)
     return parser

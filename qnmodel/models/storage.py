@@ -44,6 +44,10 @@ Readings where the paper is ambiguous
   ``"one_server"`` drops the 1/STP_m (each server does its share of every
   job); ``"all_servers"`` lumps all servers' work into one station. See
   :func:`qnmodel.demands.raid_bytes.server_visit_ratio`.
+* ``form``: ``"paper"`` (default, eqs. 2-10 as printed: the paper's figures stay
+  reproducible) or ``"corrected"``: the master NIC and the network are one pipelined stage
+  and each link direction is its own station, and a RAID5 write smaller than a stripe is a
+  read-modify-write (:mod:`qnmodel.models.storage_corrected`, measured on ``qnmodel testbed``).
 * ``network(expand_servers=True)`` builds STP_m server branches (NIC, CPU,
   disk each) instead of the paper's single one.
 * ``network(structure="forkjoin")`` forks each job over the STP_m storage
@@ -84,6 +88,7 @@ from ..solvers.forkjoin import ForkJoinResult
 from ..solvers.forkjoin import fork_join as _solve_fork_join
 from ..solvers.mva import mva as _solve_mva
 from .raid import disk_demand_multipliers
+from .storage_corrected import corrected_demands
 from .storage_params import (  # the paper's parameters and formulas (re-exported here)
     CHOICES,
     CUI2006,
@@ -152,6 +157,10 @@ class NetworkedRAID:
         Operation of every job.
     server_terms : {"paper", "one_server", "all_servers"}
         Reading of the storage-server terms (module docstring).
+    form : {"paper", "corrected"}
+        Demand composition: the paper's eqs. 2-10 (default) or the testbed-corrected one of
+        :mod:`qnmodel.models.storage_corrected` (stations ``cpu_master, link_out, link_in,
+        cpu_server, disk``).
 
     Examples
     --------
@@ -180,6 +189,7 @@ class NetworkedRAID:
     raid: str = "raid5"
     op: str = "write"
     server_terms: str = "paper"
+    form: str = "paper"
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -382,7 +392,7 @@ class NetworkedRAID:
         ``nic_master`` (D_Nm), ``network`` (D_Net), ``nic_server`` (D_Nsn),
         ``cpu_server`` (D_Csn), ``disk`` (D_d).
         """
-        d = networked_raid_demands(self.parameters(), self.raid, self.op, self.server_terms)
+        d = _compose(self.parameters(), self.raid, self.op, self.server_terms, self.form)
         return {k: float(v) for k, v in d.items()}
 
     def demand_grid(self, **values: Any) -> dict[str, np.ndarray]:
@@ -402,7 +412,8 @@ class NetworkedRAID:
             As :meth:`demands`, broadcast to the common shape.
         """
         params = self.parameters()
-        choice = {"raid": self.raid, "op": self.op, "server_terms": self.server_terms}
+        choice = {"raid": self.raid, "op": self.op, "server_terms": self.server_terms,
+                  "form": self.form}  # fmt: skip
         for key, v in values.items():
             name = _field_name(key)
             if name in CHOICES:
@@ -412,7 +423,7 @@ class NetworkedRAID:
         w = np.asarray(params["stripe_width"])
         # Keep the raid1 / minimum width rules of the constructor (kernels check them too).
         _d.raid_byte_factor(choice["raid"], choice["op"], w)
-        return networked_raid_demands(params, **choice)
+        return _compose(params, **choice)
 
     def network(
         self,
@@ -496,10 +507,11 @@ class NetworkedRAID:
                 f"got expand_servers={expand_servers!r}, disk_array={disk_array!r}"
             )
         d = self.demands()
-        one = networked_raid_demands(self.parameters(), self.raid, self.op, "one_server")
-        member = float(one["nic_server"] + one["cpu_server"] + one["disk"])
+        one = _compose(self.parameters(), self.raid, self.op, "one_server", self.form)
+        member = float(sum(one[k] for k in ("nic_server", "cpu_server", "disk") if k in one))
         branches = [Station(f"server_{i}", member) for i in range(1, self.stripe_width + 1)]
-        stations = [Station(k, d[k]) for k in ("cpu_master", "nic_master", "network")]
+        master = [k for k in d if k not in ("nic_server", "cpu_server", "disk")]
+        stations = [Station(k, d[k]) for k in master]
         stations.append(ForkJoin("storage_servers", branches))
         return Network(tuple(stations), think_time=think_time)
 
@@ -549,7 +561,10 @@ class NetworkedRAID:
         """A short multi-line text: parameters with units, then demands."""
         from ..units import format_quantity
 
-        lines = [f"NetworkedRAID({self.raid}, {self.op}, server_terms={self.server_terms})"]
+        lines = [
+            f"NetworkedRAID({self.raid}, {self.op}, server_terms={self.server_terms}, "
+            f"form={self.form})"
+        ]
         for name, (sym, kind, _unit, desc) in PARAMETERS.items():
             v = getattr(self, name)
             if kind == "size":
@@ -563,3 +578,10 @@ class NetworkedRAID:
         for k, v in self.demands().items():
             lines.append(f"    {k:<12} {v:.6g}")
         return "\n".join(lines)
+
+
+def _compose(params, raid: str, op: str, server_terms: str, form: str = "paper") -> dict:
+    """The demands of ``form``: the paper's eqs. 2-10 or the corrected composition."""
+    if form == "corrected":
+        return corrected_demands(params, raid, op, server_terms)
+    return networked_raid_demands(params, raid, op, server_terms)

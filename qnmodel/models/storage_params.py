@@ -24,6 +24,7 @@ from .. import demands as _d
 from .._validate import as_choice, as_positive_int, as_probability, as_quantity
 from ..demands._common import SERVER_TERMS
 from ..errors import InvalidModelError
+from .storage_corrected import FORMS
 
 __all__ = [
     "PARAMETERS",
@@ -64,6 +65,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "raid": _d.RAID_LEVELS,
     "op": _d.OPERATIONS,
     "server_terms": SERVER_TERMS,
+    "form": FORMS,
 }
 
 _POSITIVE = {"stripe_unit", "mss", "frame_size", "link_rate", "disk_rate", "job_size"}
@@ -87,7 +89,7 @@ def _normalise(name: str, value: Any) -> Any:
 def _unknown(name: str) -> str:
     return (
         f"unknown NetworkedRAID parameter {name!r}; fields are {', '.join(PARAMETERS)}, "
-        f"raid, op, server_terms; paper symbols are {', '.join(SYMBOLS)}"
+        f"raid, op, server_terms, form; paper symbols are {', '.join(SYMBOLS)}"
     )
 
 

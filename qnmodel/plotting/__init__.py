@@ -31,6 +31,7 @@ from ._style import BAND_STYLE, time_scale
 from .check import check_figures
 from .curves import bounds_band, bounds_vs_measured, utilization
 from .grids import bottleneck_map, heatmap, sensitivity
+from .validation import validation_curves
 
 __all__ = [
     "bounds_band",
@@ -42,4 +43,5 @@ __all__ = [
     "check_figures",
     "time_scale",
     "BAND_STYLE",
+    "validation_curves",
 ]

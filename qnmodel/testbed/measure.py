@@ -20,6 +20,7 @@ from typing import Any
 from ..bench import BenchTrace, build_command, executable
 from ..bench.launch import mpi_env, mpirun_command
 from .lifecycle import exec_argv, status
+from .services import BLKIO
 from .system import TestbedError
 from .topology import Topology
 
@@ -34,9 +35,18 @@ __all__ = [
 
 
 def bench_in(topo: Topology, node: str, engine: str, *, timeout: float = 600.0,
-             **options: Any) -> BenchTrace:  # fmt: skip
-    """Run qnbench ``engine`` with ``options`` (as :func:`qnmodel.bench.run`) inside ``node``."""
+             throttled: bool = False, **options: Any) -> BenchTrace:  # fmt: skip
+    """Run qnbench ``engine`` with ``options`` (as :func:`qnmodel.bench.run`) inside ``node``.
+
+    ``throttled=True`` runs it inside the blkio group of the node's throttled disk too (as
+    the node's server runs), so file I/O to that disk sees the configured read/write rates.
+    """
     argv = exec_argv(topo, node, build_command(engine, options, executable()))
+    if throttled:
+        if topo.node(node).disk.kind != "throttled":
+            raise TestbedError(f"{node!r} has no throttled disk (throttled=True)")
+        procs = BLKIO / topo.namespace(node) / "cgroup.procs"
+        argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
     cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if cp.returncode != 0:
         raise TestbedError(

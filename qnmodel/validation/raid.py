@@ -1,0 +1,320 @@
+"""The ``raid`` validation study: seed 002's networked RAID on a real testbed.
+
+A master (a client node) stripes RAID0 or RAID5 chunks over the topology's ``tcp`` block
+servers (qnbench ``stripe --member tcp``), each server in its own namespace behind its own
+shaped link. For every case (RAID level, operation, number of servers, request size) the
+study calibrates the model bottom-up (:mod:`qnmodel.validation.bottomup`: link rates, disk
+rates, master CPU per stripe unit -- never the end-to-end curve), predicts X(n) and R(n) with
+:class:`~qnmodel.NetworkedRAID` (``form="corrected"``, one station per server), bounds them
+(BJB, [Cui06] eq. 1), solves exact MVA and the fork-join model, measures the closed loop at
+each population n with repeats and compares.
+
+Study file keys (``[raid]``)::
+
+    client = "master"          # the node that stripes (default: the first client)
+    chunk = "64 KiB"           # stripe unit
+    populations = [1, 2, 4, 8, 16, 32]
+    runtime = "1 s"            # measured time per point and repeat
+    warmup = "500 ms"
+    repeat = 3                 # repeats per point (the 95 % CIs come from them)
+    form = "corrected"         # or "paper": the model's demand composition
+
+    [[raid.cases]]
+    raid = "raid0"             # "raid0" or "raid5"
+    op = "read"                # "read" or "write"
+    servers = 3                # members: the first K tcp servers of the topology
+    chunks = 3                 # request size in chunks (default: a stripe's data)
+
+References
+----------
+.. [Cui06] Cui B., Liu J., Wang G., Liu J., "Study on I/O response time bounds of network
+   storage systems", Journal on Communications 27(1):69-74, 2006.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_quantity
+from ..errors import InvalidModelError
+from ..models.storage import NetworkedRAID
+from ..network import Network
+from ..solvers.bounds import bounds as _bounds
+from ..solvers.mva import mva as _mva
+from ..testbed import GOODPUT_FACTOR, Topology, bench_in, down, stripe_options, up
+from . import LOG
+from ._common import mean_ci, summarize
+from .bottomup import disk_rate, link_rate, master_cpu_per_unit
+
+__all__ = ["run", "parse", "case_model", "predict", "measure", "machine_info", "calibration_rows"]
+
+_KEYS = ("client", "chunk", "populations", "runtime", "warmup", "repeat", "form", "cases")
+_CASE_KEYS = ("raid", "op", "servers", "chunks")
+#: TCP payload and Ethernet frame at MTU 1500 with timestamps (what tc counts)
+MSS, FRAME = 1448.0, 1514.0
+#: measured time of each calibration run (three repeats each)
+CAL_RUNTIME = "0.5 s"
+
+
+def parse(spec: dict, topology: Topology | None) -> dict:
+    """Validate the ``[raid]`` table against the topology; returns it with defaults filled."""
+    if topology is None:
+        raise InvalidModelError("a raid study needs study.topology (its testbed)")
+    raw = spec.get("raid")
+    if not isinstance(raw, dict):
+        raise InvalidModelError("a raid study needs a [raid] table")
+    for k in raw:
+        if k not in _KEYS:
+            raise InvalidModelError(f"raid.{k}: unknown key (allowed: {', '.join(_KEYS)})")
+    tcp = [s for s in topology.servers if s.service == "tcp"]
+    if not tcp:
+        raise InvalidModelError(f"{topology.source}: a raid study needs tcp servers")
+    client = raw.get("client", topology.clients[0].name)
+    if topology.node(client).role != "client":
+        raise InvalidModelError(f"raid.client: {client!r} is not a client of the topology")
+    pops = raw.get("populations", [1, 2, 4, 8, 16, 32])
+    if (
+        not isinstance(pops, list)
+        or not pops
+        or not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 256 for n in pops)
+    ):
+        raise InvalidModelError(f"raid.populations must be integers 1..256, got {pops!r}")
+    repeat = raw.get("repeat", 3)
+    if not isinstance(repeat, int) or not 1 <= repeat <= 50:
+        raise InvalidModelError(f"raid.repeat must be an integer 1..50, got {repeat!r}")
+    form = raw.get("form", "corrected")
+    if form not in ("paper", "corrected"):
+        raise InvalidModelError(f"raid.form must be 'paper' or 'corrected', got {form!r}")
+    out = dict(
+        client=client, chunk=as_quantity(raw.get("chunk", 65536), "raid.chunk", "size",
+                                          positive=True),
+        populations=sorted(set(pops)), repeat=repeat, form=form,
+        runtime=as_quantity(raw.get("runtime", "1 s"), "raid.runtime", "time", positive=True),
+        warmup=as_quantity(raw.get("warmup", "500 ms"), "raid.warmup", "time"),
+    )  # fmt: skip
+    cases = raw.get("cases") or [{"raid": "raid0", "op": "read", "servers": len(tcp)}]
+    out["cases"] = [_case(c, i, len(tcp)) for i, c in enumerate(cases)]
+    return out
+
+
+def _case(c: Any, i: int, k_max: int) -> dict:
+    name = f"raid.cases[{i}]"
+    if not isinstance(c, dict):
+        raise InvalidModelError(f"{name} must be a table, got {c!r}")
+    for k in c:
+        if k not in _CASE_KEYS:
+            raise InvalidModelError(f"{name}.{k}: unknown key (allowed: {', '.join(_CASE_KEYS)})")
+    raid = {0: "raid0", 5: "raid5"}.get(c.get("raid"), c.get("raid", "raid0"))
+    if raid not in ("raid0", "raid5"):
+        raise InvalidModelError(f"{name}.raid must be 'raid0' or 'raid5', got {c.get('raid')!r}")
+    op = c.get("op", "read")
+    if op not in ("read", "write"):
+        raise InvalidModelError(f"{name}.op must be 'read' or 'write', got {op!r}")
+    k = c.get("servers", k_max)
+    low = 3 if raid == "raid5" else 2
+    if not isinstance(k, int) or not low <= k <= k_max:
+        raise InvalidModelError(
+            f"{name}.servers must be {low}..{k_max} (the topology's tcp servers) for {raid}, "
+            f"got {k!r}"
+        )
+    data = k - 1 if raid == "raid5" else k
+    chunks = c.get("chunks", data)
+    if not isinstance(chunks, int) or chunks < 1:
+        raise InvalidModelError(f"{name}.chunks must be a positive integer, got {chunks!r}")
+    label = f"{raid.upper()} {op}, {k} servers, {chunks} x chunk"
+    return dict(raid=raid, op=op, servers=k, chunks=chunks, label=label)
+
+
+def case_model(case: dict, cal: dict, chunk: float, form: str = "corrected") -> NetworkedRAID:
+    """The bottom-up :class:`NetworkedRAID` of one case from the calibration ``cal``.
+
+    ``cal`` holds ``link_rate`` (bytes/s), ``disk_rate`` (bytes/s) and ``time_per_unit``
+    (master CPU seconds per stripe unit moved). Servers' own CPU is in the loopback time
+    (see :mod:`qnmodel.validation.bottomup`); seek and rotation are zero (memory disks).
+    """
+    return NetworkedRAID(
+        job_size=case["chunks"] * chunk, stripe_unit=chunk, stripe_width=case["servers"],
+        master_time_per_unit=cal["time_per_unit"], master_time_per_packet=0.0,
+        server_time_per_unit=0.0, server_time_per_packet=0.0, link_rate=cal["link_rate"],
+        disk_seek=0.0, disk_latency=0.0, disk_rate=cal["disk_rate"], mss=MSS,
+        frame_size=FRAME, raid=case["raid"], op=case["op"], server_terms="one_server",
+        form=form,
+    )  # fmt: skip
+
+
+def _network(model: NetworkedRAID) -> Network:
+    """One station per server (the physical topology), stations of zero demand left out."""
+    net = model.network(expand_servers=True)
+    keep = [(s.name, s.demand) for s in net.stations if s.demand > 0.0]
+    return Network.from_demands([d for _, d in keep], names=[n for n, _ in keep])
+
+
+def predict(model: NetworkedRAID, populations: list[int]) -> dict[int, dict]:
+    """Exact MVA, BJB bounds and fork-join MVA of ``model`` at each population."""
+    net = _network(model)
+    top = max(populations)
+    m, b = _mva(net, top), _bounds(net, top, method="bjb")
+    fj = model.fork_join(top)
+    out = {}
+    for n in populations:
+        i = n - 1
+        out[n] = dict(
+            x_model=float(m.throughput[i]), r_model=float(m.response_time[i]),
+            x_lower=float(b.throughput_lower[i]), x_upper=float(b.throughput_upper[i]),
+            r_lower=float(b.response_time_lower[i]), r_upper=float(b.response_time_upper[i]),
+            x_forkjoin=float(fj.throughput[i]), r_forkjoin=float(fj.response_time[i]),
+        )  # fmt: skip
+    return out
+
+
+def machine_info() -> dict:
+    """The machine a study ran on, and when (UTC)."""
+    try:
+        model = next(
+            (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+             if line.startswith("model name")), platform.processor(),
+        )  # fmt: skip
+    except OSError:
+        model = platform.processor()
+    return dict(
+        date=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        cpu=model, cores=os.cpu_count(), kernel=platform.release(),
+        load_average=list(os.getloadavg()), python=platform.python_version(),
+    )  # fmt: skip
+
+
+def _calibrate(topo: Topology, p: dict) -> dict:
+    """Links and disks once, master CPU per case (module docstring)."""
+    client = p["client"]
+    used = max(c["servers"] for c in p["cases"])
+    tcp = [s for s in topo.servers if s.service == "tcp"][:used]
+    links = {}
+    for s in tcp:
+        links[s.name] = {op: link_rate(topo, client, s.name, op=op) for op in ("read", "write")}
+        LOG.info("link %s: read %.4g B/s, write %.4g B/s", s.name,
+                 links[s.name]["read"]["rate"], links[s.name]["write"]["rate"])  # fmt: skip
+    disks = {s.name: disk_rate(topo, s.name, runtime=CAL_RUNTIME) for s in tcp}
+    cpu = {}
+    for c in p["cases"]:
+        cpu[c["label"]] = master_cpu_per_unit(topo, client, raid=c["raid"], op=c["op"],
+                                              chunks=c["chunks"], chunk=p["chunk"],
+                                              servers=c["servers"],
+                                              runtime=CAL_RUNTIME)  # fmt: skip
+        LOG.info("master CPU, %s: %.3g s per chunk", c["label"],
+                 cpu[c["label"]]["time_per_unit"])  # fmt: skip
+    return {"links": links, "disks": disks, "cpu": cpu}
+
+
+def _case_calibration(cal: dict, case: dict, tcp_names: list[str]) -> dict:
+    names = tcp_names[: case["servers"]]
+    rates = [cal["links"][s][op]["rate"] for s in names for op in ("read", "write")]
+    return dict(
+        link_rate=float(np.median(rates)),
+        disk_rate=float(np.median([cal["disks"][s]["rate"] for s in names])),
+        time_per_unit=cal["cpu"][case["label"]]["time_per_unit"],
+    )
+
+
+def measure(topo: Topology, p: dict, case: dict) -> dict[int, dict]:
+    """The closed loop at every population: X and R means with 95 % CIs over the repeats.
+
+    Also the best repeat (``x_best``, ``r_best``): other work on the machine can only slow a
+    repeat down, so the best one is the least disturbed.
+    """
+    opts = stripe_options(topo, raid=5 if case["raid"] == "raid5" else 0, chunk=p["chunk"])
+    opts["members"] = case["servers"]
+    trace = bench_in(topo, p["client"], "stripe", rw=case["op"], bs=case["chunks"] * p["chunk"],
+                     jobs=p["populations"], runtime=p["runtime"], warmup=p["warmup"],
+                     repeat=p["repeat"], **opts)  # fmt: skip
+    out: dict[int, dict] = {}
+    for n in p["populations"]:
+        rs = [r for r in trace.results if r["jobs"] == n]
+        x, x_ci = mean_ci([r["throughput_ops_s"] for r in rs])
+        r, r_ci = mean_ci([r["latency_s"]["mean"] for r in rs])
+        out[n] = dict(x_measured=x, x_ci=x_ci, r_measured=r, r_ci=r_ci,
+                      r_p99=max(r["latency_s"]["p99"] for r in rs), x_little=n / r,
+                      x_best=max(r["throughput_ops_s"] for r in rs),
+                      r_best=min(r["latency_s"]["mean"] for r in rs),
+                      repeats=len(rs))  # fmt: skip
+    return out
+
+
+def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
+    """Up, calibrate bottom-up, predict, measure, compare, down (always); the summary."""
+    p = parse(spec, topology)
+    topo = topology
+    tcp_names = [s.name for s in topo.servers if s.service == "tcp"]
+    machine = machine_info()
+    LOG.info("testbed %s up", topo.name)
+    up(topo)
+    try:
+        cal = _calibrate(topo, p)
+        points, cases = [], []
+        for case in p["cases"]:
+            ccal = _case_calibration(cal, case, tcp_names)
+            model = case_model(case, ccal, p["chunk"], p["form"])
+            pred = predict(model, p["populations"])
+            LOG.info("measuring %s at n = %s", case["label"], p["populations"])
+            meas = measure(topo, p, case)
+            pts = [dict(n=n, case=case["label"], **meas[n], **pred[n]) for n in p["populations"]]
+            points += pts
+            cases.append(dict(case, calibration=ccal, demands=model.demands(), **summarize(pts)))
+            LOG.info("%s: MAPE X %.1f %%, R %.1f %%", case["label"], cases[-1]["mape_x"],
+                     cases[-1]["mape_r"])  # fmt: skip
+    finally:
+        down(topo)
+        LOG.info("testbed %s down", topo.name)
+    machine["load_average_after"] = list(os.getloadavg())
+    summary = dict(
+        kind="raid", title=spec["study"].get("title", "networked RAID (seed 002)"),
+        topology=topo.source, machine=machine,
+        settings={k: v for k, v in p.items() if k != "cases"},
+        calibration=_calibration_errors(cal), calibration_rows=calibration_rows(cal),
+        cases=cases, points=points, **summarize(points), goodput_factor=GOODPUT_FACTOR,
+    )  # fmt: skip
+    mf = [abs(c["mape_x"]) for c in cases]
+    summary["notes"] = [
+        f"model: NetworkedRAID(form={p['form']!r}) per case, exact MVA over one station per "
+        "server; BJB bounds; fork-join MVA (Varki) beside it",
+        f"worst case MAPE of X: {max(mf):.1f} % ({cases[int(np.argmax(mf))]['label']})",
+    ]
+    return summary
+
+
+def _calibration_errors(cal: dict) -> dict:
+    """The calibration with each measured rate's error against the configured one."""
+    doc = dict(cal)
+    errs = []
+    for ops in cal["links"].values():
+        for m in ops.values():
+            if m.get("configured"):
+                m["error"] = m["rate"] / m["configured"] - 1.0
+                errs.append(abs(m["error"]))
+    for _name, m in cal["disks"].items():
+        if m.get("configured"):
+            m["error"] = m["rate"] / m["configured"] - 1.0
+            errs.append(abs(m["error"]))
+    doc["max_abs_error"] = max(errs) if errs else None
+    return doc
+
+
+def calibration_rows(cal: dict) -> list[dict]:
+    """One row per calibrated component: measured and configured value, relative error."""
+    rows = []
+    for name, ops in cal["links"].items():
+        for op, m in ops.items():
+            rows.append(dict(component=f"link {name} ({op}), B/s", measured=m["rate"],
+                             configured=m.get("configured"), error=m.get("error")))  # fmt: skip
+    for name, m in cal["disks"].items():
+        rows.append(dict(component=f"disk {name} ({m['engine']}), B/s", measured=m["rate"],
+                         configured=m.get("configured"), error=m.get("error")))  # fmt: skip
+    for label, m in cal["cpu"].items():
+        rows.append(dict(component=f"master CPU per chunk, s ({label})",
+                         measured=m["time_per_unit"], configured=None, error=None))  # fmt: skip
+    return rows
