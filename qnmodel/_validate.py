@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import stat
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .errors import InvalidModelError, InvalidTypeError, UnitError
+from .errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError, UnitError
 from .units import DIMENSIONS, parse
 
 __all__ = [
@@ -35,7 +37,23 @@ __all__ = [
     "as_positive_int",
     "check_same_length",
     "as_named_items",
+    "read_text_file",
+    "max_memory",
+    "check_memory",
+    "MAX_INPUT_BYTES",
+    "DEFAULT_MAX_MEMORY",
 ]
+
+#: Largest text input file (model, trace, topology, hardware, JMVA) read, in bytes: the
+#: biggest real one is a few MiB (a long qnbench trace with samples); anything larger is
+#: refused before it is read into memory.
+MAX_INPUT_BYTES = 64 * 2**20
+
+#: Memory an exact recursion may allocate for its results and working arrays by default,
+#: bytes; the environment variable ``QNMODEL_MAX_MEMORY`` (e.g. ``"8 GiB"``) or a
+#: ``max_memory`` argument where a solver has one overrides it.
+DEFAULT_MAX_MEMORY = 1 << 30
+MAX_MEMORY_ENV = "QNMODEL_MAX_MEMORY"
 
 
 def _is_real_number(x: Any) -> bool:
@@ -353,3 +371,77 @@ def as_named_items(values: Any, name: str, types: Any, what: str, noun: str) -> 
             raise InvalidModelError(f"{noun} names must be unique; {v.name!r} appears twice")
         seen.add(v.name)
     return items
+
+
+def read_text_file(
+    path: Any,
+    what: str,
+    *,
+    error: type[InvalidModelError] = InvalidModelError,
+    max_bytes: int | None = None,
+) -> str:
+    """The UTF-8 text of a user's input file, or ``error`` with a message naming the file.
+
+    Refuses, before reading it, a path that is not a regular file (missing, a directory, a
+    device or FIFO) and a file larger than ``max_bytes`` (default :data:`MAX_INPUT_BYTES`);
+    after reading, a file that is not UTF-8 text (binary). ``what`` names the kind of file
+    in the message ("model file", "trace"). Nothing read is ever executed or evaluated.
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidTypeError(f"the {what} path must be a str or path, got {type(path).__name__}")
+    name = os.fspath(path)
+    limit = MAX_INPUT_BYTES if max_bytes is None else int(max_bytes)
+    try:
+        st = os.stat(name)
+    except FileNotFoundError:
+        raise error(f"{name}: no such {what}") from None
+    except OSError as exc:
+        raise error(f"{name}: cannot read the {what} ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise error(f"{name}: cannot read the {what}: {kind}")
+    if st.st_size > limit:
+        raise error(
+            f"{name}: the {what} has {st.st_size} bytes, larger than the {limit} bytes "
+            f"(qnmodel._validate.MAX_INPUT_BYTES) an input file may have; is it the right file?"
+        )
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise error(f"{name}: cannot read the {what} ({exc.strerror})") from None
+    if len(data) > limit:  # grew while we looked
+        raise error(f"{name}: the {what} is larger than {limit} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{name}: not a text file (byte {data[exc.start]:#04x} at offset {exc.start} is not "
+            f"UTF-8): a {what} is UTF-8 text"
+        ) from None
+    if "\x00" in text:
+        i = text.index("\x00")
+        raise error(f"{name}: not a text file (a NUL byte at offset {i}): a {what} is UTF-8 text")
+    return text
+
+
+def max_memory(value: Any = None, name: str = "max_memory") -> float:
+    """The memory limit in bytes: ``value`` (a number of bytes or a size string such as
+    ``"8 GiB"``), else ``$QNMODEL_MAX_MEMORY``, else :data:`DEFAULT_MAX_MEMORY`."""
+    if value is None:
+        env = os.environ.get(MAX_MEMORY_ENV)
+        if not env:
+            return float(DEFAULT_MAX_MEMORY)
+        return as_quantity(env, f"${MAX_MEMORY_ENV}", "size", positive=True)
+    return as_quantity(value, name, "size", positive=True)
+
+
+def check_memory(nbytes: float, what: str, fix: str, limit: Any = None) -> None:
+    """Raise :class:`~qnmodel.errors.LatticeTooLargeError` before allocating ``nbytes``
+    beyond the limit (:func:`max_memory`); ``what`` says what needs it, ``fix`` what to do."""
+    cap = max_memory(limit)
+    if nbytes > cap:
+        raise LatticeTooLargeError(
+            f"{what} would need about {nbytes / 2**20:.4g} MiB, more than the allowed "
+            f"{cap / 2**20:.4g} MiB (max_memory, or ${MAX_MEMORY_ENV}); {fix}"
+        )

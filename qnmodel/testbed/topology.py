@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._validate import as_quantity
+from .._validate import as_quantity, read_text_file
 from ..errors import InvalidModelError, InvalidTypeError
 
 __all__ = [
@@ -335,9 +335,9 @@ def load_topology(path: str | Path) -> Topology:
     """Read and validate a topology TOML file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidModelError(f"cannot read topology {str(p)!r}: {exc.strerror}") from None
+        text = read_text_file(p, "topology")  # missing, binary, enormous
+    except InvalidModelError as exc:
+        raise InvalidModelError(f"cannot read topology {str(p)!r}: {exc}") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

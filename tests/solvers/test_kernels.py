@@ -6,7 +6,6 @@ module builds it with CMake into a temporary directory and loads that file.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,12 +19,14 @@ from qnmodel.solvers._mva_core import exact
 from qnmodel.solvers.amva import _core_numpy
 from qnmodel.solvers.mva_multiclass import _lattice_numpy
 
+from .._ci import IN_CI
+
 CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "solvers" / "_csrc"
 RTOL = 1e-12
 
 
 def _unavailable(reason: str):
-    if os.environ.get("CI") == "true":
+    if IN_CI:
         pytest.fail(f"compiled kernels required in CI: {reason}")
     pytest.skip(reason)
 

@@ -20,14 +20,14 @@ under ``CI=true`` it fails.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 from qnmodel.network import Network
 from qnmodel.solvers import amva, mva_multiclass
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave
+
+from .._ci import IN_CI
 
 pytestmark = pytest.mark.peer
 
@@ -38,7 +38,7 @@ RTOL_AMVA = 1e-8
 def _need(reason: str | None) -> None:
     if reason is None:
         return
-    if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+    if IN_CI:
         pytest.fail(f"peer missing under CI: {reason}")
     pytest.skip(reason)
 

@@ -24,14 +24,14 @@ One Octave process runs every case (a few seconds in all).
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 import qnmodel as qn
 from qnmodel.solvers.mva import mva_load_dependent
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave
+
+from .._ci import IN_CI
 
 # One Octave run serves every test here: keep them on one xdist worker (--dist loadgroup).
 pytestmark = [pytest.mark.peer, pytest.mark.xdist_group("octave_queueing")]
@@ -173,7 +173,7 @@ def octave_out() -> dict[str, np.ndarray]:
     reason = octave_missing_reason("queueing")
     if reason is not None:
         msg = f"peer cross-check needs GNU Octave with 'queueing': {reason}"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        if IN_CI:
             pytest.fail(f"{msg} (CI=true: the peer must be installed, see .ci/run)")
         pytest.skip(msg)
     return parse_tagged(run_octave(_octave_script(), timeout=600))

@@ -4,13 +4,14 @@ Octave's ``qnmix`` does not take), to 1e-9 relative: X_c, Q_ck, R_ck."""
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import qnmodel as qn
+
+from .._ci import IN_CI
 
 pytestmark = pytest.mark.peer
 
@@ -22,7 +23,7 @@ def _need_line_solver():
         from line_solver.api.pfqn.mixed import pfqn_mvamx
     except Exception as exc:  # noqa: BLE001 - any import failure means "peer missing"
         reason = f"line-solver is not importable ({exc}); pip install line-solver"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        if IN_CI:
             pytest.fail(f"peer missing under CI: {reason}")
         pytest.skip(reason)
     return pfqn_mvamx

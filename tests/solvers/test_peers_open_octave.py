@@ -21,7 +21,6 @@ Each test runs one Octave process for all its networks.
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -30,6 +29,8 @@ import pytest
 import qnmodel as qn
 from qnmodel.solvers.mva_ld_general import mva_ld_general
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave
+
+from .._ci import IN_CI
 
 pytestmark = [pytest.mark.peer, pytest.mark.xdist_group("octave_queueing")]
 
@@ -49,7 +50,7 @@ def _octave(script: str) -> dict[str, np.ndarray]:
     reason = octave_missing_reason("queueing")
     if reason is not None:
         msg = f"peer cross-check needs GNU Octave with 'queueing': {reason}"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        if IN_CI:
             pytest.fail(f"{msg} (CI=true: the peer must be installed)")
         pytest.skip(msg)
     return parse_tagged(run_octave(_PRELUDE + script, timeout=600))
