@@ -40,6 +40,7 @@ __all__ = [
     "read_text_file",
     "max_memory",
     "check_memory",
+    "check_time_scale",
     "MAX_INPUT_BYTES",
     "DEFAULT_MAX_MEMORY",
 ]
@@ -423,6 +424,22 @@ def read_text_file(
         i = text.index("\x00")
         raise error(f"{name}: not a text file (a NUL byte at offset {i}): a {what} is UTF-8 text")
     return text
+
+
+def check_time_scale(N: int, total_demand: float, think_time: float) -> None:
+    """Refuse a closed model whose cycle time N (D + Z) overflows float64.
+
+    Exact MVA and the bounds compute R(n) up to about N D and X(n) = n / (Z + R(n)); past
+    1.8e308 s the sum is infinite and X silently becomes 0. Such times are not seconds (a
+    unit mistake); say so rather than return a wrong number.
+    """
+    cycle = float(N) * (float(total_demand) + float(think_time))
+    if not math.isfinite(cycle):
+        raise InvalidModelError(
+            f"N x (total demand + think time) = {N} x ({total_demand!r} s + {think_time!r} s) "
+            "overflows double precision (1.8e308 s): are the times in seconds? (a plain "
+            "number is seconds; write '4.9 ms' for milliseconds)"
+        )
 
 
 def max_memory(value: Any = None, name: str = "max_memory") -> float:

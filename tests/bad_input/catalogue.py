@@ -172,8 +172,8 @@ name = "c1"
 link = { rate = "100 Mbit/s", delay = "1 ms" }
 [[servers]]
 name = "s1"
-service = "block"
-disk = { kind = "ram", size = "64 MiB" }
+service = "nfs"
+disk = { kind = "tmpfs", size = "64 MiB" }
 """
 
 
@@ -309,6 +309,15 @@ ROWS: list[Row] = [
         r"net must be a Network.*list", _call(lambda: qn.mva([0.1], 5))),
     Row(PY, "a population past memory: single-class `mva(net, 10**12)`", "LatticeTooLargeError",
         r"exact MVA of N = 1000000000000 jobs .* more than the allowed 1024 MiB \(max_memory", _call(lambda: qn.mva(_net(), 10**12))),
+    Row(PY, "bounds for a population past memory: `bounds(net, 10**12)`", "LatticeTooLargeError",
+        r"bounds for n = 1\.\.1000000000000 would need .* more than the allowed",
+        _call(lambda: qn.bounds(_net(), 10**12))),
+    Row(PY, "times that overflow (demands of `1e308` s, a unit mistake)", "InvalidModelError",
+        r"overflows double precision .* are the times in seconds",
+        _call(lambda: qn.mva(_net([1e308, 1e308]), 2))),
+    Row(PY, "JMVA text as bytes: `from_jmva(b\"<model/>\")`", "InvalidTypeError",
+        r"text must be a str of JMVA XML, got bytes",
+        _call(lambda: __import__("qnmodel.jmva", fromlist=["x"]).from_jmva(b"<model/>"))),
     Row(PY, "a multi-class lattice past memory", "LatticeTooLargeError",
         r"lattice .* max_memory",
         _call(lambda: qn.mva_multiclass([[0.01, 0.02], [0.02, 0.01], [0.01, 0.01]],
