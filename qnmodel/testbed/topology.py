@@ -177,6 +177,12 @@ def _name(value: Any, field_name: str, maximum: int) -> str:
     return value
 
 
+def check_testbed_name(name: Any) -> str:
+    """A testbed name as the topology file's ``testbed.name`` allows it, or InvalidModelError:
+    it becomes a directory name and a namespace prefix, so ``../x`` or ``/etc`` never pass."""
+    return _name(name, "testbed.name", _TOPO_NAME_MAX)
+
+
 def _rate(value: Any, name: str) -> float:
     v = as_quantity(value, name, "rate", positive=True)
     if v < 1000.0:
