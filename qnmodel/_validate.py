@@ -188,6 +188,23 @@ def as_demand_matrix(demands: Any, name: str = "demands") -> np.ndarray:
     return arr.copy()
 
 
+#: The largest count (population, servers, iterations) accepted: the recursions use counts as
+#: float64, which holds integers exactly only up to 2^53 (and numpy's int64 ends at 2^63).
+MAX_COUNT = 2**53
+
+
+def _at_most_max_count(n: int, name: str, value: Any) -> int:
+    if n > MAX_COUNT:
+        shown = (
+            f"a {len(str(n))}-digit number" if isinstance(value, numbers.Integral) else repr(value)
+        )
+        raise InvalidModelError(
+            f"{name} must be at most 2^53 = {MAX_COUNT} (counts are exact in double precision "
+            f"only up to there), got {shown}"
+        )
+    return n
+
+
 def as_population(N: Any, name: str = "N") -> int:
     """A job population: an integer >= 1 (integral floats such as 3.0 are accepted)."""
     if isinstance(N, bool | np.bool_):
@@ -204,7 +221,7 @@ def as_population(N: Any, name: str = "N") -> int:
         )
     if n < 1:
         raise InvalidModelError(f"{name} must be an integer >= 1, got {N!r}")
-    return n
+    return _at_most_max_count(n, name, N)
 
 
 def as_populations(values: Any, name: str = "population", *, allow_zero: bool = True) -> np.ndarray:
@@ -238,12 +255,16 @@ def as_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     """An integer >= ``minimum`` (booleans and non-integral floats rejected)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise InvalidTypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    f = float(value)
-    if not math.isfinite(f) or f != math.floor(f):
+    if isinstance(value, numbers.Integral):  # exact, however large (float() would overflow)
+        n = int(value)
+    else:
+        f = float(value)
+        if not math.isfinite(f) or f != math.floor(f):
+            raise InvalidModelError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        n = int(f)
+    if n < minimum:
         raise InvalidModelError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if int(f) < minimum:
-        raise InvalidModelError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(f)
+    return _at_most_max_count(n, name, value)
 
 
 def as_servers(value: Any, name: str = "servers") -> int:

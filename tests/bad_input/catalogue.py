@@ -201,6 +201,18 @@ def _hardware(text: str | bytes, *, path: bool = True) -> Callable[[Path], objec
     return run
 
 
+def _jmva_text() -> str:
+    from qnmodel.jmva import to_jmva
+
+    net = qn.MultiClassNetwork((qn.Station("disk", {"a": 0.01}),), (qn.ClosedClass("a", 3, 1.0),))
+    text = to_jmva(net)
+    assert 'population="3"' in text
+    return text
+
+
+JMVA_TEXT = _jmva_text()
+
+
 def _net(demands=(0.01, 0.02), **kw):
     return qn.Network.from_demands(demands, think_time=kw.pop("think_time", 1.0), **kw)
 
@@ -367,6 +379,9 @@ ROWS: list[Row] = [
     Row(PY, "a closed class with a negative population", "InvalidModelError",
         r"ClosedClass 'batch': N must be an integer >= 0, got -2",
         _call(lambda: qn.ClosedClass("batch", -2, 0.0))),
+    Row(PY, "a closed class of 10**30 jobs (past 2^53, where counts stop being exact)",
+        "InvalidModelError", r"ClosedClass 'batch': N must be at most 2\^53 = 9007199254740992 .*got a 31-digit number",
+        _call(lambda: qn.ClosedClass("batch", 10**30, 0.0))),
     Row(PY, "an open class with a negative rate", "InvalidModelError",
         r"arrival_rate must be >= 0, got -1|rate.*-1",
         _call(lambda: qn.OpenClass("web", -1.0))),
@@ -564,6 +579,10 @@ ROWS: list[Row] = [
     Row(JMVA, "an infinite population", "InvalidModelError", r"class 'c' population.*inf",
         _jmva('<model><parameters><classes><closedclass name="c" population="inf"/></classes>'
               "</parameters></model>")),
+    Row(JMVA, "a population of 1e308 (found by the fuzzer: it overflowed int64 deep inside)",
+        "InvalidModelError", r"ClosedClass 'a': N must be at most 2\^53 .* got a 309-digit number",
+        lambda tmp: __import__("qnmodel.jmva", fromlist=["x"]).from_jmva(
+            JMVA_TEXT.replace('population="3"', 'population="1e308"'))),
     Row(JMVA, "a JMVA file that does not exist", "InvalidModelError", r"missing\.jmva: no such JMVA file",
         lambda tmp: __import__("qnmodel.jmva", fromlist=["read_jmva"]).read_jmva(tmp / "missing.jmva")),
     Row(JMVA, "a binary JMVA file", "InvalidModelError", r"m\.jmva: not a text file",
