@@ -79,7 +79,20 @@ name = "disk"
 demand = "10 ms"
 """
 
-HOSTILE_NAMES = ['"../../escaped"', '"/tmp/qnmodel-escaped-abs"', '".."', '"a/b/../../../c"']
+HOSTILE_NAMES = ['"../../escaped"', '"/tmp/qnmodel-escaped-abs"']  # full reports (slow: plots)
+
+
+@pytest.mark.parametrize(
+    ("name", "stem"),
+    [("../../escaped", "_.._escaped"), ("/tmp/abs", "_tmp_abs"), ("..", "model"), ("", "model"),
+     ("a/b/../../../c", "a_b_.._.._.._c"), ("~/x", "_x"), ("..\\..\\win", "_.._win"),
+     ("disk model 1", "disk_model_1"), ("ok-name_1.v2", "ok-name_1.v2")],
+)  # fmt: skip
+def test_a_model_name_becomes_a_file_stem_inside_the_directory(name, stem):
+    from qnmodel.report import output_stem
+
+    assert output_stem(name) == stem
+    assert "/" not in output_stem(name) and not output_stem(name).startswith(".")
 
 
 def _tree(root: Path) -> set[str]:
