@@ -155,3 +155,19 @@ def test_ill_conditioned_device_calibration_warns_instead_of_answering_quietly()
     # A single size is refused outright.
     with pytest.raises(InvalidModelError, match="at least 2 distinct values"):
         fit_device([4096] * 5, [0.004] * 5)
+
+
+def test_open_station_with_a_billion_servers_is_solved_at_once():
+    """Found by the fuzzer's long profile (servers = 6.5e9): the Erlang B recursion ran m
+    steps (minutes for m = 10^9) and the bounds built an array of m rates (48 GiB, the
+    machine's OOM killer); now B stops once it underflows and the bounds need no array."""
+    net = qn.Network.from_demands([0.002, 0.01], servers=[10**9, 1], think_time=1.0)
+    res = qn.open_network(net, 10.0)
+    assert res.residence_time[0, 0] == pytest.approx(0.002, rel=1e-15)  # no wait: C ~ 0
+    assert res.residence_time[0, 1] == pytest.approx(0.01 / (1 - 0.1), rel=1e-14)
+    b = qn.bounds(net, 50, method="aba")
+    assert np.all(np.isfinite(b.throughput_upper))
+    # closed: 50 jobs cycling with Z = 1 s stay below N / (D + Z) = 49.4/s (ABA), queueing a
+    # little at the single server
+    X = qn.mva(net, 50).throughput[-1]
+    assert 0.98 * 50 / 1.012 <= X <= 50 / 1.012

@@ -92,6 +92,8 @@ def erlang_b(m: int, a: Any) -> np.ndarray:
     for j in range(1, int(m) + 1):
         aB = a * B
         B = aB / (j + aB)
+        if not B.any():  # underflowed to 0 (j far above a): it stays 0, stop (m may be 10^9)
+            break
     return B
 
 
@@ -177,7 +179,13 @@ def stretch(
         B = np.ones_like(am)
         for j in range(1, int(m.max()) + 1):
             aB = am * B
-            np.copyto(B, aB / (j + aB), where=(j <= m)[None, :])
+            live = (j <= m)[None, :]
+            np.copyto(B, aB / (j + aB), where=live)
+            # B of a station underflows to 0 once j is far above its load and stays 0: stop
+            # when every station still recursing is there (a station of 10^9 servers at a
+            # load of 10 takes ~200 steps, not 10^9); the result is bit-identical.
+            if not (B * live).any():
+                break
         C = B / (1.0 - (am / m) * (1.0 - B))
         g[:, ms] = 1.0 + C / (m - am)
     return g
