@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import stat
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .errors import InvalidModelError, InvalidTypeError, UnitError
+from .errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError, UnitError
 from .units import DIMENSIONS, parse
 
 __all__ = [
@@ -35,7 +37,24 @@ __all__ = [
     "as_positive_int",
     "check_same_length",
     "as_named_items",
+    "read_text_file",
+    "max_memory",
+    "check_memory",
+    "check_time_scale",
+    "MAX_INPUT_BYTES",
+    "DEFAULT_MAX_MEMORY",
 ]
+
+#: Largest text input file (model, trace, topology, hardware, JMVA) read, in bytes: the
+#: biggest real one is a few MiB (a long qnbench trace with samples); anything larger is
+#: refused before it is read into memory.
+MAX_INPUT_BYTES = 64 * 2**20
+
+#: Memory an exact recursion may allocate for its results and working arrays by default,
+#: bytes; the environment variable ``QNMODEL_MAX_MEMORY`` (e.g. ``"8 GiB"``) or a
+#: ``max_memory`` argument where a solver has one overrides it.
+DEFAULT_MAX_MEMORY = 1 << 30
+MAX_MEMORY_ENV = "QNMODEL_MAX_MEMORY"
 
 
 def _is_real_number(x: Any) -> bool:
@@ -169,6 +188,23 @@ def as_demand_matrix(demands: Any, name: str = "demands") -> np.ndarray:
     return arr.copy()
 
 
+#: The largest count (population, servers, iterations) accepted: the recursions use counts as
+#: float64, which holds integers exactly only up to 2^53 (and numpy's int64 ends at 2^63).
+MAX_COUNT = 2**53
+
+
+def _at_most_max_count(n: int, name: str, value: Any) -> int:
+    if n > MAX_COUNT:
+        shown = (
+            f"a {len(str(n))}-digit number" if isinstance(value, numbers.Integral) else repr(value)
+        )
+        raise InvalidModelError(
+            f"{name} must be at most 2^53 = {MAX_COUNT} (counts are exact in double precision "
+            f"only up to there), got {shown}"
+        )
+    return n
+
+
 def as_population(N: Any, name: str = "N") -> int:
     """A job population: an integer >= 1 (integral floats such as 3.0 are accepted)."""
     if isinstance(N, bool | np.bool_):
@@ -185,7 +221,7 @@ def as_population(N: Any, name: str = "N") -> int:
         )
     if n < 1:
         raise InvalidModelError(f"{name} must be an integer >= 1, got {N!r}")
-    return n
+    return _at_most_max_count(n, name, N)
 
 
 def as_populations(values: Any, name: str = "population", *, allow_zero: bool = True) -> np.ndarray:
@@ -219,12 +255,16 @@ def as_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     """An integer >= ``minimum`` (booleans and non-integral floats rejected)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise InvalidTypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    f = float(value)
-    if not math.isfinite(f) or f != math.floor(f):
+    if isinstance(value, numbers.Integral):  # exact, however large (float() would overflow)
+        n = int(value)
+    else:
+        f = float(value)
+        if not math.isfinite(f) or f != math.floor(f):
+            raise InvalidModelError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        n = int(f)
+    if n < minimum:
         raise InvalidModelError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if int(f) < minimum:
-        raise InvalidModelError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(f)
+    return _at_most_max_count(n, name, value)
 
 
 def as_servers(value: Any, name: str = "servers") -> int:
@@ -353,3 +393,93 @@ def as_named_items(values: Any, name: str, types: Any, what: str, noun: str) -> 
             raise InvalidModelError(f"{noun} names must be unique; {v.name!r} appears twice")
         seen.add(v.name)
     return items
+
+
+def read_text_file(
+    path: Any,
+    what: str,
+    *,
+    error: type[InvalidModelError] = InvalidModelError,
+    max_bytes: int | None = None,
+) -> str:
+    """The UTF-8 text of a user's input file, or ``error`` with a message naming the file.
+
+    Refuses, before reading it, a path that is not a regular file (missing, a directory, a
+    device or FIFO) and a file larger than ``max_bytes`` (default :data:`MAX_INPUT_BYTES`);
+    after reading, a file that is not UTF-8 text (binary). ``what`` names the kind of file
+    in the message ("model file", "trace"). Nothing read is ever executed or evaluated.
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidTypeError(f"the {what} path must be a str or path, got {type(path).__name__}")
+    name = os.fspath(path)
+    limit = MAX_INPUT_BYTES if max_bytes is None else int(max_bytes)
+    try:
+        st = os.stat(name)
+    except FileNotFoundError:
+        raise error(f"{name}: no such {what}") from None
+    except OSError as exc:
+        raise error(f"{name}: cannot read the {what} ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise error(f"{name}: cannot read the {what}: {kind}")
+    if st.st_size > limit:
+        raise error(
+            f"{name}: the {what} has {st.st_size} bytes, larger than the {limit} bytes "
+            f"(qnmodel._validate.MAX_INPUT_BYTES) an input file may have; is it the right file?"
+        )
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise error(f"{name}: cannot read the {what} ({exc.strerror})") from None
+    if len(data) > limit:  # grew while we looked
+        raise error(f"{name}: the {what} is larger than {limit} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{name}: not a text file (byte {data[exc.start]:#04x} at offset {exc.start} is not "
+            f"UTF-8): a {what} is UTF-8 text"
+        ) from None
+    if "\x00" in text:
+        i = text.index("\x00")
+        raise error(f"{name}: not a text file (a NUL byte at offset {i}): a {what} is UTF-8 text")
+    return text
+
+
+def check_time_scale(N: int, total_demand: float, think_time: float) -> None:
+    """Refuse a closed model whose cycle time N (D + Z) overflows float64.
+
+    Exact MVA and the bounds compute R(n) up to about N D and X(n) = n / (Z + R(n)); past
+    1.8e308 s the sum is infinite and X silently becomes 0. Such times are not seconds (a
+    unit mistake); say so rather than return a wrong number.
+    """
+    cycle = float(N) * (float(total_demand) + float(think_time))
+    if not math.isfinite(cycle):
+        raise InvalidModelError(
+            f"N x (total demand + think time) = {N} x ({total_demand!r} s + {think_time!r} s) "
+            "overflows double precision (1.8e308 s): are the times in seconds? (a plain "
+            "number is seconds; write '4.9 ms' for milliseconds)"
+        )
+
+
+def max_memory(value: Any = None, name: str = "max_memory") -> float:
+    """The memory limit in bytes: ``value`` (a number of bytes or a size string such as
+    ``"8 GiB"``), else ``$QNMODEL_MAX_MEMORY``, else :data:`DEFAULT_MAX_MEMORY`."""
+    if value is None:
+        env = os.environ.get(MAX_MEMORY_ENV)
+        if not env:
+            return float(DEFAULT_MAX_MEMORY)
+        return as_quantity(env, f"${MAX_MEMORY_ENV}", "size", positive=True)
+    return as_quantity(value, name, "size", positive=True)
+
+
+def check_memory(nbytes: float, what: str, fix: str, limit: Any = None) -> None:
+    """Raise :class:`~qnmodel.errors.LatticeTooLargeError` before allocating ``nbytes``
+    beyond the limit (:func:`max_memory`); ``what`` says what needs it, ``fix`` what to do."""
+    cap = max_memory(limit)
+    if nbytes > cap:
+        raise LatticeTooLargeError(
+            f"{what} would need about {nbytes / 2**20:.4g} MiB, more than the allowed "
+            f"{cap / 2**20:.4g} MiB (max_memory, or ${MAX_MEMORY_ENV}); {fix}"
+        )

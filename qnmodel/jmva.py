@@ -48,7 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidModelError
+from ._validate import read_text_file
+from .errors import InvalidModelError, InvalidTypeError
 from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import Station
 from .solvers.open import network_model
@@ -169,14 +170,27 @@ def _per_class(el: ET.Element, path: str, names: tuple[str, ...], where: str) ->
     return out
 
 
-def from_jmva(text: str) -> MultiClassNetwork:
+def from_jmva(text: str, source: str = "") -> MultiClassNetwork:
     """Parse JMVA XML text into a :class:`~qnmodel.multiclass.MultiClassNetwork` (see the
     module docstring for the subset read); ``.class_network(0)`` gives the
-    :class:`~qnmodel.network.Network` of a one-class model."""
+    :class:`~qnmodel.network.Network` of a one-class model. ``source`` (a file name) prefixes
+    the messages of syntax errors.
+
+    A document type declaration (``<!DOCTYPE``, entity definitions) is refused: JMVA files
+    have none, and entity expansion is how an XML file blows up memory or reads other files.
+    """
+    if not isinstance(text, str):
+        raise InvalidTypeError(f"text must be a str of JMVA XML, got {type(text).__name__}")
+    where = f"{source}: " if source else ""
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
+        raise InvalidModelError(
+            f"{where}not a JMVA XML document: it declares a document type or entities "
+            "(<!DOCTYPE/<!ENTITY), which JMVA files never do; refused"
+        )
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
-        raise InvalidModelError(f"not a JMVA XML document: {exc}") from None
+        raise InvalidModelError(f"{where}not a JMVA XML document: {exc}") from None
     par = root.find("parameters")
     if root.tag != "model" or par is None:
         raise InvalidModelError("not a JMVA model: expected <model><parameters>")
@@ -277,4 +291,4 @@ def write_jmva(path: str | Path, net: Any, population: Any = None) -> Path:
 
 def read_jmva(path: str | Path) -> MultiClassNetwork:
     """Read a JMVA file written by JMT or :func:`write_jmva`."""
-    return from_jmva(Path(path).read_text(encoding="utf-8"))
+    return from_jmva(read_text_file(Path(path), "JMVA file"), source=str(path))

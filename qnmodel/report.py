@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ import numpy as np
 
 from . import modelfile
 from .calibration.comparison import Comparison, compare
+from .errors import InvalidModelError
 from .report_html import write_html
 from .units import format_quantity
 
@@ -277,6 +279,28 @@ def save_utilization_figure(
 
 
 # -- whole reports --------------------------------------------------------------------------------
+def output_stem(name: str) -> str:
+    """A model's name as a file name inside the output directory.
+
+    The name comes from a model file, so it may be anything (``"../../etc/x"``, ``"/tmp/y"``):
+    every character but letters, digits, ``.``, ``_`` and ``-`` becomes ``_`` and leading dots
+    go, so the files a report writes always land inside ``--out``.
+    """
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).lstrip(".")
+    return stem or "model"
+
+
+def refuse_symlinks(paths: Sequence[Path]) -> None:
+    """Refuse to write through a symbolic link planted where an output file goes: it would
+    overwrite whatever file the link points to, outside the output directory."""
+    for p in paths:
+        if p.is_symlink():
+            raise InvalidModelError(
+                f"{p} is a symbolic link (to {os.readlink(p)!r}): refusing to write through it; "
+                "remove it or write the report to another directory"
+            )
+
+
 def write_model_report(
     spec: modelfile.ModelSpec,
     out_dir: str | os.PathLike,
@@ -303,10 +327,11 @@ def write_model_report(
     out.mkdir(parents=True, exist_ok=True)
     sol = spec.solve()
     comparison = compare(spec.network, measured) if measured is not None else None
-    stem = spec.name.replace(" ", "_")
+    stem = output_stem(spec.name)
     paths: dict[str, Path] = {}
     if model_text is not None:
         paths["model"] = out / f"{stem}.toml"
+        refuse_symlinks([paths["model"]])
         paths["model"].write_text(model_text, encoding="utf-8")
     paths.update(
         {
@@ -317,6 +342,7 @@ def write_model_report(
             "utilization": out / f"{stem}_utilization.png",
         }
     )
+    refuse_symlinks([*paths.values(), out / f"{stem}.html"])
     with paths["csv"].open("w", encoding="utf-8", newline="") as fh:
         write_csv(sol.to_frame(), fh)
     with paths["json"].open("w", encoding="utf-8") as fh:

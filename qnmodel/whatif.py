@@ -56,7 +56,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
-from ._validate import as_population, as_quantity
+from ._validate import as_population, as_quantity, check_memory
 from .errors import InvalidModelError, InvalidTypeError
 from .network import Network
 from .solvers._mva_core import exact
@@ -175,6 +175,13 @@ def solve_grid(
     for meth in methods:
         if meth not in METHODS:
             raise InvalidModelError(f"methods must be a subset of {METHODS}, got {meth!r}")
+    # the result columns (about 16 float64 tables of points x populations, with the MVA's
+    # working rows): refuse before allocating past the memory limit
+    check_memory(
+        8.0 * 16 * P * n_arr.size,
+        f"a what-if grid of {P} points x {n_arr.size} populations",
+        "solve fewer points or populations at a time, or raise the limit",
+    )
     q = ~delay
     per_server = np.where(q[None, :], D / m[None, :], -1.0)
     out: dict[str, np.ndarray] = {"bottleneck": np.argmax(per_server, axis=1)}

@@ -1,8 +1,10 @@
 """Suite-wide test policy.
 
-* Peer cross-checks (marker ``peer``) may skip locally, with a visible reason,
-  when the peer tool is missing; under CI (``CI=true``) a skipped peer test is
-  turned into a failure: the cross-checks must really run there.
+* Any test may skip locally, with a visible reason, when a tool it needs is
+  missing; under CI (``CI`` set to a truthy value, see :mod:`tests._ci`) every
+  skip is turned into a failure, collection-time ones (module-level
+  ``importorskip``) included: peer cross-checks, MPI, fio and iperf3 must really
+  run there.
 * Matplotlib always uses the non-interactive Agg backend.
 * The suite tests what users install: it refuses to run against the source tree
   (``PYTHONPATH=.`` or ``python -m pytest`` from the repository root would import
@@ -21,7 +23,8 @@ import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+from ._ci import IN_CI
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -58,7 +61,21 @@ def pytest_configure(config):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if IN_CI and report.skipped and item.get_closest_marker("peer") is not None:
+    if IN_CI and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
+        what = "peer cross-check" if item.get_closest_marker("peer") is not None else "test"
+        report.outcome = "failed"
+        report.longrepr = f"{what} skipped under CI (must run there): {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """A module skipped at collection (``pytest.importorskip`` at module level) fails under CI."""
+    outcome = yield
+    report = outcome.get_result()
+    if IN_CI and report.skipped:
         reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
-        report.longrepr = f"peer cross-check skipped under CI (must run there): {reason}"
+        report.longrepr = (
+            f"{collector.nodeid} skipped at collection under CI (must run there): {reason}"
+        )

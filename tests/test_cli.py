@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -16,6 +15,8 @@ import pytest
 
 import qnmodel as qn
 from qnmodel import cli, modelfile
+
+from ._ci import IN_CI
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "demo_storage.toml"
@@ -335,7 +336,7 @@ def _qnbench_or_skip():
     try:
         return bench.executable()
     except BenchNotFoundError as exc:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        if IN_CI:
             pytest.fail(f"qnbench must be built under CI: {exc}")
         pytest.skip(f"qnbench is not built here ({exc}); the bench/calibrate CLI is untested")
 

@@ -4,7 +4,6 @@ fits the device, predicts the closed loop and compares (its own cells assert a a
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -18,8 +17,9 @@ nbclient = pytest.importorskip("nbclient", reason="nbclient is needed to run not
 from qnmodel import bench  # noqa: E402
 from qnmodel.errors import BenchNotFoundError  # noqa: E402
 
+from ._ci import IN_CI  # noqa: E402
+
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "calibration_own_machine.ipynb"
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
 # Measures this machine's timing: run alone, after the parallel suite (see Makefile).

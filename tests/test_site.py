@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import re
 import shutil
 import subprocess
@@ -24,12 +23,12 @@ from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
 
+from ._ci import IN_CI
 from ._user_env import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "out" / "test-artifacts" / "site"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 pytestmark = [pytest.mark.alone, pytest.mark.xdist_group("site")]  # one build, shared below
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
@@ -17,6 +16,8 @@ import qnmodel as qn
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
 from qnmodel.models.storage import NetworkedRAID
 from qnmodel.whatif import RESULT_COLUMNS, executor_map, solve_grid, sweep
+
+from ._ci import IN_CI
 
 RTOL = 1e-12
 BOUND_FIELDS = [
@@ -141,7 +142,7 @@ def _dask_distributed():
         import dask.distributed as dd
     except ImportError as exc:
         reason = f"dask[distributed] is not installed (optional extra 'dask'): {exc}"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        if IN_CI:
             pytest.fail(f"under CI the Dask sweep test must run: {reason}")
         pytest.skip(reason)
     return dd

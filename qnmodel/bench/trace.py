@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._validate import read_text_file
 from ..errors import TraceError
 from .schema import LATENCY_KEYS, SAMPLE_KEYS, validate
 
@@ -214,7 +215,7 @@ def load(path: str | os.PathLike) -> BenchTrace:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"cannot read trace {str(path)!r}: {exc.strerror}") from None
+        text = read_text_file(path, "trace", error=TraceError)  # missing, binary, enormous
+    except TraceError as exc:
+        raise TraceError(f"cannot read trace {str(path)!r}: {exc}") from None
     return BenchTrace.from_json(text, source=str(path))

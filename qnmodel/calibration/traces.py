@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validate import as_choice
+from .._validate import as_choice, read_text_file
 from ..bench.schema import SCHEMA_VERSION, validate
 from ..bench.trace import (
     POINT_COLUMNS,
@@ -192,15 +192,7 @@ def load_trace(source: Any, format: str = "auto") -> Trace:
             f"source must be a file path or a parsed JSON document, got {type(source).__name__}"
         )
     path = os.fspath(source)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such trace file") from None
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"{path}: not a text file ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+    text = read_text_file(path, "trace file", error=TraceError)  # missing, binary, enormous
     if not text.strip():
         raise TraceError(f"{path}: the file is empty")
     if format == "csv" or (format == "auto" and path.lower().endswith(".csv")):

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._validate import as_positive_int, as_quantity
+from .._validate import as_positive_int, as_quantity, read_text_file
 from ..errors import InvalidModelError, InvalidTypeError
 
 __all__ = ["Hardware", "load_hardware", "loads_hardware", "memory_peak"]
@@ -170,6 +170,10 @@ def _peaks(doc: Mapping, where: str) -> dict[str, float]:
 
 def loads_hardware(text: str, source: str = "<hardware>") -> Hardware:
     """Parse a hardware description (TOML text)."""
+    if not isinstance(text, str):
+        raise InvalidTypeError(
+            f"text must be a str of TOML (a hardware description), got {type(text).__name__}"
+        )
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -198,8 +202,5 @@ def loads_hardware(text: str, source: str = "<hardware>") -> Hardware:
 def load_hardware(path: str | Path) -> Hardware:
     """Read a hardware description from a TOML file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InvalidModelError(f"{p}: not a text (TOML) file") from None
+    text = read_text_file(p, "hardware description")  # missing, binary (not TOML), enormous
     return loads_hardware(text, str(p))

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_memory
 from ..errors import InvalidModelError, InvalidTypeError
 from ..network import STATION_KINDS, Station
 from ..units import parse as _parse_unit
@@ -83,11 +84,25 @@ def _integer(ctx: _Ctx, value: Any, path: tuple, minimum: int = 1) -> int:
     return value
 
 
+def _fits_in_memory(ctx: _Ctx, count: int, path: tuple) -> None:
+    """Refuse a population list longer than the memory limit allows (the solution keeps a
+    row of results, several float64 per station, for every population)."""
+    try:
+        check_memory(
+            8.0 * 8 * count,
+            f"N = {count} populations (a row of results for each)",
+            "solve fewer populations (a list or a range with a step), or raise the limit",
+        )
+    except InvalidModelError as exc:
+        raise ctx.error(path, str(exc)) from None
+
+
 def _populations(ctx: _Ctx, model: Mapping) -> np.ndarray:
     if "population" in model and "populations" in model:
         raise ctx.error(("model", "populations"), "give either population or populations, not both")
     if "population" in model:
         N = _integer(ctx, model["population"], ("model", "population"))
+        _fits_in_memory(ctx, N, ("model", "population"))
         return np.arange(1, N + 1, dtype=np.int64)
     if "populations" not in model:
         raise ctx.error(
@@ -107,6 +122,7 @@ def _populations(ctx: _Ctx, model: Mapping) -> np.ndarray:
         step = _integer(ctx, pops.get("step", 1), (*path, "step"))
         if stop < start:
             raise ctx.error((*path, "stop"), f"must be >= start ({start}), got {stop}")
+        _fits_in_memory(ctx, (stop - start) // step + 1, path)
         values = list(range(start, stop + 1, step))
         if values[-1] != stop:
             values.append(stop)

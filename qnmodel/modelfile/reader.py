@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import read_text_file
 from ..errors import InvalidModelError, InvalidTypeError
 from ..multiclass import ClosedClass, MultiClassNetwork
 from ..network import Network, Station
@@ -140,11 +141,10 @@ def load(path: str | Path) -> ModelSpec:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelFileError(str(p), "", None, "no such model file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelFileError(str(p), "", None, f"cannot read the file: {exc}") from None
+        text = read_text_file(p, "model file")
+    except InvalidModelError as exc:  # missing, a directory, binary, enormous
+        reason = str(exc).removeprefix(f"{p}: ")
+        raise ModelFileError(str(p), "", None, reason) from None
     return loads(text, source=str(p), default_name=p.stem)
 
 

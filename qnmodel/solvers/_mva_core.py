@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_choice, as_population
+from .._validate import as_choice, as_population, check_memory, check_time_scale
 from ..errors import InvalidModelError, InvalidTypeError
 from ..network import Network, refuse_forkjoin
 from ..results import MVAResult, handover
@@ -47,6 +47,15 @@ def check(net: Network, N: int, keep: str) -> int:
     refuse_forkjoin(net, "mva")
     N = as_population(N, "N")
     as_choice(keep, "keep", KEEP)
+    check_time_scale(N, net.total_demand, net.think_time)
+    # Results n, X, R and Rk, Q, U (K each) for every kept population, float64: refuse
+    # before allocating past the memory limit (a population past memory is a bad input).
+    rows = N if keep == "all" else 1
+    check_memory(
+        8.0 * rows * (3 * len(net.demands) + 3),
+        f"exact MVA of N = {N} jobs at K = {len(net.demands)} stations, keeping every n",
+        "pass keep='last' (memory O(K)) or a smaller N, or raise the limit",
+    )
     if net.total_demand + net.think_time <= 0.0:
         raise InvalidModelError(
             "all demands and the think time are zero: throughput is unbounded; "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import as_choice, as_population
+from .._validate import as_choice, as_population, check_memory, check_time_scale
 from ..errors import InvalidModelError, InvalidTypeError
 from ..network import Network, refuse_forkjoin
 from ..results import BoundsResult
@@ -211,6 +211,18 @@ def _result(method: str, net: Network, N: int, agg: dict, arrays) -> BoundsResul
     )
 
 
+def _check_size(net: Network, N: int) -> None:
+    """Refuse before allocating: times that overflow, or curves n = 1..N past the memory limit
+    (about ten float64 arrays of N: n, the four bounds and their temporaries)."""
+    check_time_scale(N, net.total_demand, net.think_time)
+    check_memory(
+        8.0 * 10 * N,
+        f"bounds for n = 1..{N}",
+        "give a smaller N (the bounds are straight lines and a hyperbola: a few hundred "
+        "points draw them), or raise the limit",
+    )
+
+
 def bounds_aba(net: Network, N: int) -> BoundsResult:
     """Asymptotic bounds of a closed single-class network for n = 1..N.
 
@@ -231,6 +243,7 @@ def bounds_aba(net: Network, N: int) -> BoundsResult:
     N = as_population(N, "N")
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    _check_size(net, N)
     agg = _aggregates(net)
     n = np.arange(1, N + 1, dtype=np.float64)
     return _result(
@@ -263,6 +276,7 @@ def bounds_bjb(net: Network, N: int) -> BoundsResult:
     N = as_population(N, "N")
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    _check_size(net, N)
     multi = [s.name for s in net.stations if s.servers > 1]
     ld = [s.name for s in net.stations if getattr(s, "rate_multipliers", None) is not None]
     if ld:  # load-dependent stations (issue 12): BJB assumes load-independent ones

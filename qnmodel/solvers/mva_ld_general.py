@@ -76,12 +76,14 @@ __all__ = [
 ]
 
 
-def ld_rates(net: Any, rate_multipliers: Sequence | None = None) -> tuple:
+def ld_rates(net: Any, rate_multipliers: Sequence | None = None, n_max: int | None = None) -> tuple:
     """Per station: None (load-independent queue or delay) or the float64 rate curve.
 
     ``rate_multipliers`` (one entry per station, None or a sequence) overrides the
     network's own ``rate_multipliers``; a multi-server queue without multipliers gets
-    r(j) = 1, 2, ..., m.
+    r(j) = 1, 2, ..., m, cut at ``n_max`` when given (the curve is constant past its end,
+    and no population above ``n_max`` is solved: a station of 10^9 servers needs no 8 GB
+    array).
     """
     K = len(net.names)
     given = rate_multipliers
@@ -109,7 +111,8 @@ def ld_rates(net: Any, rate_multipliers: Sequence | None = None) -> tuple:
         elif r is not None:
             out.append(as_multipliers(r, f"Station {net.names[k]!r}: rate_multipliers"))
         elif int(net.servers[k]) > 1:
-            out.append(np.arange(1.0, int(net.servers[k]) + 1.0))
+            m = int(net.servers[k]) if n_max is None else min(int(net.servers[k]), int(n_max))
+            out.append(np.arange(1.0, m + 1.0))
         else:
             out.append(None)
     return tuple(out)
@@ -117,17 +120,25 @@ def ld_rates(net: Any, rate_multipliers: Sequence | None = None) -> tuple:
 
 def ld_peak_capacity(net: Any, rate_multipliers: Sequence | None = None) -> np.ndarray:
     """max_j r_k(j) per station (m for m servers, 1 for single-server and delay stations)."""
-    rates = ld_rates(net, rate_multipliers)
-    return np.array([1.0 if r is None else float(r.max()) for r in rates])
+    rates = ld_rates(net, rate_multipliers, n_max=0)  # plain multi-server stations: empty
+    return np.array(
+        [
+            1.0 if r is None else float(r.max()) if r.size else float(net.servers[k])
+            for k, r in enumerate(rates)
+        ]
+    )
 
 
 def ld_least_stretch(net: Any, rate_multipliers: Sequence | None = None) -> np.ndarray:
     """min_j j / r_k(j) per station: the residence time of station k is at least
     D_k times this at any population (1 for single- and multi-server and delay stations;
     the minimum is reached for j <= L since j / r_L grows beyond)."""
-    rates = ld_rates(net, rate_multipliers)
+    rates = ld_rates(net, rate_multipliers, n_max=0)  # plain multi-server stations: 1
     return np.array(
-        [1.0 if r is None else float((np.arange(1.0, r.size + 1) / r).min()) for r in rates]
+        [
+            1.0 if r is None or not r.size else float((np.arange(1.0, r.size + 1) / r).min())
+            for r in rates
+        ]
     )
 
 
@@ -269,9 +280,9 @@ def mva_ld_general(
             "all demands and the think time are zero: throughput is unbounded; "
             "give at least one station a demand > 0"
         )
-    rates = ld_rates(net, rate_multipliers)
+    rates = ld_rates(net, rate_multipliers, n_max=N)
     X, Q, Rk = ld_general_arrays(D, net.is_delay, Z, N, rates, keep)
-    cap = np.array([1.0 if r is None else float(r.max()) for r in rates])
+    cap = ld_peak_capacity(net, rate_multipliers)
     U = X[:, None] * (D / cap)[None, :]
     return result("mva.ld_general", net, N, keep, X, Rk.sum(axis=1), Q, U, Rk)
 

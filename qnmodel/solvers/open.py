@@ -49,13 +49,14 @@ References
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .._validate import as_choice
-from ..errors import InvalidModelError, UnstableModelError
+from ..errors import InvalidModelError, NumericalInstabilityWarning, UnstableModelError
 from ..results_open import OpenMultiClassResult, OpenResult
 from ._open_model import _class_rates, _sweep_rates, as_multipliers, network_model
 
@@ -91,6 +92,8 @@ def erlang_b(m: int, a: Any) -> np.ndarray:
     for j in range(1, int(m) + 1):
         aB = a * B
         B = aB / (j + aB)
+        if not B.any():  # underflowed to 0 (j far above a): it stays 0, stop (m may be 10^9)
+            break
     return B
 
 
@@ -176,7 +179,13 @@ def stretch(
         B = np.ones_like(am)
         for j in range(1, int(m.max()) + 1):
             aB = am * B
-            np.copyto(B, aB / (j + aB), where=(j <= m)[None, :])
+            live = (j <= m)[None, :]
+            np.copyto(B, aB / (j + aB), where=live)
+            # B of a station underflows to 0 once j is far above its load and stays 0: stop
+            # when every station still recursing is there (a station of 10^9 servers at a
+            # load of 10 takes ~200 steps, not 10^9); the result is bit-identical.
+            if not (B * live).any():
+                break
         C = B / (1.0 - (am / m) * (1.0 - B))
         g[:, ms] = 1.0 + C / (m - am)
     return g
@@ -199,6 +208,33 @@ def _saturation(load_per_unit: np.ndarray, cap: np.ndarray, delay: np.ndarray, n
     if not np.isfinite(s[k]):
         k = int(np.argmax(np.where(delay, -np.inf, load_per_unit))) if (~delay).any() else 0
     return float(s[k]), names[k]
+
+
+#: 1 - U below which an open station's figures are flagged: R_k = D_k / (1 - U_k) turns a
+#: relative change e of lambda or D into U / (1 - U) e, so past 1e8 more than half of the 16
+#: significant digits of double precision are noise.
+NEAR_SATURATION = 1e-8
+
+
+def _warn_near_saturation(U: np.ndarray, delay: np.ndarray, names: Sequence[str]) -> None:
+    """Warn (:class:`~qnmodel.errors.NumericalInstabilityWarning`) when a stable queueing
+    station is within :data:`NEAR_SATURATION` of U = 1: its R and Q are then ill-conditioned."""
+    U = np.atleast_2d(U)
+    slack = np.where(delay[None, :] | (U >= 1.0), np.inf, 1.0 - U)
+    if not (slack < NEAR_SATURATION).any():
+        return
+    p, k = np.unravel_index(int(np.argmin(slack)), slack.shape)
+    s = float(slack[p, k])
+    cond = (1.0 - s) / s
+    digits = max(0, int(np.floor(-np.log10(np.finfo(float).eps * cond))))
+    warnings.warn(
+        f"station {names[k]!r} is at utilisation U = 1 - {s:.3g}: its response time "
+        f"D / (1 - U) amplifies a relative change of the arrival rate or demand by "
+        f"U / (1 - U) = {cond:.3g}, so only about {digits} significant digits of R and Q are "
+        "meaningful (the inputs' own rounding already moves them)",
+        NumericalInstabilityWarning,
+        stacklevel=3,
+    )
 
 
 def _unstable_message(name: str, u: float, where: str, limit: str) -> str:
@@ -260,6 +296,7 @@ def open_single(
                 f"the network sustains at most {lam_sat:.6g}/s (bottleneck {bn!r})",
             )
         )
+    _warn_near_saturation(U, delay, names)
     a_ok = np.where(bad_rows[:, None], 0.0, a) if bad_rows.any() else a
     g = stretch(a_ok, delay, servers, multipliers)
     Rk = D[None, :] * g
@@ -337,6 +374,7 @@ def open_multiclass(
                 f"scale every rate by less than {s_max:.6g} to keep the network stable",
             )
         )
+    _warn_near_saturation(Uk, delay, names)
     g = stretch(a[None, :], delay, servers, multipliers)[0]
     Rk = D * g[None, :]
     Q = lam[:, None] * Rk

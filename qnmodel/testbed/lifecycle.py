@@ -35,6 +35,7 @@ from .system import (
     ensure_commands,
     kill_pids,
     netns_inode,
+    netns_of,
     pids_in_netns,
     process_start_time,
     require_root,
@@ -323,8 +324,16 @@ def down(name: str | Topology, *, log: Log = None, state_root: Path | None = Non
     # 1. processes: every process in one of our namespaces, and recorded ones still alive
     inodes = [i for i in (netns_inode(n) for n in namespaces) if i is not None]
     pids = set(pids_in_netns(inodes))
+    # A recorded server is still the one we started (same start time) and runs in a testbed
+    # namespace; a process in the host's own namespace was never ours, whatever the state
+    # file says (a corrupt or forged file must not make down kill it).
+    host = netns_of(os.getpid())
     for p in state["processes"]:
-        if p.get("start") is not None and process_start_time(p["pid"]) == p["start"]:
+        if (
+            p.get("start") is not None
+            and process_start_time(p["pid"]) == p["start"]
+            and netns_of(p["pid"]) not in (None, host)
+        ):
             pids.add(p["pid"])
     left = kill_pids(sorted(pids))
     removed["processes"] = sorted(pids)

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .topology import check_testbed_name
+
 __all__ = ["STATE_ROOT", "State"]
 
 #: parent of every testbed's state directory (overridable for tests of the file format only)
@@ -25,7 +27,8 @@ class State:
     """The recorded resources of one testbed (``name``), kept on disk after every change."""
 
     def __init__(self, name: str, root: Path | None = None) -> None:
-        self.name = name
+        # the name becomes a directory under the state root (which down removes): never a path
+        self.name = check_testbed_name(name)
         self.dir = (root or STATE_ROOT) / name
         self.path = self.dir / "state.json"
         self.data: dict[str, Any] = {k: [] for k in _LISTS}

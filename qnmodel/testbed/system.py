@@ -130,6 +130,14 @@ def netns_inode(name: str) -> int | None:
         return None
 
 
+def netns_of(pid: int) -> str | None:
+    """The network namespace of a process (``net:[inode]``), or None if it is gone."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+
+
 def pids_in_netns(inodes: Iterable[int]) -> list[int]:
     """Processes whose network namespace is one of ``inodes`` (the namespaces we created)."""
     want = {f"net:[{i}]" for i in inodes}

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._validate import as_quantity
+from .._validate import as_quantity, read_text_file
 from ..errors import InvalidModelError, InvalidTypeError, UnitError
 
 __all__ = [
@@ -187,6 +187,12 @@ def _name(value: Any, field_name: str, maximum: int) -> str:
             f"characters, got {value!r}"
         )
     return value
+
+
+def check_testbed_name(name: Any) -> str:
+    """A testbed name as the topology file's ``testbed.name`` allows it, or InvalidModelError:
+    it becomes a directory name and a namespace prefix, so ``../x`` or ``/etc`` never pass."""
+    return _name(name, "testbed.name", _TOPO_NAME_MAX)
 
 
 def _rate(value: Any, name: str) -> float:
@@ -380,9 +386,9 @@ def load_topology(path: str | Path) -> Topology:
     """Read and validate a topology TOML file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidModelError(f"cannot read topology {str(p)!r}: {exc.strerror}") from None
+        text = read_text_file(p, "topology")  # missing, binary, enormous
+    except InvalidModelError as exc:
+        raise InvalidModelError(f"cannot read topology {str(p)!r}: {exc}") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from qnmodel import bench
 from qnmodel.errors import BenchNotFoundError
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+from .._ci import IN_CI
 
 
 @pytest.fixture(scope="session")

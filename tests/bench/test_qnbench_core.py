@@ -124,12 +124,25 @@ def test_null_document_validates_and_echoes_options(qnb):
 
 
 def test_null_engine_overhead_is_reported_per_operation(qnb):
-    rc, doc, _, err = qnb("--engine", "null", "--runtime", "100ms", "--warmup", "0")
+    rc, doc, _, err = qnb(
+        "--engine", "null", "--runtime", "100ms", "--warmup", "0", "--repeat", "5"
+    )
     assert rc == 0, err
-    (r,) = doc["results"]
-    per_op = r["engine_stats"]["overhead_s_per_op"]
-    assert per_op == pytest.approx(r["elapsed_s"] / r["ops"], rel=1e-9)
-    assert per_op < 20e-6  # generous: a loaded 2-core machine; the peer script tracks < 100 ns
+    per_op = []
+    for r in doc["results"]:
+        p = r["engine_stats"]["overhead_s_per_op"]
+        # the definition: wall-clock time of the point per operation (both are doubles
+        # printed with 17 digits: the ratio agrees to a few ulps)
+        assert p == pytest.approx(r["elapsed_s"] / r["ops"], rel=1e-12)
+        per_op.append(p)
+    # The claim (docs/explanation/qnbench-accuracy.md): 63 ns per request on this idle
+    # 2-vCPU machine. The figure is wall-clock time per operation, so a client that shares its
+    # core runs slower by the share it loses; the best of five 100 ms repeats rejects
+    # preemption bursts. Measured under a load average of 7 on the 2 cores (other test runs):
+    # best of five 103-160 ns. Bound: 1 us, 16x the idle figure (the client may lose up to
+    # 15/16 of its core) -- a regression to microseconds per request fails, where the former
+    # 20 us bound (300x) passed it.
+    assert min(per_op) < 1e-6, per_op
 
 
 def test_ops_limit_stops_the_point_after_exactly_that_many_operations(qnb):

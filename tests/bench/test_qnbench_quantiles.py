@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,7 +23,8 @@ import pytest
 
 from qnmodel.bench import schema
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+from .._ci import IN_CI
+
 CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "bench" / "csrc"
 BOUND = 2.0**-9  # documented in stats.c and docs/reference/qnbench-schema.md
 QS = (0.5, 0.9, 0.99, 0.999, 0.01, 0.1, 0.25, 0.75, 0.95, 0.995, 1.0)

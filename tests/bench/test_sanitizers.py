@@ -17,7 +17,8 @@ import pytest
 
 from qnmodel.bench import schema
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+from .._ci import IN_CI
+
 CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "bench" / "csrc"
 
 

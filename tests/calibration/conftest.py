@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+from .._ci import IN_CI
 
 
 def make_document(points, *, engine="emu", version=1, complete=True):

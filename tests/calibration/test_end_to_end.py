@@ -1,17 +1,19 @@
 """Real end-to-end known-answer test on this machine with qnbench's emulated devices.
 
 Bottom-up: one client, request sizes 4 KiB .. 1 MiB on an emulated device with
-a = 4 ms and r = 80 MB/s (constant service time); the fit must recover a and r
-within 5%. End-to-end: K = 4 such devices chosen at random with exponential
+a = 4 ms and r = 80 MB/s (constant service time); the fit must recover a within 2 %
+and r within 1 %. End-to-end: K = 4 such devices chosen at random with exponential
 service of the same mean (the product-form case), 64 KiB requests, think time
 10 ms, N = 1..32 closed-loop clients; the model built from the fitted a and r
-alone must predict the measured X(N) within 10% MAPE. About 15 s.
+alone must predict each measured X(N) within its 99.9 % Student-t interval (plus 1 % for
+the fit) and within 6 % MAPE. About 15 s.
 """
 
 import statistics
 import subprocess
 
 import pytest
+from scipy import stats
 
 from qnmodel import bench
 from qnmodel.calibration.pipeline import DEMO_DEVICE, DEMO_SIZES, calibrate_and_compare
@@ -76,14 +78,32 @@ def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
     print(c.table.to_string())
     why = f"\n{fit.report()}\n{dev.to_frame().to_string()}"
     why += f"\nmedian client wake-up lateness {late * 1e6:.1f} us (real-time clients: {rt})"
+    # Tolerances from what the method achieves (docs/how-to/calibrate.md): the device serves
+    # exactly a + B/r (checked above), so the fit sees it plus the client's own per-request
+    # path (a few us, wake-up lateness reported separately): a +0.06 to +0.6 % and r -0.1 to
+    # -0.3 % over five runs, two of them beside CPU hogs. Bounds: a 2 %, r 1 % (about 3x the
+    # largest seen; they were 5 % each).
     if rt:
-        assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"], rel=0.05), why
-    assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"] + late, rel=0.05), why
-    assert fit.values["r"] == pytest.approx(DEMO_DEVICE["dev_rate"], rel=0.05), why
+        assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"], rel=0.02), why
+    assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"] + late, rel=0.02), why
+    assert fit.values["r"] == pytest.approx(DEMO_DEVICE["dev_rate"], rel=0.01), why
     assert list(c.table["n"]) == JOBS
-    assert c.mape_throughput < 10.0
-    # Little's law holds in the measurement itself: N = X (R + Z) within 5%
+    # Random device choice with exponential service is product form: exact MVA of the fitted
+    # model differs from the measured X(N) only by the fit (<= 1 %) and sampling. Each point
+    # must lie inside its own Student-t interval at 99.9 % (the 95 % half-width of the
+    # per-interval samples, rescaled by t_0.9995 / t_0.975) widened by the 1 % of the fit.
     m = c.measured
+    for row, mva in zip(m.itertuples(), c.table["mva_throughput"], strict=True):
+        k = int(row.samples)
+        scale = stats.t.ppf(0.9995, k - 1) / stats.t.ppf(0.975, k - 1)
+        bound = scale * row.throughput_err + 0.01 * mva
+        assert abs(mva - row.throughput) <= bound, (row.n, mva, row.throughput, bound, why)
+    # The MAPE summary: the per-point standard errors here are 3-5 % of X (1 s points split
+    # into interval samples), so pure sampling noise gives E[MAPE] = sqrt(2/pi) * 3.8 % = 3 %
+    # with a standard deviation of about 0.7 % over 10 points; measured 2.8-4.2 % over five
+    # runs. Bound 6 % = 3 % + 3 sd + the 1 % of the fit (it was 10 %).
+    assert c.mape_throughput < 6.0
+    # Little's law holds in the measurement itself: N = X (R + Z) within 5%
     assert (
         (m["throughput"] * (m["response_time"] + m["think_time"]) / m["n"] - 1).abs() < 0.05
     ).all()

@@ -6,7 +6,6 @@ module builds it with CMake into a temporary directory and loads that file.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,12 +19,14 @@ from qnmodel.solvers._mva_core import exact
 from qnmodel.solvers.amva import _core_numpy
 from qnmodel.solvers.mva_multiclass import _lattice_numpy
 
+from .._ci import IN_CI
+
 CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "solvers" / "_csrc"
 RTOL = 1e-12
 
 
 def _unavailable(reason: str):
-    if os.environ.get("CI") == "true":
+    if IN_CI:
         pytest.fail(f"compiled kernels required in CI: {reason}")
     pytest.skip(reason)
 
@@ -233,7 +234,9 @@ def test_large_population_is_finite_and_reaches_the_asymptote():
     net = Network.from_demands(list(D))
     r = mva(net, 100_000, keep="last")
     assert np.all(np.isfinite(r.queue_length))
-    assert r.throughput[0] == pytest.approx(100.0, rel=1e-3)
+    # X -> 1 / D_max: the gap decays like (D_2 / D_max)^N, below rounding at N = 10^5
+    # (measured: equal to the last bit; the bound was 1e-3)
+    assert r.throughput[0] == pytest.approx(100.0, rel=4 * np.finfo(float).eps)
     assert r.queue_length.sum() == pytest.approx(100_000, rel=1e-12)
 
 

@@ -146,8 +146,9 @@ def test_large_population_and_many_stations_stay_finite():
     net = qn.Network.from_demands(D, think_time=1.0)
     res = qn.mva(net, 100_000, keep="last")
     assert np.all(np.isfinite(res.queue_length))
-    # Far beyond N* the bottleneck holds nearly all jobs and X -> 1 / D_max.
-    assert res.throughput[0] == pytest.approx(1 / 2e-3, rel=1e-3)
+    # Far beyond N* the bottleneck holds nearly all jobs and X -> 1 / D_max; the gap decays
+    # like (D_2 / D_max)^N, far below rounding at N = 10^5 (measured: equal to the last bit).
+    assert res.throughput[0] == pytest.approx(1 / 2e-3, rel=4 * np.finfo(float).eps)
     assert res.queue_length.sum() + res.throughput[0] * 1.0 == pytest.approx(100_000, rel=1e-12)
 
 

@@ -21,7 +21,6 @@ Each test runs one Octave process for all its networks.
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,10 +30,18 @@ import qnmodel as qn
 from qnmodel.solvers.mva_ld_general import mva_ld_general
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave
 
+from .._ci import IN_CI
+
 pytestmark = [pytest.mark.peer, pytest.mark.xdist_group("octave_queueing")]
 
 N_CASES = 60
-RTOL = 1e-9
+# Open, mixed and closed formulas in double precision on both sides: measured at most
+# 2.4e-15 (11 ulp) over the 60 cases; bound 128 ulp = 2.8e-14 (it was 1e-9).
+RTOL = 128 * np.finfo(float).eps
+# The general load-dependent recursion goes through the marginal probabilities p(j | n), and
+# Octave's qncsmvald computes p(0 | n) as 1 - sum_j p(j | n), which loses about
+# eps / p(0 | n) near saturation: measured 8.5e-13; bound 1e-11 (it was 1e-9).
+RTOL_LD = 1e-11
 
 _PRELUDE = r"""1;
 function emit(tag, v)
@@ -49,7 +56,7 @@ def _octave(script: str) -> dict[str, np.ndarray]:
     reason = octave_missing_reason("queueing")
     if reason is not None:
         msg = f"peer cross-check needs GNU Octave with 'queueing': {reason}"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        if IN_CI:
             pytest.fail(f"{msg} (CI=true: the peer must be installed)")
         pytest.skip(msg)
     return parse_tagged(run_octave(_PRELUDE + script, timeout=600))
@@ -282,6 +289,6 @@ def test_general_load_dependent_matches_qncsmvald():
             (res.queue_length[0], "Q"),
             (res.residence_time[0], "R"),
         ):
-            np.testing.assert_allclose(ours, out[f"{tag}_{key}"], rtol=RTOL, err_msg=tag)
+            np.testing.assert_allclose(ours, out[f"{tag}_{key}"], rtol=RTOL_LD, err_msg=tag)
             worst = max(worst, _worst(ours, out[f"{tag}_{key}"]))
     print(f"qncsmvald: worst relative difference {worst:.3g}")

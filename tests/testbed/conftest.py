@@ -7,11 +7,9 @@ group so two of them never compete for the machine's two cores at the same time.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+from .._ci import IN_CI
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,0 +1,664 @@
+# ruff: noqa: E501  (a data table: one row per line reads best)
+"""The bad-input catalogue: one row per bad input, the one table behind
+``docs/reference/bad-input.md`` and ``tests/bad_input/test_catalogue.py``.
+
+Each row names where the input enters (the Python API, a TOML model file, the ``qnmodel``
+command, a trace file, a qnbench option, a JMVA XML file, a testbed topology file, a hardware
+description), describes the input, and states the error a user gets: the exception class (for
+the command and qnbench, the exit status) and a regular expression its message must match.
+The message must name the field and the value; the test runs every row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import qnmodel as qn
+from qnmodel import errors, units
+from qnmodel.modelfile import loads as load_model_text
+
+WHERE = (
+    "Python API",
+    "TOML model file",
+    "CLI",
+    "trace file",
+    "qnbench option",
+    "JMVA XML",
+    "topology file",
+    "hardware file",
+)
+
+
+class CommandFailed(Exception):
+    """A command (``qnmodel`` or ``qnbench``) ended with a non-zero status; the message is its
+    standard error."""
+
+    def __init__(self, status: int, stderr: str) -> None:
+        self.status = status
+        self.stderr = stderr
+        super().__init__(f"exit {status}: {stderr.strip()}")
+
+
+class Exit1(CommandFailed):
+    """Exit status 1: the work failed (bad file, bad value)."""
+
+
+class Exit2(CommandFailed):
+    """Exit status 2: a usage error (bad command line)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One bad input: ``run(tmp_path)`` must raise ``error`` with a message matching ``match``."""
+
+    where: str
+    input: str
+    error: str
+    match: str
+    run: Callable[[Path], object]
+
+
+def error_class(name: str) -> type[BaseException]:
+    """The exception class a row names (qnmodel's errors, or the command's exit status)."""
+    if name in ("Exit1", "Exit2"):
+        return {"Exit1": Exit1, "Exit2": Exit2}[name]
+    return getattr(errors, name)
+
+
+# ---------------------------------------------------------------------------------------
+# how each kind of input is fed
+# ---------------------------------------------------------------------------------------
+GOOD_MODEL = """\
+[model]
+name = "m"
+think_time = "1 s"
+population = 4
+
+[[station]]
+name = "disk"
+demand = "10 ms"
+"""
+
+
+def _model(text: str) -> Callable[[Path], object]:
+    return lambda tmp: qn.modelfile.solve(load_model_text(text, source="m.toml"))
+
+
+def _model_file(content: bytes | str, name: str = "m.toml") -> Callable[[Path], object]:
+    def run(tmp: Path):
+        p = tmp / name
+        p.write_bytes(content.encode() if isinstance(content, str) else content)
+        return qn.load_model(p)
+
+    return run
+
+
+def _cli(*argv: str, files: dict[str, str | bytes] | None = None) -> Callable[[Path], object]:
+    def run(tmp: Path):
+        from qnmodel.cli import main
+
+        for name, content in (files or {}).items():
+            (tmp / name).write_bytes(content.encode() if isinstance(content, str) else content)
+        args = [a.replace("{tmp}", str(tmp)) for a in argv]
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                status = main(["-q", *args])
+            except SystemExit as exc:  # argparse usage errors
+                status = int(exc.code or 0)
+        if status == 1:
+            raise Exit1(1, err.getvalue())
+        if status == 2:
+            raise Exit2(2, err.getvalue())
+        raise AssertionError(f"qnmodel {' '.join(args)} exited {status}: {err.getvalue()}")
+
+    return run
+
+
+def _trace(content: bytes | str, name: str = "t.json", *, reader: str = "calibration"):
+    def run(tmp: Path):
+        p = tmp / name
+        p.write_bytes(content.encode() if isinstance(content, str) else content)
+        if reader == "bench":
+            return qn.bench.load(p)
+        from qnmodel.calibration import load_trace
+
+        return load_trace(p)
+
+    return run
+
+
+def _qnbench(*args: str) -> Callable[[Path], object]:
+    def run(tmp: Path):
+        exe = qn.bench.executable()
+        argv = [str(exe), *(a.replace("{tmp}", str(tmp)) for a in args)]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp)
+        if p.returncode == 0:
+            raise AssertionError(f"qnbench {' '.join(args)} succeeded: {p.stdout[:300]}")
+        cls = {1: Exit1, 2: Exit2}.get(p.returncode, CommandFailed)
+        raise cls(p.returncode, p.stderr)
+
+    return run
+
+
+def _jmva(text: str | bytes, *, path: bool = False) -> Callable[[Path], object]:
+    from qnmodel.jmva import from_jmva, read_jmva
+
+    def run(tmp: Path):
+        if path:
+            p = tmp / "m.jmva"
+            p.write_bytes(text.encode() if isinstance(text, str) else text)
+            return read_jmva(p)
+        return from_jmva(text)
+
+    return run
+
+
+GOOD_TOPOLOGY = """\
+[testbed]
+name = "tb"
+subnet = "10.213.0.0/16"
+[[clients]]
+name = "c1"
+link = { rate = "100 Mbit/s", delay = "1 ms" }
+[[servers]]
+name = "s1"
+service = "nfs"
+disk = { kind = "tmpfs", size = "64 MiB" }
+"""
+
+
+def _topology(text: str | bytes) -> Callable[[Path], object]:
+    from qnmodel.testbed.topology import load_topology
+
+    def run(tmp: Path):
+        p = tmp / "tb.toml"
+        p.write_bytes(text.encode() if isinstance(text, str) else text)
+        return load_topology(p)
+
+    return run
+
+
+def _hardware(text: str | bytes, *, path: bool = True) -> Callable[[Path], object]:
+    from qnmodel.check.hardware import load_hardware, loads_hardware
+
+    def run(tmp: Path):
+        if not path:
+            return loads_hardware(text)
+        p = tmp / "hw.toml"
+        p.write_bytes(text.encode() if isinstance(text, str) else text)
+        return load_hardware(p)
+
+    return run
+
+
+def _jmva_text() -> str:
+    from qnmodel.jmva import to_jmva
+
+    net = qn.MultiClassNetwork((qn.Station("disk", {"a": 0.01}),), (qn.ClosedClass("a", 3, 1.0),))
+    text = to_jmva(net)
+    assert 'population="3"' in text
+    return text
+
+
+JMVA_TEXT = _jmva_text()
+
+
+def _net(demands=(0.01, 0.02), **kw):
+    return qn.Network.from_demands(demands, think_time=kw.pop("think_time", 1.0), **kw)
+
+
+def _call(f: Callable[[], object]) -> Callable[[Path], object]:
+    return lambda tmp: f()
+
+
+QNBENCH_DOC = (
+    '{"schema": "qnbench", "schema_version": 1, "engine": "emu", "options": {}, '
+    '"results": [], "errors": [], "complete": true}'
+)
+HUGE = 70 * 2**20  # bytes: above the 64 MiB a text input file may have
+
+# ---------------------------------------------------------------------------------------
+# the rows
+# ---------------------------------------------------------------------------------------
+PY, TOML, CLI, TRACE, QNB, JMVA, TOPO, HW = WHERE
+
+ROWS: list[Row] = [
+    # -- units at the Python API ---------------------------------------------------------
+    Row(PY, 'a time without a unit: `units.parse("4.9", "time")`', "UnitError", r"'4\.9' has no unit",
+        _call(lambda: units.parse("4.9", "time"))),
+    Row(PY, 'an unknown unit: `"4.9 parsec"`', "UnitError", r"unknown unit 'parsec'",
+        _call(lambda: units.parse("4.9 parsec"))),
+    Row(PY, 'an unknown prefix: `"4.9 Xs"`', "UnitError", r"unknown unit 'Xs'",
+        _call(lambda: units.parse("4.9 Xs"))),
+    Row(PY, 'an ambiguous size: `"16 KB"` (kB or KiB?)', "UnitError", r"'KB' in '16 KB' is ambiguous",
+        _call(lambda: units.parse("16 KB"))),
+    Row(PY, 'bits or bytes? `"100 Mb/s"`', "UnitError", r"'Mb/s' in '100 Mb/s' is ambiguous",
+        _call(lambda: units.parse("100 Mb/s"))),
+    Row(PY, 'a size where a time is expected: demand `"16 KiB"`', "UnitError",
+        r"Station 's0': demand: '16 KiB' is a size .* a time",
+        _call(lambda: _net(["16 KiB"]))),
+    Row(PY, 'a rate where a time is expected: think time `"100 MB/s"`', "UnitError",
+        r"think_time: '100 MB/s' is a rate",
+        _call(lambda: _net(think_time="100 MB/s"))),
+    Row(PY, 'bits where a rate is expected: `"100 Mbit"` as a rate', "UnitError",
+        r"'100 Mbit' is a size .* a rate",
+        _call(lambda: units.parse("100 Mbit", "rate"))),
+    Row(PY, 'a frequency where a time is expected: demand `"40000/s"`', "UnitError",
+        r"Station 's0': demand: '40000/s' is a frequency",
+        _call(lambda: _net(["40000/s"]))),
+    Row(PY, 'an empty quantity string `""`', "UnitError", r"cannot read '' as '<number> <unit>'",
+        _call(lambda: units.parse(""))),
+    Row(PY, 'a unit without a number: `"ms"`', "UnitError", r"cannot read 'ms'",
+        _call(lambda: units.parse("ms"))),
+    Row(PY, 'NaN in a string: `"nan s"`', "UnitError", r"cannot read 'nan s'",
+        _call(lambda: units.parse("nan s"))),
+    Row(PY, 'an overflowing quantity: `"1e400 s"`', "UnitError", r"'1e400 s' is not a finite quantity",
+        _call(lambda: units.parse("1e400 s"))),
+    Row(PY, "a number instead of a string: `units.parse(4.9)`", "InvalidTypeError",
+        r"got 4\.9 of type float", _call(lambda: units.parse(4.9))),
+    Row(PY, 'an unknown dimension: `units.parse("1 s", "length")`', "UnitError",
+        r"dimension must be one of .* got 'length'", _call(lambda: units.parse("1 s", "length"))),
+    # -- networks and solvers -------------------------------------------------------------
+    Row(PY, "no stations: `Network.from_demands([])`", "InvalidModelError",
+        r"demands is empty", _call(lambda: _net([]))),
+    Row(PY, "a NaN demand", "InvalidModelError", r"Station 's1': demand must be finite, got nan",
+        _call(lambda: _net([0.01, float("nan")]))),
+    Row(PY, "an infinite demand", "InvalidModelError", r"Station 's0': demand must be finite, got inf",
+        _call(lambda: _net([math.inf]))),
+    Row(PY, "a negative demand", "InvalidModelError", r"Station 's1': demand must be >= 0, got -0\.5",
+        _call(lambda: _net([0.01, -0.5]))),
+    Row(PY, 'a word as a demand: `["fast"]`', "UnitError", r"Station 's0': demand: cannot read 'fast'",
+        _call(lambda: _net(["fast"]))),
+    Row(PY, "one number instead of a list of demands", "InvalidTypeError",
+        r"demands must be a sequence with one entry per station, got float",
+        _call(lambda: _net(0.01))),
+    Row(PY, "a 2-D array of demands for a single-class network", "InvalidTypeError",
+        r"Station 's0': demand must be a number .* got array\(\[1\., 1\.\]\)",
+        _call(lambda: _net(np.ones((2, 2))))),
+    Row(PY, "`None` as the demands", "InvalidTypeError", r"demands must be a sequence with one entry per station, got NoneType",
+        _call(lambda: _net(None))),
+    Row(PY, "fewer names than demands", "InvalidModelError",
+        r"names has 1 entries but demands has 2", _call(lambda: _net(names=["a"]))),
+    Row(PY, "fewer server counts than demands", "InvalidModelError",
+        r"servers has 1 entries but demands has 2", _call(lambda: _net(servers=[2]))),
+    Row(PY, "an unknown station kind", "InvalidModelError", r"kind must be one of .*'disk'",
+        _call(lambda: _net(kinds=["queue", "disk"]))),
+    Row(PY, "zero servers", "InvalidModelError", r"servers must be an integer >= 1, got 0",
+        _call(lambda: _net(servers=[1, 0]))),
+    Row(PY, "a fractional server count", "InvalidModelError",
+        r"servers must be an integer >= 1, got 1\.5", _call(lambda: _net(servers=[1, 1.5]))),
+    Row(PY, "two stations with the same name", "InvalidModelError",
+        r"station names must be unique; 'a' appears twice", _call(lambda: _net(names=["a", "a"]))),
+    Row(PY, "a negative think time", "InvalidModelError", r"think_time must be >= 0, got -1",
+        _call(lambda: _net(think_time=-1))),
+    Row(PY, "an infinite think time", "InvalidModelError", r"think_time must be finite, got inf",
+        _call(lambda: _net(think_time=math.inf))),
+    Row(PY, "population zero: `mva(net, 0)`", "InvalidModelError",
+        r"N must be an integer >= 1, got 0", _call(lambda: qn.mva(_net(), 0))),
+    Row(PY, "a negative population", "InvalidModelError", r"N must be an integer >= 1, got -3",
+        _call(lambda: qn.mva(_net(), -3))),
+    Row(PY, "a fractional population `2.5`", "InvalidModelError",
+        r"N must be an integer >= 1, got 2\.5", _call(lambda: qn.mva(_net(), 2.5))),
+    Row(PY, "a NaN population", "InvalidModelError", r"N must be an integer >= 1, got nan",
+        _call(lambda: qn.mva(_net(), float("nan")))),
+    Row(PY, "an infinite population", "InvalidModelError", r"N must be an integer >= 1, got inf",
+        _call(lambda: qn.mva(_net(), math.inf))),
+    Row(PY, "a boolean population `True`", "InvalidTypeError",
+        r"N must be an integer >= 1, got the boolean True", _call(lambda: qn.mva(_net(), True))),
+    Row(PY, 'a population as a string `"10"`', "InvalidTypeError",
+        r"N must be an integer >= 1, got '10' of type str", _call(lambda: qn.mva(_net(), "10"))),
+    Row(PY, "a list of demands instead of a Network: `mva([0.1], 5)`", "InvalidTypeError",
+        r"net must be a Network.*list", _call(lambda: qn.mva([0.1], 5))),
+    Row(PY, "a population past memory: single-class `mva(net, 10**12)`", "LatticeTooLargeError",
+        r"exact MVA of N = 1000000000000 jobs .* more than the allowed 1024 MiB \(max_memory", _call(lambda: qn.mva(_net(), 10**12))),
+    Row(PY, "bounds for a population past memory: `bounds(net, 10**12)`", "LatticeTooLargeError",
+        r"bounds for n = 1\.\.1000000000000 would need .* more than the allowed",
+        _call(lambda: qn.bounds(_net(), 10**12))),
+    Row(PY, "times that overflow (demands of `1e308` s, a unit mistake)", "InvalidModelError",
+        r"overflows double precision .* are the times in seconds",
+        _call(lambda: qn.mva(_net([1e308, 1e308]), 2))),
+    Row(PY, "JMVA text as bytes: `from_jmva(b\"<model/>\")`", "InvalidTypeError",
+        r"text must be a str of JMVA XML, got bytes",
+        _call(lambda: __import__("qnmodel.jmva", fromlist=["x"]).from_jmva(b"<model/>"))),
+    Row(PY, "a multi-class lattice past memory", "LatticeTooLargeError",
+        r"lattice .* max_memory",
+        _call(lambda: qn.mva_multiclass([[0.01, 0.02], [0.02, 0.01], [0.01, 0.01]],
+                                        [2000, 2000, 2000]))),
+    Row(PY, "`max_memory` without a unit-bearing dimension: `max_memory=\"5 s\"`", "UnitError",
+        r"max_memory: '5 s' is a time",
+        _call(lambda: qn.mva_multiclass([[0.01]], [3], max_memory="5 s"))),
+    Row(PY, "a rank-3 demand array for multi-class MVA", "InvalidModelError",
+        r"demands must be a non-empty C x K matrix .* shape \(1, 1, 1\)",
+        _call(lambda: qn.mva_multiclass(np.ones((1, 1, 1)), [3]))),
+    Row(PY, "per-class populations of a different length than the demand rows", "InvalidModelError",
+        r"N has 3 entries but demands has 2 rows \(classes\)",
+        _call(lambda: qn.mva_multiclass([[0.01], [0.02]], [1, 2, 3]))),
+    Row(PY, "a negative per-class population", "InvalidModelError",
+        r"N\[1\] must be an integer >= 0, got -1",
+        _call(lambda: qn.mva_multiclass([[0.01], [0.02]], [1, -1]))),
+    Row(PY, "an unknown bounds method", "InvalidModelError",
+        r"method must be one of .*got 'tight'", _call(lambda: qn.bounds(_net(), 5, method="tight"))),
+    Row(PY, "an unknown approximate-MVA method", "InvalidModelError",
+        r"method must be one of .*got 'bard'",
+        _call(lambda: qn.amva(_net(), 5, method="bard"))),
+    Row(PY, "a negative AMVA tolerance", "InvalidModelError", r"tol must be .*got -1e-06",
+        _call(lambda: qn.amva(_net(), 5, tol=-1e-6))),
+    Row(PY, "AMVA with zero iterations", "InvalidModelError",
+        r"max_iter must be an integer >= 1, got 0", _call(lambda: qn.amva(_net(), 5, max_iter=0))),
+    Row(PY, "a negative arrival rate", "InvalidModelError", r"arrival_rate must be >= 0, got -5",
+        _call(lambda: qn.open_network(_net(), -5))),
+    Row(PY, "a NaN arrival rate", "InvalidModelError", r"arrival_rate must be finite, got nan",
+        _call(lambda: qn.open_network(_net(), float("nan")))),
+    Row(PY, 'a time where an arrival rate is expected: `"5 ms"`', "UnitError",
+        r"arrival_rate: '5 ms' is a time",
+        _call(lambda: qn.open_network(_net(), "5 ms"))),
+    Row(PY, "an open network at utilisation 1", "UnstableModelError",
+        r"utili[sz]ation .*>= 1|saturated",
+        _call(lambda: qn.open_network(_net([0.01, 0.02]), 50.0))),
+    Row(PY, "a hit ratio given in percent (90)", "InvalidModelError",
+        r"must be a hit ratio in \[0, 1\], got 90.*use 0\.9, not 90",
+        _call(lambda: qn.NFSBandwidth("5 GB/s", "1 Gbit/s", "5 GB/s", "80 MB/s").bandwidth(90, 0))),
+    Row(PY, 'an NFS bandwidth in bits without "/s" (`"1 Gbit"`)', "UnitError",
+        r"b2 \(network bandwidth\): '1 Gbit' is a size .* a rate",
+        _call(lambda: qn.NFSBandwidth("5 GB/s", "1 Gbit", "5 GB/s", "80 MB/s"))),
+    Row(PY, "an empty rate-multiplier curve", "InvalidModelError", r"rate_multipliers is empty",
+        _call(lambda: qn.Station("d", 0.01, rate_multipliers=[]))),
+    Row(PY, "a zero in the rate-multiplier curve", "InvalidModelError",
+        r"rate_multipliers\[1\] must be finite and > 0.* got 0",
+        _call(lambda: qn.Station("d", 0.01, rate_multipliers=[1, 0]))),
+    Row(PY, "a closed class with a negative population", "InvalidModelError",
+        r"ClosedClass 'batch': N must be an integer >= 0, got -2",
+        _call(lambda: qn.ClosedClass("batch", -2, 0.0))),
+    Row(PY, "a closed class of 10**30 jobs (past 2^53, where counts stop being exact)",
+        "InvalidModelError", r"ClosedClass 'batch': N must be at most 2\^53 = 9007199254740992 .*got a 31-digit number",
+        _call(lambda: qn.ClosedClass("batch", 10**30, 0.0))),
+    Row(PY, "an open class with a negative rate", "InvalidModelError",
+        r"arrival_rate must be >= 0, got -1|rate.*-1",
+        _call(lambda: qn.OpenClass("web", -1.0))),
+    Row(PY, "simulation with zero replications", "InvalidModelError",
+        r"replications must be an integer >= 2, got 0|replications.*0",
+        _call(lambda: qn.simulate(_net(), 3, replications=0))),
+    Row(PY, "simulation confidence 1.5", "InvalidModelError", r"confidence .*1\.5",
+        _call(lambda: qn.simulate(_net(), 3, confidence=1.5))),
+    Row(PY, "an unknown service distribution", "InvalidModelError", r"service.*'gamma-ish'",
+        _call(lambda: qn.simulate(_net(), 3, service="gamma-ish"))),
+    Row(PY, "an unknown qnbench engine", "BenchError", r"--engine: 'warp' is not one of null,emu",
+        _call(lambda: qn.bench.run("warp", runtime=0.01))),
+    Row(PY, 'a time where a block size is expected: `bench.run(bs="4 ms")`', "UnitError",
+        r"bs.*'4 ms' is a time",
+        _call(lambda: qn.bench.run("null", bs="4 ms", runtime=0.01))),
+    Row(PY, "a trace source of the wrong type: `load_trace(42)`", "TraceError",
+        r"source must be a file path or a parsed JSON document, got int",
+        _call(lambda: qn.calibration.load_trace(42))),
+    Row(PY, "an unknown trace format", "InvalidModelError", r"format must be one of .*'xlsx'",
+        _call(lambda: qn.calibration.load_trace({}, format="xlsx"))),
+    Row(PY, "a model file path that does not exist", "InvalidModelError", r"no such model file",
+        _call(lambda: qn.load_model("/nonexistent/model.toml"))),
+    Row(PY, "model text of the wrong type (bytes)", "InvalidTypeError",
+        r"text must be a str of TOML, got bytes",
+        _call(lambda: load_model_text(GOOD_MODEL.encode()))),
+    # -- TOML model files ------------------------------------------------------------------
+    Row(TOML, "no `[model]` table", "InvalidModelError", r"missing \[model\] table",
+        _model('[[station]]\nname = "d"\ndemand = "1 ms"\n')),
+    Row(TOML, "a TOML syntax error", "InvalidModelError", r"m\.toml:2: not valid TOML",
+        _model('[model]\nthink_time = = 1\n')),
+    Row(TOML, "an unknown top-level table `[modle]`", "InvalidModelError",
+        r"modle: unknown key; allowed keys here are model, station",
+        _model(GOOD_MODEL + "[modle]\nx = 1\n")),
+    Row(TOML, "an unknown station key (`demnad`)", "InvalidModelError",
+        r"station\[0\]\.demnad: unknown key", _model(GOOD_MODEL.replace("demand =", "demnad ="))),
+    Row(TOML, "a think time without a unit (`think_time = \"1\"`)", "InvalidModelError",
+        r"model\.think_time: '1' has no unit", _model(GOOD_MODEL.replace('"1 s"', '"1"'))),
+    Row(TOML, "a size as a think time (`\"1 MiB\"`)", "InvalidModelError",
+        r"model\.think_time: '1 MiB' is a size", _model(GOOD_MODEL.replace('"1 s"', '"1 MiB"'))),
+    Row(TOML, "a negative demand (`\"-10 ms\"`)", "InvalidModelError",
+        r"station\[0\]\.demand: must be finite and >= 0, got '-10 ms'",
+        _model(GOOD_MODEL.replace('"10 ms"', '"-10 ms"'))),
+    Row(TOML, "an infinite demand (`inf`)", "InvalidModelError",
+        r"station\[0\]\.demand: must be finite and >= 0, got inf",
+        _model(GOOD_MODEL.replace('"10 ms"', "inf"))),
+    Row(TOML, "a NaN demand (`nan`)", "InvalidModelError",
+        r"station\[0\]\.demand: must be finite and >= 0, got nan",
+        _model(GOOD_MODEL.replace('"10 ms"', "nan"))),
+    Row(TOML, "a demand as a boolean", "InvalidModelError",
+        r"station\[0\]\.demand: must be a time .* got True",
+        _model(GOOD_MODEL.replace('"10 ms"', "true"))),
+    Row(TOML, "population zero", "InvalidModelError", r"model\.population: .*>= 1, got 0",
+        _model(GOOD_MODEL.replace("population = 4", "population = 0"))),
+    Row(TOML, 'population as a string (`"ten"`)', "InvalidModelError",
+        r"model\.population: .*'ten'",
+        _model(GOOD_MODEL.replace("population = 4", 'population = "ten"'))),
+    Row(TOML, "an empty populations list", "InvalidModelError",
+        r"model\.populations: is empty",
+        _model(GOOD_MODEL.replace("population = 4", "populations = []"))),
+    Row(TOML, "both population and populations", "InvalidModelError",
+        r"give either population or populations, not both",
+        _model(GOOD_MODEL.replace("population = 4", "population = 4\npopulations = [1, 2]"))),
+    Row(TOML, "a population past memory (`population = 10_000_000_000`)",
+        "InvalidModelError", r"model\.population: N = 10000000000 populations .* more than the allowed",
+        _model(GOOD_MODEL.replace("population = 4", "population = 10_000_000_000"))),
+    Row(TOML, "a population range past memory (`{ start = 1, stop = 10**12, step = 1 }`)",
+        "InvalidModelError", r"model\.populations: N = 1000000000000 populations .* more than the allowed",
+        _model(GOOD_MODEL.replace("population = 4", "populations = { start = 1, stop = 1_000_000_000_000 }"))),
+    Row(TOML, "a range with stop below start", "InvalidModelError",
+        r"model\.populations\.stop: must be >= start \(8\), got 2",
+        _model(GOOD_MODEL.replace("population = 4", "populations = { start = 8, stop = 2 }"))),
+    Row(TOML, "zero servers", "InvalidModelError", r"station\[0\]\.servers: must be an integer >= 1, got 0",
+        _model(GOOD_MODEL + "servers = 0\n")),
+    Row(TOML, "an unknown station kind", "InvalidModelError", r"station\[0\]\.kind: .*'disk'",
+        _model(GOOD_MODEL + 'kind = "disk"\n')),
+    Row(TOML, "a station without a name", "InvalidModelError",
+        r"station\[0\]: missing name", _model(GOOD_MODEL.replace('name = "disk"\n', ""))),
+    Row(TOML, "two stations with the same name", "InvalidModelError", r"station\[1\]\.name: duplicate station name 'disk' \(also station\[0\]\)",
+        _model(GOOD_MODEL + '[[station]]\nname = "disk"\ndemand = "1 ms"\n')),
+    Row(TOML, "a size without a rate", "InvalidModelError",
+        r"station\[0\]\.size: size needs a rate",
+        _model(GOOD_MODEL.replace('demand = "10 ms"', 'size = "64 KiB"'))),
+    Row(TOML, "a rate in bits where bytes were meant is fine, but a rate without unit is not "
+        "(`rate = \"100\"`)", "InvalidModelError", r"station\[0\]\.rate: '100' has no unit",
+        _model(GOOD_MODEL.replace('demand = "10 ms"', 'size = "64 KiB"\nrate = "100"'))),
+    Row(TOML, "a time where a rate is expected (`rate = \"5 ms\"`)", "InvalidModelError",
+        r"station\[0\]\.rate: '5 ms' is a time",
+        _model(GOOD_MODEL.replace('demand = "10 ms"', 'size = "64 KiB"\nrate = "5 ms"'))),
+    Row(TOML, "an unknown system type", "InvalidModelError", r"system\.type: .*'san'",
+        _model(GOOD_MODEL + '[system]\ntype = "san"\n')),
+    Row(TOML, "an empty file", "InvalidModelError", r"missing \[model\] table", _model("")),
+    Row(TOML, "a truncated file (cut inside a string)", "InvalidModelError",
+        r"not valid TOML", _model(GOOD_MODEL[:40])),
+    Row(TOML, "a binary file", "InvalidModelError", r"m\.toml: (cannot read the file|not a text)",
+        _model_file(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe" * 10)),
+    Row(TOML, "an enormous file (70 MiB)", "InvalidModelError",
+        r"m\.toml: .*73400320 bytes.*larger than",
+        _model_file(b"# " + b"x" * (HUGE - 3) + b"\n")),
+    Row(TOML, "a JSON file given as a model", "InvalidModelError", r"not valid TOML",
+        _model_file(QNBENCH_DOC, "trace.json")),
+    Row(TOML, "a YAML file given as a model", "InvalidModelError", r"not valid TOML",
+        _model_file("model:\n  population: 4\n", "m.yaml")),
+    Row(TOML, "a directory given as the model file", "InvalidModelError",
+        r"cannot read the model file: a directory", lambda tmp: qn.load_model(tmp)),
+    # -- the qnmodel command ---------------------------------------------------------------
+    Row(CLI, "`qnmodel solve` without a model file", "Exit2", r"usage",
+        _cli("solve")),
+    Row(CLI, "`qnmodel solve missing.toml`", "Exit1", r"no such model file", _cli("solve", "{tmp}/missing.toml")),
+    Row(CLI, "`qnmodel solve m.toml --format xml`", "Exit2", r"invalid choice: 'xml'",
+        _cli("solve", "{tmp}/m.toml", "--format", "xml", files={"m.toml": GOOD_MODEL})),
+    Row(CLI, "`qnmodel solve` of a model with a negative demand", "Exit1",
+        r"error: .*m\.toml:\d+: station\[0\]\.demand: must be finite and >= 0, got '-10 ms'",
+        _cli("solve", "{tmp}/m.toml", files={"m.toml": GOOD_MODEL.replace('"10 ms"', '"-10 ms"')})),
+    Row(CLI, "`qnmodel solve` of a binary file", "Exit1", r"error: .*m\.toml",
+        _cli("solve", "{tmp}/m.toml", files={"m.toml": b"\x00\x01\xff" * 50})),
+    Row(CLI, "`qnmodel bench emu jobs=abc`", "Exit2", r"--jobs: 'abc' is not an integer",
+        _cli("bench", "emu", "jobs=abc", "runtime=0.01")),
+    Row(CLI, "`qnmodel bench emu` with an option without `=`", "Exit2", r"KEY=VALUE.*'jobs'",
+        _cli("bench", "emu", "jobs")),
+    Row(CLI, "`qnmodel bench warp` (unknown engine)", "Exit2", r"--engine: 'warp' is not one of",
+        _cli("bench", "warp")),
+    Row(CLI, "`qnmodel calibrate` of a truncated trace", "Exit1", r"truncated",
+        _cli("calibrate", "{tmp}/d.json", "{tmp}/d.json", files={"d.json": QNBENCH_DOC[:60]})),
+    Row(CLI, "`qnmodel check --hardware` of a description with a bare number", "Exit1",
+        r"link\[0\]\.rate must be a quantity with its unit.*got 40",
+        _cli("check", "--hardware", "{tmp}/hw.toml",
+             files={"hw.toml": '[[link]]\nname = "ib0"\nrate = 40\n'})),
+    Row(CLI, "`qnmodel sweep` varying an unknown station", "Exit2",
+        r"cannot set 'tape\.demand': .* a station among \['disk'\]",
+        _cli("sweep", "{tmp}/m.toml", "--vary", "tape.demand=1 ms,2 ms",
+             files={"m.toml": GOOD_MODEL})),
+    # -- trace files -----------------------------------------------------------------------
+    Row(TRACE, "a trace file that does not exist", "TraceError", r"no such trace file",
+        lambda tmp: qn.calibration.load_trace(tmp / "none.json")),
+    Row(TRACE, "an empty trace file", "TraceError", r"t\.json: the file is empty", _trace("")),
+    Row(TRACE, "a truncated qnbench JSON", "TraceError", r"t\.json: truncated",
+        _trace(QNBENCH_DOC[:70])),
+    Row(TRACE, "a binary file as a trace", "TraceError", r"t\.json: not a text file",
+        _trace(b"\xff\xd8\xff\xe0" * 64)),
+    Row(TRACE, "a JSON list instead of an object", "TraceError",
+        r"t\.json: a trace is a JSON object, got a JSON list", _trace("[1, 2, 3]")),
+    Row(TRACE, "JSON of another tool (no schema key)", "TraceError",
+        r"not a qnbench trace \(no 'schema' key\) nor fio JSON", _trace('{"sysbench": 1}')),
+    Row(TRACE, "a qnbench trace of a newer schema version (99)", "TraceError",
+        r"schema_version.*99", _trace(QNBENCH_DOC.replace('"schema_version": 1', '"schema_version": 99'))),
+    Row(TRACE, "a JSON document of another schema (`\"schema\": \"iperf\"`)", "TraceError",
+        r"schema.*'iperf'", _trace(QNBENCH_DOC.replace('"qnbench"', '"iperf"'))),
+    Row(TRACE, "an enormous trace (70 MiB)", "TraceError", r"t\.json: .*73400320 bytes.*larger than",
+        _trace(b" " * HUGE)),
+    Row(TRACE, "a CSV trace without a measured column", "TraceError",
+        r"t\.csv: CSV header \['jobs', 'colour'\] has none of the measured columns",
+        _trace("jobs,colour\n1,red\n", "t.csv")),
+    Row(TRACE, "a CSV trace with a unit string in a number column", "TraceError",
+        r"line 3, column 'latency_mean_s': '5 ms'",
+        _trace("jobs,latency_mean_s\n1,0.005\n2,5 ms\n", "t.csv")),
+    Row(TRACE, "`bench.load` of a binary file", "TraceError", r"t\.json: not a text file",
+        _trace(b"\x00\xff" * 100, reader="bench")),
+    Row(TRACE, "`bench.load` of a truncated trace", "TraceError", r"truncated|not valid JSON",
+        _trace(QNBENCH_DOC[:50], reader="bench")),
+    Row(TRACE, "`bench.load` of a missing file", "TraceError", r"cannot read trace .*none\.json",
+        lambda tmp: qn.bench.load(tmp / "none.json")),
+    # -- qnbench options ---------------------------------------------------------------------
+    Row(QNB, "`--jobs 0`", "Exit2", r"--jobs", _qnbench("--engine", "null", "--jobs", "0")),
+    Row(QNB, "`--jobs -1`", "Exit2", r"--jobs", _qnbench("--engine", "null", "--jobs", "-1")),
+    Row(QNB, "`--jobs abc`", "Exit2", r"--jobs.*abc", _qnbench("--engine", "null", "--jobs", "abc")),
+    Row(QNB, "`--runtime 5 parsec` (unknown unit)", "Exit2", r"--runtime.*5parsec",
+        _qnbench("--engine", "null", "--runtime", "5parsec")),
+    Row(QNB, "`--runtime -1s`", "Exit2", r"--runtime", _qnbench("--engine", "null", "--runtime", "-1s")),
+    Row(QNB, "`--runtime 5MB` (a size where a time is expected)", "Exit2", r"--runtime.*5MB",
+        _qnbench("--engine", "null", "--runtime", "5MB")),
+    Row(QNB, "`--bs 4KB` (ambiguous)", "Exit2", r"--bs.*4KB", _qnbench("--engine", "null", "--bs", "4KB")),
+    Row(QNB, "`--bs 4ms` (a time where a size is expected)", "Exit2", r"--bs.*4ms",
+        _qnbench("--engine", "null", "--bs", "4ms")),
+    Row(QNB, "`--bs 4XiB` (unknown prefix)", "Exit2", r"--bs.*4XiB", _qnbench("--engine", "null", "--bs", "4XiB")),
+    Row(QNB, "`--dev-rate 100Mbit` (bits where a rate is expected)", "Exit2", r"--dev-rate.*100Mbit",
+        _qnbench("--engine", "emu", "--dev-rate", "100Mbit")),
+    Row(QNB, "`--dev-latency nan`", "Exit2", r"--dev-latency.*nan",
+        _qnbench("--engine", "emu", "--dev-latency", "nan")),
+    Row(QNB, "`--dev-latency 1e999s`", "Exit2", r"--dev-latency.*1e999s",
+        _qnbench("--engine", "emu", "--dev-latency", "1e999s")),
+    Row(QNB, "`--engine warp`", "Exit2", r"warp", _qnbench("--engine", "warp")),
+    Row(QNB, "an unknown option `--speed 11`", "Exit2", r"--speed", _qnbench("--engine", "null", "--speed", "11")),
+    Row(QNB, "`--think abc`", "Exit2", r"--think.*abc", _qnbench("--engine", "null", "--think", "abc")),
+    # -- JMVA XML ------------------------------------------------------------------------------
+    Row(JMVA, "not XML", "InvalidModelError", r"not a JMVA XML document", _jmva("hello")),
+    Row(JMVA, "truncated XML", "InvalidModelError", r"not a JMVA XML document",
+        _jmva("<model><parameters><classes number=")),
+    Row(JMVA, "XML of another tool (`<svg>`)", "InvalidModelError",
+        r"not a JMVA model: expected <model><parameters>", _jmva("<svg></svg>")),
+    Row(JMVA, "a model without classes", "InvalidModelError", r"JMVA model has no <classes>",
+        _jmva("<model><parameters><classes/></parameters></model>")),
+    Row(JMVA, "a fractional population", "InvalidModelError", r"population 2\.5 is not an integer",
+        _jmva('<model><parameters><classes><closedclass name="c" population="2.5"/></classes>'
+              "</parameters></model>")),
+    Row(JMVA, "an infinite population", "InvalidModelError", r"class 'c' population.*inf",
+        _jmva('<model><parameters><classes><closedclass name="c" population="inf"/></classes>'
+              "</parameters></model>")),
+    Row(JMVA, "a population of 1e308 (found by the fuzzer: it overflowed int64 deep inside)",
+        "InvalidModelError", r"ClosedClass 'a': N must be at most 2\^53 .* got a 309-digit number",
+        lambda tmp: __import__("qnmodel.jmva", fromlist=["x"]).from_jmva(
+            JMVA_TEXT.replace('population="3"', 'population="1e308"'))),
+    Row(JMVA, "a JMVA file that does not exist", "InvalidModelError", r"missing\.jmva: no such JMVA file",
+        lambda tmp: __import__("qnmodel.jmva", fromlist=["read_jmva"]).read_jmva(tmp / "missing.jmva")),
+    Row(JMVA, "a binary JMVA file", "InvalidModelError", r"m\.jmva: not a text file",
+        _jmva(b"\x00\x9f\x92\x96" * 40, path=True)),
+    Row(JMVA, "an XML bomb (nested entities)", "InvalidModelError", r"declares a document type or entities .* refused",
+        _jmva('<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">'
+              '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">'
+              ']><model><parameters>&c;</parameters></model>')),
+    # -- testbed topology files -------------------------------------------------------------------
+    Row(TOPO, "a public subnet", "InvalidModelError", r"testbed\.subnet must be a private /16.*'8\.8\.0\.0/16'",
+        _topology(GOOD_TOPOLOGY.replace("10.213.0.0/16", "8.8.0.0/16"))),
+    Row(TOPO, "a subnet that is not an address", "InvalidModelError",
+        r"testbed\.subnet must be an IPv4 network.*'lan'",
+        _topology(GOOD_TOPOLOGY.replace("10.213.0.0/16", "lan"))),
+    Row(TOPO, "no clients", "InvalidModelError", r"clients: a testbed needs at least one client",
+        _topology(GOOD_TOPOLOGY.split("[[clients]]")[0] + "[[servers]]" + GOOD_TOPOLOGY.split("[[servers]]")[1])),
+    Row(TOPO, "a link rate without a unit", "InvalidModelError|InvalidTypeError", r"clients\[0\].*rate.*100",
+        _topology(GOOD_TOPOLOGY.replace('"100 Mbit/s"', '"100"'))),
+    Row(TOPO, "a negative link delay", "InvalidModelError", r"clients\[0\].*delay.*-1 ms",
+        _topology(GOOD_TOPOLOGY.replace('"1 ms"', '"-1 ms"'))),
+    Row(TOPO, "a node name that is also a host command (`c1; rm -rf /`)", "InvalidModelError",
+        r"clients\[0\]\.name.*'c1; rm -rf /'",
+        _topology(GOOD_TOPOLOGY.replace('name = "c1"', 'name = "c1; rm -rf /"'))),
+    Row(TOPO, "a path-like node name (`../../etc`)", "InvalidModelError",
+        r"clients\[0\]\.name.*'\.\./\.\./etc'",
+        _topology(GOOD_TOPOLOGY.replace('name = "c1"', 'name = "../../etc"'))),
+    Row(TOPO, "an unknown key", "InvalidModelError", r"testbed\.colour: unknown key \(allowed: name, subnet\)",
+        _topology(GOOD_TOPOLOGY.replace('[testbed]\n', '[testbed]\ncolour = "red"\n'))),
+    Row(TOPO, "a binary topology file", "InvalidModelError", r"tb\.toml: not a text file",
+        _topology(b"\xff\xfe\x00\x00" * 30)),
+    Row(TOPO, "not TOML", "InvalidModelError", r"tb\.toml: not valid TOML", _topology("{ nope")),
+    Row(TOPO, "an enormous topology file (70 MiB)", "InvalidModelError",
+        r"tb\.toml: .*73400320 bytes.*larger than", _topology(b"#" * (HUGE - 1) + b"\n")),
+    # -- hardware descriptions ---------------------------------------------------------------------
+    Row(HW, "a link rate as a bare number (bits or bytes?)", "InvalidTypeError",
+        r"link\[0\]\.rate must be a quantity with its unit.*got 40",
+        _hardware('[[link]]\nname = "ib0"\nrate = 40\n')),
+    Row(HW, "a memory transfer rate in bytes (a rate where a frequency is expected)", "UnitError",
+        r"memory\.transfer_rate.*'1333 MB/s' is a rate",
+        _hardware('[memory]\ntransfer_rate = "1333 MB/s"\nbus_width = "64 bit"\n')),
+    Row(HW, "zero memory channels", "InvalidModelError", r"hw\.toml\.memory\.channels must be >= 1, got 0",
+        _hardware('[memory]\ntransfer_rate = "1333 MT/s"\nbus_width = "64 bit"\nchannels = 0\n')),
+    Row(HW, "an unknown table", "InvalidModelError", r"'gpu'",
+        _hardware('[gpu]\nrate = "1 TB/s"\n')),
+    Row(HW, "a node without a name", "InvalidModelError", r"node\[0\]\.name must be a non-empty string",
+        _hardware('[[link]]\nname = "ib0"\nrate = "40 Gbit/s"\n[[node]]\n')),
+    Row(HW, "no component with a peak", "InvalidModelError", r"no component with a peak",
+        _hardware('[[node]]\nname = "a"\n')),
+    Row(HW, "a missing hardware file", "InvalidModelError", r"hw\.toml.*(no such|cannot read)",
+        lambda tmp: __import__("qnmodel.check.hardware", fromlist=["x"]).load_hardware(tmp / "hw.toml")),
+    Row(HW, "a binary hardware file", "InvalidModelError", r"hw\.toml: not a text",
+        _hardware(b"\x00\xff\xfe" * 30)),
+    Row(HW, "hardware text of the wrong type (bytes)", "InvalidTypeError", r"text must be a str.*bytes",
+        _hardware(b'[[link]]\nname = "ib0"\nrate = "40 Gbit/s"\n', path=False)),
+]  # fmt: skip
+
+
+def row_id(i: int, row: Row) -> str:
+    """A stable test id: the row number and its place."""
+    slug = re.sub(r"[^a-z0-9]+", "-", row.where.lower()).strip("-")
+    return f"{i + 1:03d}-{slug}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table() -> str:
+    """The catalogue as the Markdown table of ``docs/reference/bad-input.md``."""
+    lines = [
+        "| # | where | input | error | message matches |",
+        "|---|---|---|---|---|",
+    ]
+    for i, r in enumerate(ROWS):
+        err = {"Exit1": "exit status 1", "Exit2": "exit status 2 (usage)"}.get(
+            r.error, f"`{r.error}`"
+        )
+        lines.append(f"| {i + 1} | {r.where} | {_cell(r.input)} | {err} | `{_cell(r.match)}` |")
+    return "\n".join(lines) + "\n"
