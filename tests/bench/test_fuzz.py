@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.conftest import IN_CI
+from tests._ci import IN_CI
 
 CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "bench" / "csrc"
 SECONDS = int(os.environ.get("QNBENCH_FUZZ_SECONDS", "10"))

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from qnmodel.bench import schema
-from tests.bench.conftest import IN_CI
+from tests._ci import IN_CI
 
 
 def _wait_for(pattern, root, timeout=10.0):

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from qnmodel.bench import schema
-from tests.bench.conftest import IN_CI
+from tests._ci import IN_CI
 
 CASES = [
     ["--engine", "null", "--jobs", "1,2", "--bs", "4KiB,1MiB"],
