@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,8 +19,8 @@ from qnmodel import bench
 from qnmodel.check import analyse, measure_ranks
 from qnmodel.errors import BenchNotFoundError, InvalidModelError
 from qnmodel.report import write_check_report
+from tests._ci import IN_CI
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 FIGURES = {"memory", "cpu", "link:loopback", "device:tmp:write", "metadata:create"}
 
 

@@ -34,13 +34,20 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._validate import as_population, as_positive_int
-from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
+from ..errors import (
+    InvalidModelError,
+    InvalidTypeError,
+    NumericalInstabilityWarning,
+    UnstableModelError,
+)
 from ..network import Network
 from ..results_open import UpgradeResult
 from .mva import mva
@@ -69,7 +76,8 @@ def _metric(net: Network, tgt: Target, arrival_rate: Any, population: Any) -> fl
             )
         return float(mva(net, population, keep="last").throughput[-1])
     try:
-        law = response_time_law(net, arrival_rate=arrival_rate, population=population)
+        with _probing():
+            law = response_time_law(net, arrival_rate=arrival_rate, population=population)
     except UnstableModelError:
         return float("inf")
     return law.quantile(tgt.q)
@@ -93,9 +101,19 @@ def _check_net(net: Any) -> Network:
     return net
 
 
+@contextlib.contextmanager
+def _probing():
+    """The searches probe loads up to 1 - 1e-12 of saturation to bracket the answer: the
+    near-saturation warning of such a probe is about the probe, not about the answer."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalInstabilityWarning)
+        yield
+
+
 def _open_R(net: Network, lam: float) -> float:
     try:
-        return float(open_network(net, lam).response_time[0])
+        with _probing():
+            return float(open_network(net, lam).response_time[0])
     except UnstableModelError:
         return float("inf")
 

@@ -12,8 +12,7 @@ import pytest
 from qnmodel import bench
 from qnmodel.bench import schema
 from qnmodel.errors import BenchNotFoundError
-
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+from tests._ci import IN_CI
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ loading the exported documents and solving them (exact MVA) to the same numbers.
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ import qnmodel as qn
 from qnmodel.errors import InvalidModelError
 from qnmodel.linejson import from_line_json, read_line_json, to_line_json, write_line_json
 from qnmodel.solvers.mva_ld_general import mva_ld_general
+from tests._ci import skip_or_fail
 
 
 def _mixed():
@@ -108,9 +108,7 @@ def _line_solver():
         from line_solver.io.linemodel_io import model_from_dict
     except Exception as exc:  # noqa: BLE001 - any import failure means "peer missing"
         reason = f"line-solver is not importable ({exc}); pip install line-solver"
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"peer missing under CI: {reason}")
-        pytest.skip(reason)
+        skip_or_fail(reason)
     return SolverMVA, model_from_dict
 
 
