@@ -254,9 +254,17 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
             raise InvalidModelError(f"not a LINE JSON document: {exc}") from None
     if not isinstance(doc, dict):
         raise InvalidModelError(f"not a LINE JSON document: {type(doc).__name__}")
+    fmt, version = doc.get("format", "line-model"), str(doc.get("version", "1.0"))
+    if fmt != "line-model":
+        raise InvalidModelError(f"LINE JSON: format must be 'line-model', got {fmt!r}")
+    if version.split(".")[0] != "1":
+        raise InvalidModelError(
+            f"LINE JSON: version {version!r} is not supported (this reader knows 'line-model' 1.x)"
+        )
     model = doc.get("model", doc)
-    if not isinstance(model, dict) or model.get("type") != "Network":
-        raise InvalidModelError("LINE JSON: expected a model of type 'Network'")
+    got = model.get("type") if isinstance(model, dict) else type(model).__name__
+    if not isinstance(model, dict) or got != "Network":
+        raise InvalidModelError(f"LINE JSON: expected a model of type 'Network', got {got!r}")
     nodes = model.get("nodes") or []
     classes = model.get("classes") or []
     if not nodes or not classes:

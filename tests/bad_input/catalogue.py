@@ -163,6 +163,17 @@ def _jmva(text: str | bytes, *, path: bool = False) -> Callable[[Path], object]:
     return run
 
 
+def _study(text: str) -> Callable[[Path], object]:
+    def run(tmp: Path):
+        from qnmodel.validation import validate
+
+        p = tmp / "study.toml"
+        p.write_text(text)
+        return validate(p, tmp / "out")
+
+    return run
+
+
 GOOD_TOPOLOGY = """\
 [testbed]
 name = "tb"
@@ -637,6 +648,54 @@ ROWS: list[Row] = [
         _hardware(b"\x00\xff\xfe" * 30)),
     Row(HW, "hardware text of the wrong type (bytes)", "InvalidTypeError", r"text must be a str.*bytes",
         _hardware(b'[[link]]\nname = "ib0"\nrate = "40 Gbit/s"\n', path=False)),
+    # capacity targets, caches, fork-join fan-out, LINE JSON, validation studies, the newer
+    # qnbench workloads
+    Row(PY, "a target that does not parse (`\"R < fast\"`)", "InvalidModelError", r"target 'R < fast'.*'fast' is not a time",
+        lambda tmp: qn.max_population(qn.Network.from_demands([0.01, 0.02]), "R < fast")),
+    Row(PY, "a mean target in the wrong unit (`\"R <= 40 MB/s\"`)", "UnitError", r"'40 MB/s' is a rate.*a time \(s\) is required",
+        lambda tmp: qn.max_population(qn.Network.from_demands([0.01, 0.02]), "R <= 40 MB/s")),
+    Row(PY, "a percentile target outside (0, 100) (`\"p150 <= 1 s\"`)", "InvalidModelError", r"percentile must be strictly between 0 and 100, got 150",
+        lambda tmp: qn.max_population(qn.Network.from_demands([0.01, 0.02]), "p150 <= 1 s")),
+    Row(PY, "a throughput target given as a time (`\"X >= 5 ms\"`)", "UnitError", r"'5 ms' is a time.*frequency",
+        lambda tmp: qn.max_population(qn.Network.from_demands([0.01, 0.02]), "X >= 5 ms")),
+    Row(PY, "a cache of negative size", "InvalidModelError", r"cache size.*got -1",
+        lambda tmp: __import__("qnmodel.models.cache", fromlist=["x"]).Cache(size=-1, working_set=100)),
+    Row(PY, "a cache working set of no items", "InvalidModelError", r"working_set must hold at least one item, got 0",
+        lambda tmp: __import__("qnmodel.models.cache", fromlist=["x"]).Cache(size=10, working_set=0)),
+    Row(PY, "a Zipf popularity with alpha = 0", "InvalidModelError", r"alpha \(Zipf exponent\) must be > 0, got 0",
+        lambda tmp: __import__("qnmodel.models.cache", fromlist=["x"]).Cache(size=10, working_set=100, popularity="zipf", alpha=0)),
+    Row(PY, "a fork-join fan-out larger than its branches", "InvalidModelError", r"ForkJoin 'fj': fanout must be between 1 and .* n = 2, got fanout=3",
+        lambda tmp: qn.ForkJoin("fj", [qn.Station("a", "1 ms"), qn.Station("b", "1 ms")], fanout=3)),
+    Row(PY, "a LINE JSON document that is not JSON", "InvalidModelError", r"not a LINE JSON document",
+        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json("not json")),
+    Row(PY, "a LINE JSON document of another version (`9.9`)", "InvalidModelError", r"version '9.9' is not supported",
+        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json('{"format": "line-model", "version": "9.9", "model": {}}')),
+    Row(PY, "a LINE JSON model that is not a network", "InvalidModelError", r"expected a model of type 'Network', got 'Layered'",
+        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json('{"model": {"type": "Layered"}}')),
+    Row(PY, "a validation study of an unknown kind", "InvalidModelError", r"study\.kind: no validation study of kind 'nope'",
+        _study('[study]\nkind = "nope"\n')),
+    Row(PY, "a validation study kind that is a path (`../etc`)", "InvalidModelError", r"study\.kind must be a name such as 'raid', got '\.\./etc'",
+        _study('[study]\nkind = "../etc"\n')),
+    Row(PY, "a validation study without a `[study]` table", "InvalidModelError", r"a study needs a \[study\] table",
+        _study('[raid]\nservers = 3\n')),
+    Row(PY, "a validation study naming a topology file that does not exist", "InvalidModelError", r"cannot read topology .*missing\.toml",
+        _study('[study]\nkind = "raid"\ntopology = "missing.toml"\n')),
+    Row(TOML, "`arrival_rate` and `population` in one model", "InvalidModelError", r"model\.arrival_rate: give either population .* or arrival_rate",
+        _model(GOOD_MODEL.replace("population = 4", 'population = 4\narrival_rate = "100/s"'))),
+    Row(TOML, "`arrival_rate = \"40 MB/s\"` (a byte rate, not a request rate)", "InvalidModelError", r"model\.arrival_rate: '40 MB/s' is a rate \(bytes/s\).*frequency",
+        _model(GOOD_MODEL.replace("population = 4", 'arrival_rate = "40 MB/s"'))),
+    Row(TOML, "a negative `arrival_rate`", "InvalidModelError", r"model\.arrival_rate: must be finite and >= 0, got '-5/s'",
+        _model(GOOD_MODEL.replace("population = 4", 'arrival_rate = "-5/s"'))),
+    Row(TOML, "a `target` that does not parse", "InvalidModelError", r"model\.target: target 'R <= soon'",
+        _model(GOOD_MODEL.replace("population = 4", 'population = 4\ntarget = "R <= soon"'))),
+    Row(QNB, "`--rate -5/s` (open loop)", "Exit2", r"--rate: rate '-5/s' is negative", _qnbench("--engine", "emu", "--rate", "-5/s")),
+    Row(QNB, "`--rate 5MB/s` (a byte rate for the arrival rate)", "Exit2", r"--rate: unknown or ambiguous unit 'MB/s'", _qnbench("--engine", "emu", "--rate", "5MB/s")),
+    Row(QNB, "`--arrivals burst`", "Exit2", r"--arrivals: 'burst' is not one of poisson,constant", _qnbench("--engine", "emu", "--rate", "100/s", "--arrivals", "burst")),
+    Row(QNB, "`--meta-tree deep`", "Exit2", r"--meta-tree: 'deep' is not one of easy,hard", _qnbench("--engine", "meta", "--meta-tree", "deep")),
+    Row(QNB, "`--meta-op create,rename`", "Exit2", r"--meta-op: 'rename' is not one of", _qnbench("--engine", "meta", "--meta-op", "create,rename")),
+    Row(QNB, "`--file-layout striped`", "Exit2", r"--file-layout: 'striped' is not one of per-job,shared", _qnbench("--engine", "file", "--file-layout", "striped")),
+    Row(QNB, "`--netns a,b` for a run of one rank", "Exit2", r"--netns names 2 namespace\(s\) for 1 rank\(s\)", _qnbench("--engine", "null", "--netns", "a,b")),
+    Row(QNB, "`--netns ../etc` (not a namespace name)", "Exit2", r"'\.\./etc' \(rank 0\) is not a namespace name", _qnbench("--engine", "null", "--netns", "../etc")),
 ]  # fmt: skip
 
 
