@@ -16,20 +16,23 @@ IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def test_emulated_speedup_matches_the_demand_model(rt):
-    """RAID0 of 4 emulated members (a = 100 us, r = 1 GB/s), 8 clients, sequential reads:
+    """RAID0 of 4 emulated members (a = 1 ms, r = 1 GB/s), 8 clients, sequential reads:
     the saturated speedup is the single member's request time over the array's busiest
-    member time per request (stripe_demands). Measured within 5 % (client wake-ups)."""
-    a, r = 1e-4, 1e9
+    member time per request (stripe_demands). Measured within 10 % (see below)."""
+    a, r = 1e-3, 1e9
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MeasurementArtefactWarning)
         g = rs.measure_grid("emu", levels=(0,), chunks=["64 KiB"], blocks=["16 KiB", "1 MiB"],
-                            ops=("read",), repeat=3, runtime="0.1 s",
+                            ops=("read",), repeat=3, runtime="0.3 s", dev_latency=a, dev_rate=r,
                             realtime=bool(rt))  # fmt: skip
     assert len(g) == 2
     for row in g.itertuples():
         D, _ = stripe_demands(0, 4, 65536, row.bs, a, r, "read")
         expected = (a + row.bs / r) / D.max()
-        assert row.S == pytest.approx(expected, rel=0.05), g
+        # 16 KiB sequential streams stay 4 requests on one member, so 8 clients do not keep all
+        # 4 members busy every moment: measured S = 3.68-3.98 for 4.0 over 7 runs (a at
+        # 100 us and at 1 ms alike), hence 10 %, not the 5 % first claimed
+        assert row.S == pytest.approx(expected, rel=0.10), g
         assert row.T == 4.0 and row.E == pytest.approx(row.S / 4)
     # 1 MiB in 64 KiB chunks: 4 pieces per member, each paying a: E well below 1
     assert g.loc[g.bs == 2**20, "E"].item() < 0.75

@@ -83,9 +83,11 @@ def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
     # path (a few us, wake-up lateness reported separately): a +0.06 to +0.6 % and r -0.1 to
     # -0.3 % over five runs, two of them beside CPU hogs. Bounds: a 2 %, r 1 % (about 3x the
     # largest seen; they were 5 % each).
-    if rt:
-        assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"], rel=0.02), why
-    assert fit.values["a"] == pytest.approx(DEMO_DEVICE["dev_latency"] + late, rel=0.02), why
+    # With real-time clients the fit sees the device's a (a clean CI run had wake-ups 141 us
+    # late and still fitted a within 0.07 %: lateness falls between requests, not inside one);
+    # without, the client's lateness joins a.
+    expected_a = DEMO_DEVICE["dev_latency"] + (0.0 if rt else late)
+    assert fit.values["a"] == pytest.approx(expected_a, rel=0.02), why
     assert fit.values["r"] == pytest.approx(DEMO_DEVICE["dev_rate"], rel=0.01), why
     assert list(c.table["n"]) == JOBS
     # Random device choice with exponential service is product form: exact MVA of the fitted
