@@ -52,7 +52,7 @@ from ._validate import read_text_file
 from .errors import InvalidModelError, InvalidTypeError
 from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import Station
-from .solvers.open import network_model
+from .solvers._open_model import export_classes
 
 __all__ = ["to_jmva", "from_jmva", "read_jmva", "write_jmva", "THINK_STATION"]
 
@@ -74,21 +74,9 @@ def to_jmva(net: Any, population: Any = None) -> str:
         ``population`` jobs (required then).
     population : int, optional
     """
-    m = network_model(net)
+    m, is_open, pop, lam, Z = export_classes(net, population)
     D, C, K = m.D, m.D.shape[0], m.D.shape[1]
     class_names = m.class_names
-    is_open, pop = m.is_open.copy(), m.population.copy()
-    lam, Z = m.arrival_rate.copy(), m.think_time.copy()
-    if m.single:
-        if population is None:
-            raise InvalidModelError("population is required to export a single-class Network")
-        from ._validate import as_population
-
-        is_open[:] = False
-        pop[:] = as_population(population, "population")
-        Z[:] = float(net.think_time)
-    elif population is not None:
-        raise InvalidModelError("population applies to a single-class Network only")
     total = int(pop[~is_open].sum())
     root = ET.Element(
         "model",

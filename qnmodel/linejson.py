@@ -59,7 +59,7 @@ import numpy as np
 from .errors import InvalidModelError
 from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import Station
-from .solvers.open import network_model
+from .solvers._open_model import export_classes
 
 __all__ = ["to_line_json", "from_line_json", "write_line_json", "read_line_json"]
 
@@ -91,21 +91,9 @@ def to_line_json(net: Any, population: Any = None, name: str = "qnmodel") -> dic
         A single-class network without ``population``; a load-dependent station in a
         model with open classes (LINE's scaling vector is written per population).
     """
-    m = network_model(net)
+    m, is_open, pop, lam, Z = export_classes(net, population)
     D, (C, K) = m.D, m.D.shape
     cn = m.class_names
-    is_open, pop = m.is_open.copy(), m.population.copy()
-    lam, Z = m.arrival_rate.copy(), m.think_time.copy()
-    if m.single:
-        if population is None:
-            raise InvalidModelError("population is required to export a single-class Network")
-        from ._validate import as_population
-
-        is_open[:] = False
-        pop[:] = as_population(population, "population")
-        Z[:] = float(net.think_time)
-    elif population is not None:
-        raise InvalidModelError("population applies to a single-class Network only")
     clash = {THINK_NODE, SOURCE_NODE, SINK_NODE} & set(m.names)
     if clash:
         raise InvalidModelError(f"station name {sorted(clash)[0]!r} is reserved in LINE export")

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_quantity
+from .._validate import as_population, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError
 
 __all__ = ["Model", "as_multipliers", "network_model"]
@@ -113,6 +113,29 @@ def network_model(net: Any) -> Model:
         arrival_rate=np.asarray(getattr(net, "arrival_rate", np.zeros(C)), dtype=np.float64),
         single=False,
     )
+
+
+def export_classes(net: Any, population: Any = None) -> tuple[Model, np.ndarray, np.ndarray,
+                                                             np.ndarray, np.ndarray]:  # fmt: skip
+    """The compiled model of ``net`` and its class vectors for a model-exchange writer (JMVA,
+    LINE JSON): ``(model, is_open, population, arrival_rate, think_time)`` as new arrays.
+
+    A single-class :class:`~qnmodel.network.Network` is one closed class of ``population``
+    jobs (required then) with the network's think time; ``population`` is refused for a
+    multi-class network (its classes carry their own).
+    """
+    m = network_model(net)
+    is_open, pop = m.is_open.copy(), m.population.copy()
+    lam, Z = m.arrival_rate.copy(), m.think_time.copy()
+    if m.single:
+        if population is None:
+            raise InvalidModelError("population is required to export a single-class Network")
+        is_open[:] = False
+        pop[:] = as_population(population, "population")
+        Z[:] = float(net.think_time)
+    elif population is not None:
+        raise InvalidModelError("population applies to a single-class Network only")
+    return m, is_open, pop, lam, Z
 
 
 def _rate(value: Any, name: str) -> float:
