@@ -15,14 +15,13 @@ References
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..testbed import TestbedError, Topology, bench_in, status
 from ..testbed.delay import goodput_factor
 from ..testbed.pagecache import prepare_files
 from ..testbed.services import nfs_url
+from ._common import mape, mean_ci
 
 MiB = 1024**2
 
@@ -126,7 +125,7 @@ def _clients(topo, client, server, cfg, opts, ns, model, log) -> dict:
         x = np.array([r["throughput_B_s"] for r in reps])
         x_little = float(np.mean([_little(r) for r in reps]))
         rt = np.array([r["latency_s"]["mean"] for r in reps])
-        half = _t95(len(x)) * x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else 0.0
+        half = mean_ci(x)[1]
         lo, hi = float(agg.bandwidth_lower[n - 1]), float(agg.bandwidth_upper[n - 1])
         xm, rm = float(x.mean()), float(rt.mean())
         x_mva, r_mva = float(res.throughput[n - 1]) * bs, float(res.response_time[n - 1])
@@ -184,22 +183,6 @@ def _clients(topo, client, server, cfg, opts, ns, model, log) -> dict:
     }
 
 
-def _t95(n: int) -> float:
-    """Student's t quantile 0.975 with n - 1 degrees of freedom (n = 2..10; 1.96 beyond)."""
-    table = {
-        2: 12.706,
-        3: 4.303,
-        4: 3.182,
-        5: 2.776,
-        6: 2.571,
-        7: 2.447,
-        8: 2.365,
-        9: 2.306,
-        10: 2.262,
-    }
-    return table.get(n, 1.96)
-
-
 def _mape(model, measured) -> float:
-    m, x = np.asarray(model, float), np.asarray(measured, float)
-    return float(np.mean(np.abs(m - x) / x))
+    """MAPE as a fraction (the NFS study's recorded unit; ``_common.mape`` gives percent)."""
+    return mape(model, measured) / 100.0

@@ -60,6 +60,8 @@ from typing import Any
 
 import numpy as np
 
+from ._common import mean_ci
+
 __all__ = [
     "WORKLOADS",
     "FULL_GRID",
@@ -486,15 +488,16 @@ def record(
     path: str | os.PathLike,
     rows: Sequence[dict[str, Any]] | None = None,
     *,
+    points: Sequence[dict[str, Any]] | None = None,
     note: str = "",
     **options: Any,
 ) -> Path:
-    """Measure (unless ``rows`` are given), predict, and write the study's JSON to ``path``."""
+    """Measure (unless ``rows`` are given), predict (unless ``points``, the predictions of
+    ``rows``, are given), and write the study's JSON to ``path``."""
     from .. import __version__
 
-    if rows is None:
-        rows = measure(**options)
-    points = predict(rows)
+    if points is None:
+        points = predict(measure(**options) if rows is None else rows)
     doc = {
         "study": "stripe",
         "qnmodel_version": __version__,
@@ -529,15 +532,6 @@ def load(path: str | os.PathLike):
     return pd.DataFrame(doc["points"]).astype({"n": int}), doc
 
 
-def _ci95(values: Sequence[float]) -> float:
-    from scipy.stats import t
-
-    v = np.asarray(values, dtype=np.float64)
-    return (
-        float(t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
-    )
-
-
 def run(spec: dict[str, Any], topology: Any = None, out_dir: Any = None) -> dict[str, Any]:
     """The study as a ``qnmodel validate`` kind: ``[study] kind = "stripe"`` (no testbed).
 
@@ -559,7 +553,7 @@ def run(spec: dict[str, Any], topology: Any = None, out_dir: Any = None) -> dict
                    runtime=float(cfg.get("runtime", 3.0)))  # fmt: skip
     points = predict(rows)
     if out_dir is not None:
-        record(Path(out_dir) / "stripe.json", rows)
+        record(Path(out_dir) / "stripe.json", points=points)
     import qnmodel as qn
 
     pts, r_in = [], []
@@ -569,8 +563,8 @@ def run(spec: dict[str, Any], topology: Any = None, out_dir: Any = None) -> dict
         r1 = float(qn.fork_join(net, 1).response_time[0])
         q = {
             "case": p["case"], "n": n, "x_measured": p["x_measured"],
-            "x_ci": _ci95(p["x_measured_repeats"]), "r_measured": p["r_measured"],
-            "r_ci": _ci95(p["r_measured_repeats"]), "x_model": p["fj_x"], "r_model": p["fj_r"],
+            "x_ci": mean_ci(p["x_measured_repeats"])[1], "r_measured": p["r_measured"],
+            "r_ci": mean_ci(p["r_measured_repeats"])[1], "x_model": p["fj_x"], "r_model": p["fj_r"],
             "x_lower": 0.0, "x_upper": min(1.0 / dmax, n / r1), "r_lower": max(r1, n * dmax),
             "r_upper": math.inf,
         }  # fmt: skip
