@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := .make-stamps
 # Everything that changes the installed package (sources, C files, build config).
-PKG_SRC := $(shell find qnmodel -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.json' -o -name '*.toml' \) 2>/dev/null) pyproject.toml
+PKG_SRC := $(shell find qnmodel -type f \( -name '*.py' -o -name '*.c' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.json' -o -name '*.toml' \) 2>/dev/null) pyproject.toml
 
 .PHONY: demo test lint contracts pytest bench docs clean venv install peers
 
