@@ -196,6 +196,30 @@ def stretch(
 # --------------------------------------------------------------------------------------
 
 
+def _station_arguments(K: int, C: int, delay, servers, multipliers, names, class_names):
+    """The per-station and per-class arguments of the open solvers, with their defaults filled in.
+
+    Returns ``(delay, servers, multipliers, names, class_names, capacity)``: boolean and int64
+    arrays of length K, a K-tuple of rate multipliers (None for load-independent), station names
+    ``s0..`` and class names ``class0..`` where none were given, and :func:`station_capacity`.
+    """
+    delay = np.asarray(delay, dtype=bool)
+    servers = np.asarray(servers, dtype=np.int64)
+    multipliers = tuple(multipliers) if multipliers is not None else (None,) * K
+    names = tuple(names) if names is not None else tuple(f"s{i}" for i in range(K))
+    class_names = (
+        tuple(class_names) if class_names is not None else tuple(f"class{c}" for c in range(C))
+    )
+    return (
+        delay,
+        servers,
+        multipliers,
+        names,
+        class_names,
+        station_capacity(delay, servers, multipliers),
+    )
+
+
 def _saturation(load_per_unit: np.ndarray, cap: np.ndarray, delay: np.ndarray, names):
     """(s_max, bottleneck): the largest factor s with s * load < cap at every queueing station."""
     with np.errstate(divide="ignore", over="ignore"):
@@ -275,11 +299,9 @@ def open_single(
     D = np.asarray(D, dtype=np.float64)
     K = D.size
     lam = np.asarray(arrival_rate, dtype=np.float64).reshape(-1)
-    delay = np.asarray(delay, dtype=bool)
-    servers = np.asarray(servers, dtype=np.int64)
-    multipliers = tuple(multipliers) if multipliers is not None else (None,) * K
-    names = tuple(names) if names is not None else tuple(f"s{i}" for i in range(K))
-    cap = station_capacity(delay, servers, multipliers)
+    delay, servers, multipliers, names, _, cap = _station_arguments(
+        K, 1, delay, servers, multipliers, names, None
+    )
     lam_sat, bn = _saturation(D, cap, delay, names)
     a = lam[:, None] * D[None, :]
     U = a / cap[None, :]
@@ -351,14 +373,9 @@ def open_multiclass(
     D = np.atleast_2d(np.asarray(D, dtype=np.float64))
     C, K = D.shape
     lam = np.asarray(arrival_rate, dtype=np.float64).reshape(-1)
-    delay = np.asarray(delay, dtype=bool)
-    servers = np.asarray(servers, dtype=np.int64)
-    multipliers = tuple(multipliers) if multipliers is not None else (None,) * K
-    names = tuple(names) if names is not None else tuple(f"s{i}" for i in range(K))
-    class_names = (
-        tuple(class_names) if class_names is not None else tuple(f"class{c}" for c in range(C))
+    delay, servers, multipliers, names, class_names, cap = _station_arguments(
+        K, C, delay, servers, multipliers, names, class_names
     )
-    cap = station_capacity(delay, servers, multipliers)
     a = lam @ D  # (K,) offered load
     Uk = a / cap
     s_max, bn = _saturation(a, cap, delay, names)

@@ -31,7 +31,7 @@ import numpy as np
 from .._validate import as_choice
 from ..errors import InvalidModelError, UnstableModelError
 from ..results_open import OpenSweepResult
-from .open import _unstable_message, station_capacity, stretch
+from .open import _station_arguments, _unstable_message, stretch
 
 __all__ = ["open_multiclass_sweep", "common_direction"]
 
@@ -111,14 +111,9 @@ def open_multiclass_sweep(
         raise InvalidModelError(
             f"arrival_rate[{p}, {c}] must be finite and >= 0, got {float(lam[p, c])!r}"
         )
-    delay = np.asarray(delay, dtype=bool)
-    servers = np.asarray(servers, dtype=np.int64)
-    multipliers = tuple(multipliers) if multipliers is not None else (None,) * K
-    names = tuple(names) if names is not None else tuple(f"s{i}" for i in range(K))
-    class_names = (
-        tuple(class_names) if class_names is not None else tuple(f"class{c}" for c in range(C))
+    delay, servers, multipliers, names, class_names, cap = _station_arguments(
+        K, C, delay, servers, multipliers, names, class_names
     )
-    cap = station_capacity(delay, servers, multipliers)
     plain = (~delay & (servers == 1)).all() and all(r is None for r in multipliers)
     direction = common_direction(lam)
     queueing_load = np.where(delay, 0.0, 1.0 / cap)  # U per unit of offered load
