@@ -158,8 +158,9 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
             [[r["component"], _num(r.get("measured")), _num(r.get("configured")),
               _pct(100 * r["error"]) if r.get("error") is not None else ""] for r in rows],
         ))  # fmt: skip
+    used: set[str] = set()
     for case, pts in groups.items():
-        fig = out_dir / f"{_slug(case)}.png"
+        fig = out_dir / f"{_unique_slug(case, used)}.png"
         _figure(case, pts, fig)
         paths[f"figure:{case}"] = fig
         s = summarize(pts)
@@ -187,6 +188,17 @@ def _num(v: Any) -> str:
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text).strip("_").lower() or "study"
+
+
+def _unique_slug(text: str, used: set[str]) -> str:
+    """:func:`_slug` of ``text``, numbered when an earlier case of the report had the same slug
+    (``RAID0 read`` and ``raid0-read`` would otherwise share one figure file)."""
+    base = slug = _slug(text)
+    k = 2
+    while slug in used:
+        slug, k = f"{base}_{k}", k + 1
+    used.add(slug)
+    return slug
 
 
 def _figure(title: str, pts: Sequence[Mapping[str, Any]], path: Path) -> Path:

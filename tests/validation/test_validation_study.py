@@ -86,6 +86,19 @@ def test_validate_dispatches_and_writes(tmp_path, fake_kind):
     validation.validate(study, out, force=True)
 
 
+def test_cases_whose_names_share_a_slug_keep_their_own_figures(tmp_path, fake_kind):
+    # "c" and "C!" both slug to "c": the second case's figure must not overwrite the first's
+    POINTS.append(dict(POINTS[0], case="C!"))
+    try:
+        study = write(tmp_path, '[study]\nkind = "fake"\n')
+        validation.validate(study, tmp_path / "out")
+    finally:
+        POINTS.pop()
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "![c](c.png)" in report and "![C!](c_2.png)" in report
+    assert (tmp_path / "out" / "c_2.png").stat().st_size > 10_000
+
+
 def test_validate_command(tmp_path, fake_kind, capsys):
     study = write(tmp_path, '[study]\nkind = "fake"\n')
     assert main(["validate", str(study), "--out", str(tmp_path / "o")]) == 0
