@@ -43,7 +43,7 @@ from .system import (
 )
 from .topology import PREFIX, SWITCH, Topology
 
-__all__ = ["up", "down", "status", "exec_argv", "GOODPUT_FACTOR"]
+__all__ = ["up", "down", "status", "exec_argv", "shaper_burst", "GOODPUT_FACTOR"]
 
 #: TCP goodput / shaped rate at MTU 1500: 1448 B of payload per 1514 B frame counted by tc
 GOODPUT_FACTOR = 1448.0 / 1514.0
@@ -95,11 +95,22 @@ def exec_argv(topo: Topology, node: str, argv: Sequence[str]) -> list[str]:
     return ["ip", "netns", "exec", topo.namespace(node), *argv]
 
 
-def _shape(ns: str, dev: str, rate: float) -> None:
+def shaper_burst(rate: float, burst: float | None = None) -> int:
+    """The htb bucket in bytes: ``burst`` when the topology gives one, else the default.
+
+    The default is at least 10 full frames and 1 ms at the rate, so a timer tick does not
+    starve htb; it lets that many bytes pass at veth speed after an idle gap, which a real
+    link does not (see :class:`qnmodel.testbed.topology.Link`).
+    """
+    if burst is not None:
+        return int(burst)
+    return max(15140, int(rate * 1e-3))
+
+
+def _shape(ns: str, dev: str, rate: float, burst: float | None = None) -> None:
     """htb at ``rate`` bytes/s on the egress of ``dev`` in namespace ``ns``."""
     bits = int(round(rate * 8))
-    # burst: at least 10 full frames and 1 ms at the rate, so a timer tick does not starve htb
-    burst = max(15140, int(rate * 1e-3))
+    burst = shaper_burst(rate, burst)
     quantum = max(1514, min(200000, int(rate / 10)))
     run(["ip", "-n", ns, "link", "set", dev, "txqueuelen", "1000"])
     run(
@@ -242,13 +253,14 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
             run(["ip", "-n", where, "link", "set", dev, "up"])
         run(["ip", "-n", ns, "route", "add", "default", "via", gw])
         if n.link.rate is not None:
-            _shape(ns, "eth0", n.link.rate)  # the node's uplink
-            _shape(sw, port, n.link.rate)  # its downlink
+            _shape(ns, "eth0", n.link.rate, n.link.burst)  # the node's uplink
+            _shape(sw, port, n.link.rate, n.link.burst)  # its downlink
         nodes_info[n.name] = {
             "role": n.role,
             "namespace": ns,
             "address": addr,
             "rate_B_s": n.link.rate,
+            "burst_B": shaper_burst(n.link.rate, n.link.burst) if n.link.rate else None,
             "mtu": n.link.mtu,
             **extra,
         }

@@ -14,8 +14,10 @@ Study file keys (``[raid]``)::
     client = "master"          # the node that stripes (default: the first client)
     chunk = "64 KiB"           # stripe unit
     populations = [1, 2, 4, 8, 16, 32]
-    runtime = "1 s"            # measured time per point and repeat
-    warmup = "500 ms"
+    runtime = "1 s"            # measured time per point and repeat, at least
+    warmup = "500 ms"          # at least
+    cycles = 8                 # runtime >= cycles x R(n) of the model
+    warmup_cycles = 3          # warm-up >= warmup_cycles x R(n)
     repeat = 3                 # repeats per point (the 95 % CIs come from them)
     form = "corrected"         # or "paper": the model's demand composition
 
@@ -24,6 +26,20 @@ Study file keys (``[raid]``)::
     op = "read"                # "read" or "write"
     servers = 3                # members: the first K tcp servers of the topology
     chunks = 3                 # request size in chunks (default: a stripe's data)
+
+The measured window of each population grows with the model's R(n): with a 1 s window at
+N = 32 over 100 Mbit/s (R about 0.35-0.7 s, p99 over 1 s) a client completes two or three
+requests, the clients still run in the phase they all started in together (a RAID5
+read-modify-write's two phases load opposite link directions, so in step they use one
+direction at a time), and the long requests in flight at the window's end are left out.
+Measured on the testbed: one-chunk RAID5 writes over 4 servers at N = 32 read R = 444-490 ms
+in 1 s windows after 0.5 s of warm-up and 357-361 ms in 8 s windows after 3 s (model 360 ms).
+
+The bounds carry the calibration's uncertainty: ``r_lower`` and ``x_upper`` come from the
+link rate plus the half-width of its 95 % interval (over the repeats of the case's link
+calibrations), ``r_upper`` and ``x_lower`` from the rate minus it; the bounds of the point
+calibration alone are kept as ``r_lower_point`` etc. and their share as
+``inside_bounds_share_point``.
 
 References
 ----------
@@ -49,12 +65,33 @@ from ..solvers.bounds import bounds as _bounds
 from ..solvers.mva import mva as _mva
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in, down, stripe_options, up
 from . import LOG
-from ._common import mean_ci, summarize
+from ._common import inside, mean_ci, summarize
 from .bottomup import disk_rate, link_rate, master_cpu_per_unit
 
-__all__ = ["run", "parse", "case_model", "predict", "measure", "machine_info", "calibration_rows"]
+__all__ = [
+    "run",
+    "parse",
+    "case_model",
+    "predict",
+    "measure",
+    "windows",
+    "inside_point",
+    "machine_info",
+    "calibration_rows",
+]
 
-_KEYS = ("client", "chunk", "populations", "runtime", "warmup", "repeat", "form", "cases")
+_KEYS = (
+    "client",
+    "chunk",
+    "populations",
+    "runtime",
+    "warmup",
+    "repeat",
+    "form",
+    "cases",
+    "cycles",
+    "warmup_cycles",
+)
 _CASE_KEYS = ("raid", "op", "servers", "chunks")
 #: TCP payload and Ethernet frame at MTU 1500 with timestamps (what tc counts)
 MSS, FRAME = 1448.0, 1514.0
@@ -88,13 +125,19 @@ def parse(spec: dict, topology: Topology | None) -> dict:
     repeat = raw.get("repeat", 3)
     if not isinstance(repeat, int) or not 1 <= repeat <= 50:
         raise InvalidModelError(f"raid.repeat must be an integer 1..50, got {repeat!r}")
+    cyc = {}
+    for key, default in (("cycles", 8.0), ("warmup_cycles", 3.0)):
+        v = raw.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1000:
+            raise InvalidModelError(f"raid.{key} must be a number 0..1000, got {v!r}")
+        cyc[key] = float(v)
     form = raw.get("form", "corrected")
     if form not in ("paper", "corrected"):
         raise InvalidModelError(f"raid.form must be 'paper' or 'corrected', got {form!r}")
     out = dict(
         client=client, chunk=as_quantity(raw.get("chunk", 65536), "raid.chunk", "size",
                                           positive=True),
-        populations=sorted(set(pops)), repeat=repeat, form=form,
+        populations=sorted(set(pops)), repeat=repeat, form=form, **cyc,
         runtime=as_quantity(raw.get("runtime", "1 s"), "raid.runtime", "time", positive=True),
         warmup=as_quantity(raw.get("warmup", "500 ms"), "raid.warmup", "time"),
     )  # fmt: skip
@@ -155,19 +198,32 @@ def _network(model: NetworkedRAID) -> Network:
     return Network.from_demands([d for _, d in keep], names=[n for n, _ in keep])
 
 
-def predict(model: NetworkedRAID, populations: list[int]) -> dict[int, dict]:
-    """Exact MVA, BJB bounds and fork-join MVA of ``model`` at each population."""
+def predict(model: NetworkedRAID, populations: list[int], *,
+            fast: NetworkedRAID | None = None,
+            slow: NetworkedRAID | None = None) -> dict[int, dict]:  # fmt: skip
+    """Exact MVA, BJB bounds and fork-join MVA of ``model`` at each population.
+
+    ``fast`` and ``slow``: the model at the ends of the calibration's interval (module
+    docstring); the bounds then span both (``r_lower`` from ``fast``, ``r_upper`` from
+    ``slow``) and the point calibration's bounds are kept with the suffix ``_point``.
+    """
     net = _network(model)
     top = max(populations)
     m, b = _mva(net, top), _bounds(net, top, method="bjb")
+    bf = _bounds(_network(fast), top, method="bjb") if fast is not None else b
+    bs = _bounds(_network(slow), top, method="bjb") if slow is not None else b
     fj = model.fork_join(top)
     out = {}
     for n in populations:
         i = n - 1
         out[n] = dict(
             x_model=float(m.throughput[i]), r_model=float(m.response_time[i]),
-            x_lower=float(b.throughput_lower[i]), x_upper=float(b.throughput_upper[i]),
-            r_lower=float(b.response_time_lower[i]), r_upper=float(b.response_time_upper[i]),
+            x_lower=float(bs.throughput_lower[i]), x_upper=float(bf.throughput_upper[i]),
+            r_lower=float(bf.response_time_lower[i]), r_upper=float(bs.response_time_upper[i]),
+            x_lower_point=float(b.throughput_lower[i]),
+            x_upper_point=float(b.throughput_upper[i]),
+            r_lower_point=float(b.response_time_lower[i]),
+            r_upper_point=float(b.response_time_upper[i]),
             x_forkjoin=float(fj.throughput[i]), r_forkjoin=float(fj.response_time[i]),
         )  # fmt: skip
     return out
@@ -212,28 +268,51 @@ def _calibrate(topo: Topology, p: dict) -> dict:
 
 
 def _case_calibration(cal: dict, case: dict, tcp_names: list[str]) -> dict:
+    """The case's demands' inputs: medians over its servers, and the link rate's interval.
+
+    ``link_rate_ci``: half-width of the 95 % Student-t interval of the mean wire rate over
+    every repeat of the case's link calibrations (both directions of each member link).
+    """
     names = tcp_names[: case["servers"]]
     rates = [cal["links"][s][op]["rate"] for s in names for op in ("read", "write")]
+    reps = [g / GOODPUT_FACTOR for s in names for op in ("read", "write")
+            for g in cal["links"][s][op].get("repeats", [])]  # fmt: skip
+    ci = mean_ci(reps)[1] if len(reps) > 1 else 0.0
     return dict(
         link_rate=float(np.median(rates)),
+        link_rate_ci=float(ci),
         disk_rate=float(np.median([cal["disks"][s]["rate"] for s in names])),
         time_per_unit=cal["cpu"][case["label"]]["time_per_unit"],
     )
 
 
-def measure(topo: Topology, p: dict, case: dict) -> dict[int, dict]:
+def windows(p: dict, r_model: dict[int, float]) -> dict[int, tuple[float, float]]:
+    """(runtime, warm-up) per population: the study's, or ``cycles`` x R(n) when longer."""
+    return {
+        n: (max(p["runtime"], p["cycles"] * r_model[n]),
+            max(p["warmup"], p["warmup_cycles"] * r_model[n]))
+        for n in p["populations"]
+    }  # fmt: skip
+
+
+def measure(topo: Topology, p: dict, case: dict,
+            r_model: dict[int, float] | None = None) -> dict[int, dict]:  # fmt: skip
     """The closed loop at every population: X and R means with 95 % CIs over the repeats.
 
-    Also the best repeat (``x_best``, ``r_best``): other work on the machine can only slow a
-    repeat down, so the best one is the least disturbed.
+    Each population runs for its own window (:func:`windows`, from the model's ``r_model``;
+    without it the study's runtime and warm-up). Also the best repeat (``x_best``,
+    ``r_best``): other work on the machine can only slow a repeat down, so the best one is
+    the least disturbed.
     """
     opts = stripe_options(topo, raid=5 if case["raid"] == "raid5" else 0, chunk=p["chunk"])
     opts["members"] = case["servers"]
-    trace = bench_in(topo, p["client"], "stripe", rw=case["op"], bs=case["chunks"] * p["chunk"],
-                     jobs=p["populations"], runtime=p["runtime"], warmup=p["warmup"],
-                     repeat=p["repeat"], **opts)  # fmt: skip
+    win = windows(p, r_model or {n: 0.0 for n in p["populations"]})
     out: dict[int, dict] = {}
     for n in p["populations"]:
+        runtime, warmup = win[n]
+        trace = bench_in(topo, p["client"], "stripe", rw=case["op"],
+                         bs=case["chunks"] * p["chunk"], jobs=n, runtime=runtime,
+                         warmup=warmup, repeat=p["repeat"], **opts)  # fmt: skip
         rs = [r for r in trace.results if r["jobs"] == n]
         x, x_ci = mean_ci([r["throughput_ops_s"] for r in rs])
         r, r_ci = mean_ci([r["latency_s"]["mean"] for r in rs])
@@ -241,7 +320,7 @@ def measure(topo: Topology, p: dict, case: dict) -> dict[int, dict]:
                       r_p99=max(r["latency_s"]["p99"] for r in rs), x_little=n / r,
                       x_best=max(r["throughput_ops_s"] for r in rs),
                       r_best=min(r["latency_s"]["mean"] for r in rs),
-                      repeats=len(rs))  # fmt: skip
+                      repeats=len(rs), runtime=runtime, warmup=warmup)  # fmt: skip
     return out
 
 
@@ -259,12 +338,16 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
         for case in p["cases"]:
             ccal = _case_calibration(cal, case, tcp_names)
             model = case_model(case, ccal, p["chunk"], p["form"])
-            pred = predict(model, p["populations"])
+            d = ccal["link_rate_ci"]
+            fast, slow = (case_model(case, dict(ccal, link_rate=ccal["link_rate"] + s * d),
+                                     p["chunk"], p["form"]) for s in (1.0, -1.0))  # fmt: skip
+            pred = predict(model, p["populations"], fast=fast, slow=slow)
             LOG.info("measuring %s at n = %s", case["label"], p["populations"])
-            meas = measure(topo, p, case)
+            meas = measure(topo, p, case, {n: pred[n]["r_model"] for n in p["populations"]})
             pts = [dict(n=n, case=case["label"], **meas[n], **pred[n]) for n in p["populations"]]
             points += pts
-            cases.append(dict(case, calibration=ccal, demands=model.demands(), **summarize(pts)))
+            cases.append(dict(case, calibration=ccal, demands=model.demands(), **summarize(pts),
+                              inside_bounds_share_point=inside_point(pts)))  # fmt: skip
             LOG.info("%s: MAPE X %.1f %%, R %.1f %%", case["label"], cases[-1]["mape_x"],
                      cases[-1]["mape_r"])  # fmt: skip
     finally:
@@ -277,6 +360,7 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
         settings={k: v for k, v in p.items() if k != "cases"},
         calibration=_calibration_errors(cal), calibration_rows=calibration_rows(cal),
         cases=cases, points=points, **summarize(points), goodput_factor=GOODPUT_FACTOR,
+        inside_bounds_share_point=inside_point(points),
     )  # fmt: skip
     mf = [abs(c["mape_x"]) for c in cases]
     summary["notes"] = [
@@ -285,6 +369,13 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
         f"worst case MAPE of X: {max(mf):.1f} % ({cases[int(np.argmax(mf))]['label']})",
     ]
     return summary
+
+
+def inside_point(points: list[dict]) -> float:
+    """Share of R points inside the bounds of the point calibration (no calibration band)."""
+    got = [inside(q["r_measured"], q["r_ci"], q.get("r_lower_point", q["r_lower"]),
+                  q.get("r_upper_point", q["r_upper"])) for q in points]  # fmt: skip
+    return float(np.mean(got)) if got else float("nan")
 
 
 def _calibration_errors(cal: dict) -> dict:

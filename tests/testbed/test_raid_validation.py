@@ -90,13 +90,16 @@ def test_quick_raid_study(tmp_path):
     assert mape_best("RAID0 read, 3 servers, 3 x chunk") < 5.0
     assert mape_best("RAID5 write, 3 servers, 1 x chunk") < 15.0
     # BJB's bounds meet at N = 1 (R = D) and are narrow while one station dominates: the
-    # recorded grids have 77-84 % of their points inside, live runs 4 or 5 of 6
+    # recorded grids have 77-89 % of their points inside, live runs 4 or 5 of 6
     assert s["inside_bounds_share"] >= 0.5
-    # the known miss: a lone read-modify-write is faster than the sum of its demands, as
-    # the shaper's burst (15140 B, 1.2 ms) lets each phase start at line rate (19.7-20.0 ms
-    # measured against 22.4 ms)
+    # A lone read-modify-write is no faster than a real link lets it be: two phases of
+    # 2 chunks (91 frames of 1514 B each way) at 12.5 MB/s, 22.04 ms. The topology's one-frame
+    # shaper bucket measured 21.82-21.95 ms; htb's default bucket (10 frames, passed at veth
+    # speed after each phase's idle gap) made it 19.70 ms, which this assertion refuses.
     one = [p for p in s["points"] if p["case"].startswith("RAID5") and p["n"] == 1][0]
-    assert 0.8 * one["r_model"] < one["r_best"] < one["r_model"]
+    link = 2 * 91 * 1514 / 12.5e6
+    print(f"RAID5 one-chunk write at N = 1: best {one['r_best']:.5f} s, link {link:.5f} s")
+    assert 0.97 * link < one["r_best"] < 1.1 * one["r_model"]
 
 
 @needs_root

@@ -8,7 +8,7 @@ import pytest
 
 from qnmodel import testbed
 from qnmodel.errors import InvalidModelError
-from qnmodel.validation import load_study
+from qnmodel.validation import load_study, summarize
 from qnmodel.validation import raid as rs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ def topo():
 
 
 def test_example_studies_parse(topo):
-    for name in ("raid_study.toml", "raid_study_quick.toml"):
+    for name in ("raid_study.toml", "raid_study_quick.toml", "raid_study_1gbit.toml"):
         doc, t = load_study(EXAMPLES / name)
         assert t.name.startswith("tr") and len(t.servers) == 4
         p = rs.parse(doc, t)
@@ -58,6 +58,8 @@ def test_example_studies_parse(topo):
         (dict(cases=[dict(servers=5)]), r"servers must be 2..4"),
         (dict(cases=[dict(chunks=0)]), r"chunks must be a positive integer"),
         (dict(cases=[dict(size=1)]), r"raid.cases\[0\].size: unknown key"),
+        (dict(cycles=-1), r"raid.cycles must be a number 0..1000"),
+        (dict(warmup_cycles="3"), r"raid.warmup_cycles must be a number"),
     ],
 )
 def test_bad_raid_tables(topo, raid, match):
@@ -95,3 +97,41 @@ def test_case_model_from_calibrated_values():
     assert pred[32]["x_model"] == pytest.approx(1 / d["link_in"], rel=0.01)
     paper = rs.case_model(case, cal, 65536.0, form="paper")
     assert rs.predict(paper, [1])[1]["x_model"] < 0.55 * pred[1]["x_model"]
+
+
+def test_windows_grow_with_the_models_response_time(topo):
+    p = rs.parse(load_study(EXAMPLES / "raid_study.toml")[0], topo)
+    assert (p["cycles"], p["warmup_cycles"]) == (8.0, 3.0)
+    # 2 x 64 KiB over 100 Mbit/s: D = 91 frames x 1514 B / 12.5 MB/s = 11.02 ms per job
+    case = p["cases"][0]
+    cal = dict(link_rate=12.5e6, disk_rate=1e12, time_per_unit=0.0)
+    pred = rs.predict(rs.case_model(case, cal, p["chunk"]), p["populations"])
+    w = rs.windows(p, {n: pred[n]["r_model"] for n in p["populations"]})
+    assert w[1] == (1.0, 0.5)  # the study's floor while 8 R(n) is shorter
+    d = 91 * 1514 / 12.5e6
+    assert w[32][0] == pytest.approx(8 * 32 * d, rel=1e-9)  # R(32) = 32 D: one station
+    assert w[32][1] == pytest.approx(3 * 32 * d, rel=1e-9)
+
+
+def test_calibration_band_widens_the_bounds(topo):
+    p = rs.parse(load_study(EXAMPLES / "raid_study.toml")[0], topo)
+    case = p["cases"][8]  # RAID5 one-chunk write over 3 servers
+    cal = dict(link_rate=12.5e6, disk_rate=1e12, time_per_unit=2e-5)
+    mk = lambda rate: rs.case_model(case, dict(cal, link_rate=rate), p["chunk"])  # noqa: E731
+    pred = rs.predict(mk(12.5e6), p["populations"], fast=mk(12.6e6), slow=mk(12.4e6))
+    for q in pred.values():
+        eps = 1e-12 * q["r_model"]  # at N = 1 the three are one sum, to rounding
+        assert q["r_lower"] < q["r_lower_point"] <= q["r_model"] + eps
+        assert q["r_model"] <= q["r_upper_point"] + eps
+        assert q["r_upper_point"] < q["r_upper"]
+        assert q["x_lower"] < q["x_lower_point"] and q["x_upper_point"] < q["x_upper"]
+    # at N = 1 the bounds are the sum of the demands: the band is the rate's +-0.8 %
+    link = 2 * 91 * 1514  # bytes on the wire, both directions
+    rest = 4 * 2e-5 + 4 * 65536 / 1e12  # CPU per chunk moved, memory disks
+    assert pred[1]["r_lower"] == pytest.approx(link / 12.6e6 + rest, rel=1e-9)
+    assert pred[1]["r_upper"] == pytest.approx(link / 12.4e6 + rest, rel=1e-9)
+    # a point inside the band but outside the point calibration's bounds counts only once
+    pt = dict(pred[1], r_measured=pred[1]["r_lower"] * 1.001, r_ci=0.0)
+    assert rs.inside_point([pt]) == 0.0
+    both = summarize([dict(pt, n=1, x_measured=1 / pt["r_measured"], x_ci=0.0)])
+    assert both["inside_bounds_share"] == 1.0
