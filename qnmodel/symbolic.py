@@ -8,6 +8,12 @@ over the paper's own symbols, so a notebook can show them
 The test suite checks that ``lambdify`` of every expression equals the numpy
 kernel in :mod:`qnmodel.demands` and :mod:`qnmodel.solvers.bounds`.
 
+The expressions are the paper's demand composition, that of
+``NetworkedRAID(form="paper")``; the default ``form="corrected"``
+(:mod:`qnmodel.models.storage_corrected`) has no symbolic twin here, so
+:func:`sensitivity` differentiates a corrected system by finite differences of
+exact MVA only.
+
 sympy is imported only inside the functions (an optional dependency:
 ``pip install qnmodel[symbolic]``).
 
@@ -329,7 +335,7 @@ def sensitivity(
     N: int | Sequence[int],
     parameters: Sequence[str] | None = None,
     think_time: float = 0.0,
-    methods: Sequence[str] = ("bjb", "mva"),
+    methods: Sequence[str] | None = None,
     rel_step: float = 1e-3,
 ):
     """dR/dparameter at populations N: symbolic for the bounds, finite differences for MVA.
@@ -337,7 +343,7 @@ def sensitivity(
     Parameters
     ----------
     system : NetworkedRAID
-        The operating point (its ``raid``, ``op`` and ``server_terms`` are kept).
+        The operating point (its ``raid``, ``op``, ``server_terms`` and ``form`` are kept).
     N : int or sequence of int
         Populations at which to differentiate (>= 1).
     parameters : sequence of str, optional
@@ -345,7 +351,10 @@ def sensitivity(
         STP_m (an integer).
     think_time : float
         Z in seconds (>= 0).
-    methods : subset of {"bjb", "aba", "mva"}
+    methods : subset of {"bjb", "aba", "mva"}, optional
+        Default ``("bjb", "mva")`` for a ``form="paper"`` system and ``("mva",)`` for a
+        ``form="corrected"`` one (the default form), whose demands have no symbolic
+        expressions here: ``"bjb"``/``"aba"`` need ``system.replace(form="paper")``.
         ``bjb``/``aba``: exact derivatives of the lower and upper response-time
         bounds, by the chain rule through the aggregates,
         dR/dp = R_D dD/dp + R_Dmax dD_b/dp + R_Davg dD/dp / K with b the
@@ -378,6 +387,15 @@ def sensitivity(
 
     sp = _sympy()
     vals = _values(system)
+    if methods is None:
+        methods = ("bjb", "mva") if system.form == "paper" else ("mva",)
+    symbolic_methods = [m for m in methods if m in ("bjb", "aba")]
+    if symbolic_methods and system.form != "paper":
+        raise InvalidModelError(
+            f"sensitivity: methods {symbolic_methods} differentiate the symbolic bounds of "
+            f"[Cui06] eqs. 2-10 (form='paper'), but system.form is {system.form!r}; pass "
+            "system.replace(form='paper') for the paper's form, or methods=('mva',)"
+        )
     if isinstance(N, str) or not isinstance(N, Iterable):
         N = [N]
     n_list = [as_population(v, "N") for v in N]  # 2.5 or 0 rejected, never truncated

@@ -64,7 +64,7 @@ systems = st.builds(
 @given(p=systems, case=st.sampled_from(CASES))
 def test_lambdified_demands_equal_the_numeric_functions(p, case):
     raid, op, terms = case
-    sys = NetworkedRAID.from_symbols(**p, raid=raid, op=op, server_terms=terms)
+    sys = NetworkedRAID.from_symbols(**p, raid=raid, op=op, server_terms=terms, form="paper")
     dem, inter = lambdas(raid, op, terms)
     vals = [p[str(s)] for s in ARGS]
     numeric = sys.demands()
@@ -125,7 +125,7 @@ def test_lambdified_networked_raid_bounds_equal_the_solver(p, method, op, n, z):
         exprs = sy.networked_raid_bounds(method, "raid5", op)
         args = [*ARGS, BOUND_SYMS["N"], BOUND_SYMS["Z"]]
         _NR_BOUNDS[(method, op)] = {k: sp.lambdify(args, e, "math") for k, e in exprs.items()}
-    sys = NetworkedRAID.from_symbols(**p, raid="raid5", op=op)
+    sys = NetworkedRAID.from_symbols(**p, raid="raid5", op=op, form="paper")
     b = sys.bounds(n, method=method, think_time=z)
     vals = [p[str(s)] for s in ARGS]
     for key, f in _NR_BOUNDS[(method, op)].items():
@@ -141,7 +141,7 @@ def test_bjb_lower_response_bound_is_eq1_for_z0():
 
 
 def test_networked_raid_bounds_evaluate_to_the_solver():
-    sys = NetworkedRAID.cui2006(P_m=0.2)
+    sys = NetworkedRAID.cui2006(form="paper", P_m=0.2)
     exprs = sy.networked_raid_bounds("bjb")
     b = sys.bounds(10, think_time=5.0)
     for key in ("throughput_lower", "response_time_lower", "response_time_upper"):
@@ -152,7 +152,7 @@ def test_networked_raid_bounds_evaluate_to_the_solver():
 
 
 def test_evaluate_demands_and_latex():
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     for k, e in sy.demand_expressions().items():
         assert sy.evaluate(e, sys) == pytest.approx(sys.demands()[k], rel=1e-13)
     tex = sy.to_latex(sy.demand_expressions())
@@ -179,7 +179,7 @@ def test_choices_are_checked():
 
 def test_sensitivity_at_n1_is_the_share_of_the_demand():
     # At N = 1 every bound and MVA equal D = sum D_k: closed forms for the elasticities.
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     d = sys.demands()
     D = sum(d.values())
     df = sy.sensitivity(sys, [1, 40], methods=("bjb", "aba", "mva")).set_index(["parameter", "n"])
@@ -197,7 +197,7 @@ def test_sensitivity_at_n1_is_the_share_of_the_demand():
 
 
 def test_bound_derivative_matches_finite_differences_of_the_solver():
-    sys = NetworkedRAID.cui2006(P_m=0.3)
+    sys = NetworkedRAID.cui2006(form="paper", P_m=0.3)
     n = 6
     df = sy.sensitivity(
         sys, n, parameters=["T_mp", "seek", "link_rate"], methods=("bjb",), think_time=20.0
@@ -214,7 +214,7 @@ def test_bound_derivative_matches_finite_differences_of_the_solver():
 
 
 def test_sensitivity_errors():
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     with pytest.raises(InvalidModelError, match=r"N must be an integer >= 1, got 0"):
         sy.sensitivity(sys, [0])
     with pytest.raises(InvalidModelError, match=r"N must be an integer >= 1, got 2.5"):
@@ -227,3 +227,20 @@ def test_sensitivity_errors():
     with pytest.raises(InvalidModelError, match="unknown NetworkedRAID parameter"):
         sy.sensitivity(sys, 1, parameters=["bandwidth"])
     assert math.isfinite(sy.sensitivity(sys, 2, parameters=["P_sn"])["d_mva_r"].iloc[0])
+
+
+def test_sensitivity_of_the_default_corrected_form_is_mva_only():
+    sys = NetworkedRAID.cui2006()  # form="corrected"
+    df = sy.sensitivity(sys, [4], parameters=["TRate_e"])
+    assert "d_mva_r" in df and not any(c.startswith("d_bjb") for c in df.columns)
+    # R(4) of exact MVA, and its derivative against a central difference by hand
+    assert df.response_time.iloc[0] == pytest.approx(sys.mva(4).response_time[-1], rel=1e-12)
+    h = 1e-3 * 12.5e6
+    by_hand = (
+        sys.replace(TRate_e=12.5e6 + h).mva(4).response_time[-1]
+        - sys.replace(TRate_e=12.5e6 - h).mva(4).response_time[-1]
+    ) / (2 * h)
+    assert df.d_mva_r.iloc[0] == pytest.approx(by_hand, rel=1e-12)
+    assert df.d_mva_r.iloc[0] < 0  # a faster link shortens R
+    with pytest.raises(InvalidModelError, match=r"system\.form is 'corrected'.*form='paper'"):
+        sy.sensitivity(sys, [4], methods=("bjb",))

@@ -44,10 +44,12 @@ Readings where the paper is ambiguous
   ``"one_server"`` drops the 1/STP_m (each server does its share of every
   job); ``"all_servers"`` lumps all servers' work into one station. See
   :func:`qnmodel.demands.raid_bytes.server_visit_ratio`.
-* ``form``: ``"paper"`` (default, eqs. 2-10 as printed: the paper's figures stay
-  reproducible) or ``"corrected"``: the master NIC and the network are one pipelined stage
-  and each link direction is its own station, and a RAID5 write smaller than a stripe is a
-  read-modify-write (:mod:`qnmodel.models.storage_corrected`, measured on ``qnmodel testbed``).
+* ``form``: ``"corrected"`` (default; the master NIC and the network are one
+  pipelined stage and each link direction is its own station, and a RAID5 write smaller
+  than a stripe is a read-modify-write: :mod:`qnmodel.models.storage_corrected`, within
+  3.5 % MAPE of X(N) on ``qnmodel testbed`` where the printed form misses by 20-23 %) or
+  ``"paper"``: eqs. 2-10 as printed, which reproduces the paper's worked example and
+  figures (the default up to version 0.1.0).
 * ``network(expand_servers=True)`` builds STP_m server branches (NIC, CPU,
   disk each) instead of the paper's single one.
 * ``network(structure="forkjoin")`` forks each job over the STP_m storage
@@ -157,18 +159,21 @@ class NetworkedRAID:
         Operation of every job.
     server_terms : {"paper", "one_server", "all_servers"}
         Reading of the storage-server terms (module docstring).
-    form : {"paper", "corrected"}
-        Demand composition: the paper's eqs. 2-10 (default) or the testbed-corrected one of
-        :mod:`qnmodel.models.storage_corrected` (stations ``cpu_master, link_out, link_in,
-        cpu_server, disk``).
+    form : {"corrected", "paper"}
+        Demand composition. ``"corrected"`` (default): the testbed-corrected one of
+        :mod:`qnmodel.models.storage_corrected`, stations ``cpu_master, link_out, link_in,
+        cpu_server, disk``. ``"paper"``: [Cui06] eqs. 2-10 as printed, stations
+        ``cpu_master, nic_master, network, nic_server, cpu_server, disk``; use it to
+        reproduce the paper's numbers (the default up to version 0.1.0).
 
     Examples
     --------
     >>> sys = NetworkedRAID.cui2006(op="write")
-    >>> round(sys.demands()["network"], 6)
+    >>> sys.form, sys.network().names
+    ('corrected', ('cpu_master', 'link_out', 'link_in', 'cpu_server', 'disk'))
+    >>> paper = NetworkedRAID.cui2006(op="write", form="paper")
+    >>> round(paper.demands()["network"], 6)
     24.0
-    >>> sys.network().names[0]
-    'cpu_master'
     """
 
     job_size: float
@@ -189,7 +194,7 @@ class NetworkedRAID:
     raid: str = "raid5"
     op: str = "write"
     server_terms: str = "paper"
-    form: str = "paper"
+    form: str = "corrected"
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -229,11 +234,13 @@ class NetworkedRAID:
         raid: str = "raid5",
         op: str = "write",
         server_terms: str = "paper",
+        form: str = "corrected",
     ) -> NetworkedRAID:
         """Build from the paper's own symbols ([Cui06] sec. 3.2), in SI units.
 
         Numbers are bytes, seconds and bytes/s (so ``TRate_e=12.5e6`` for
         100 Mbit/s); strings with units are accepted as in the constructor.
+        ``form="paper"`` gives the paper's demand composition (eqs. 2-10 as printed).
         """
         values = dict(
             S_m=S_m, STU_m=STU_m, STP_m=STP_m, P_m=P_m, P_sn=P_sn, T_mpro=T_mpro, T_mp=T_mp,
@@ -241,7 +248,7 @@ class NetworkedRAID:
             seek=seek, latency=latency, TRate_d=TRate_d,
         )  # fmt: skip
         kw = {SYMBOLS[k]: v for k, v in values.items()}
-        return cls(**kw, raid=raid, op=op, server_terms=server_terms)
+        return cls(**kw, raid=raid, op=op, server_terms=server_terms, form=form)
 
     @classmethod
     def cui2006(
@@ -285,7 +292,7 @@ class NetworkedRAID:
 
         The file's ``parameters`` map paper symbols to ``{"value": ...}`` or
         to ``{"readings": {name: value}, "default": name}``; ``op``, ``raid``
-        and ``server_terms`` come from the file unless given. Values are
+        ``server_terms`` and ``form`` come from the file unless given. Values are
         numbers (SI) or strings with units.
         """
         try:
@@ -319,7 +326,7 @@ class NetworkedRAID:
                 kw[name] = entry["readings"][choice]
             else:
                 kw[name] = entry["value"]
-        for key in ("raid", "server_terms"):
+        for key in ("raid", "server_terms", "form"):
             if key in doc:
                 kw[key] = doc[key]
         kw["op"] = op if op is not None else doc.get("op", "write")
@@ -580,7 +587,7 @@ class NetworkedRAID:
         return "\n".join(lines)
 
 
-def _compose(params, raid: str, op: str, server_terms: str, form: str = "paper") -> dict:
+def _compose(params, raid: str, op: str, server_terms: str, form: str) -> dict:
     """The demands of ``form``: the paper's eqs. 2-10 or the corrected composition."""
     if form == "corrected":
         return corrected_demands(params, raid, op, server_terms)

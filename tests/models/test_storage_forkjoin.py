@@ -11,15 +11,20 @@ from qnmodel.solvers.forkjoin import harmonic
 
 
 def test_paper_structure_is_the_default_and_unchanged():
-    sys = qn.NetworkedRAID.cui2006()
+    sys = qn.NetworkedRAID.cui2006(form="paper")
     assert sys.network().names == sys.network(structure="paper").names
     assert sys.network().names == (
         "cpu_master", "nic_master", "network", "nic_server", "cpu_server", "disk",
     )  # fmt: skip
+    # the default (corrected) form: the same structure over its own stations
+    corrected = qn.NetworkedRAID.cui2006()
+    assert corrected.network().names == corrected.network(structure="paper").names == (
+        "cpu_master", "link_out", "link_in", "cpu_server", "disk",
+    )  # fmt: skip
 
 
 def test_forkjoin_structure_forks_over_every_storage_server():
-    sys = qn.NetworkedRAID.cui2006()
+    sys = qn.NetworkedRAID.cui2006(form="paper")
     net = sys.network(structure="forkjoin", think_time="10 ms")
     assert net.names == ("cpu_master", "nic_master", "network", "storage_servers")
     fj = net.stations[-1]
