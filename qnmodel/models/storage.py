@@ -90,7 +90,7 @@ from ..solvers.forkjoin import ForkJoinResult
 from ..solvers.forkjoin import fork_join as _solve_fork_join
 from ..solvers.mva import mva as _solve_mva
 from .raid import disk_demand_multipliers
-from .storage_corrected import corrected_demands
+from .storage_corrected import corrected_demands, moved_bytes
 from .storage_params import (  # the paper's parameters and formulas (re-exported here)
     CHOICES,
     CUI2006,
@@ -373,10 +373,14 @@ class NetworkedRAID:
         ``server_bytes`` S_sn, ``server_packets`` IP_snum, ``byte_factor``
         S_mRi / S_m, ``server_visit_ratio`` (the 1/STP_m prefactor of eqs.
         6, 8, 10 under ``server_terms``) and ``disk_unit_time`` (s per unit).
+        With ``form="corrected"`` also what the corrected form moves per job:
+        ``bytes_out`` and ``bytes_in`` (bytes the master sends to and receives from the
+        servers) and ``read_modify_write`` (1.0 for a RAID5/6 write smaller than a stripe,
+        else 0.0), from :func:`qnmodel.models.storage_corrected.moved_bytes`.
         """
         s_r = _d.raid_bytes(self.job_size, self.raid, self.op, self.stripe_width)
         ip = _d.ip_packets(s_r, self.mss)
-        return {
+        out = {
             "raid_bytes": float(s_r),
             "byte_factor": float(_d.raid_byte_factor(self.raid, self.op, self.stripe_width)),
             "packets": float(ip),
@@ -391,13 +395,20 @@ class NetworkedRAID:
                 )
             ),
         }
+        if self.form == "corrected":
+            b_out, b_in, rmw = moved_bytes(
+                self.job_size, self.stripe_unit, self.stripe_width, self.raid, self.op
+            )
+            out.update(bytes_out=float(b_out), bytes_in=float(b_in), read_modify_write=float(rmw))
+        return out
 
     def demands(self) -> dict[str, float]:
         """Service demand of each station, seconds per job ([Cui06] eqs. 2, 6-10).
 
-        Keys, in the order of the paper's fig. 2: ``cpu_master`` (D_Cm),
-        ``nic_master`` (D_Nm), ``network`` (D_Net), ``nic_server`` (D_Nsn),
-        ``cpu_server`` (D_Csn), ``disk`` (D_d).
+        ``form="corrected"`` (default): ``cpu_master, link_out, link_in, cpu_server, disk``
+        (:func:`qnmodel.models.storage_corrected.corrected_demands`). ``form="paper"``, in
+        the order of the paper's fig. 2: ``cpu_master`` (D_Cm), ``nic_master`` (D_Nm),
+        ``network`` (D_Net), ``nic_server`` (D_Nsn), ``cpu_server`` (D_Csn), ``disk`` (D_d).
         """
         d = _compose(self.parameters(), self.raid, self.op, self.server_terms, self.form)
         return {k: float(v) for k, v in d.items()}

@@ -167,3 +167,12 @@ def test_a_master_cache_hit_still_costs_the_masters_per_unit_time():
     half = s.replace(master_cache_hit=0.5).demands()["cpu_master"]
     assert half == pytest.approx(3e-4 + 0.5 * 136e-6, rel=1e-12)
     assert s.replace(master_cache_hit=1.0).mva(4).response_time[-1] == pytest.approx(12e-4)
+
+
+def test_intermediates_say_what_the_corrected_form_moves():
+    i = system(raid="raid5", op="write", chunks=1).intermediates()
+    assert (i["bytes_out"], i["bytes_in"], i["read_modify_write"]) == (2 * C, 2 * C, 1.0)
+    assert i["raid_bytes"] == 1.5 * C  # eq. (4), the paper's count, kept beside
+    i = system().intermediates()  # full-stripe RAID0 read
+    assert (i["bytes_out"], i["bytes_in"], i["read_modify_write"]) == (0.0, 3 * C, 0.0)
+    assert "bytes_out" not in system(form="paper").intermediates()
