@@ -458,8 +458,8 @@ class NetworkedRAID:
             Terminal think time Z, seconds (>= 0); the paper uses Z = 0.
         expand_servers : bool
             False (default, the paper's fig. 2): one station each for the
-            storage-server NIC, CPU and disk. True: STP_m copies of each
-            (``nic_server_1 ... disk_STP``), the physical topology; pair it
+            storage-server CPU and disk (and NIC, ``form="paper"``). True: STP_m
+            copies of each (``cpu_server_1 ... disk_STP``), the physical topology; pair it
             with ``server_terms="one_server"``.
         disk_array : (level, disks, pattern), optional
             A local RAID array behind each storage server instead of one disk
@@ -479,10 +479,12 @@ class NetworkedRAID:
             paper's numbers and figures stay reproducible). ``"forkjoin"``: the
             master forks every job into one sub-request per storage server and
             joins when all return, as the system does for a full-stripe access:
-            ``cpu_master, nic_master, network`` and one
+            the master's stations (``cpu_master, link_out, link_in``; with
+            ``form="paper"`` ``cpu_master, nic_master, network``) and one
             :class:`~qnmodel.network.ForkJoin` ``storage_servers`` with STP_m
             branches ``server_1 ... server_STP``. Each branch is one queue of
-            demand D_Nsn + D_Csn + D_d under the ``"one_server"`` reading (every
+            demand D_Csn + D_d (``form="paper"``: D_Nsn + D_Csn + D_d) under the
+            ``"one_server"`` reading (every
             server serves its share of every job, whatever ``server_terms``
             says), the server's NIC, CPU and disk lumped (a branch is one
             queueing station). Solve it with :meth:`fork_join` or

@@ -40,6 +40,19 @@ def test_forkjoin_structure_forks_over_every_storage_server():
     assert "approximate" in r.method
 
 
+def test_forkjoin_structure_of_the_default_corrected_form():
+    sys = qn.NetworkedRAID.cui2006(op="read")  # form="corrected"
+    net = sys.network(structure="forkjoin")
+    assert net.names == ("cpu_master", "link_out", "link_in", "storage_servers")
+    one = sys.replace(server_terms="one_server").demands()
+    member = one["cpu_server"] + one["disk"]  # the servers' NICs are pipelined away
+    assert [b.demand for b in net.stations[-1].branches] == pytest.approx([member] * 3)
+    d = sys.demands()
+    r = sys.fork_join(1)
+    master = d["cpu_master"] + d["link_out"] + d["link_in"]
+    assert r.response_time[0] == pytest.approx(master + member * harmonic(3))
+
+
 def test_forkjoin_structure_saturates_at_the_bottleneck():
     sys = qn.NetworkedRAID.cui2006()
     net = sys.network(structure="forkjoin")
