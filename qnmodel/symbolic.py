@@ -8,6 +8,12 @@ over the paper's own symbols, so a notebook can show them
 The test suite checks that ``lambdify`` of every expression equals the numpy
 kernel in :mod:`qnmodel.demands` and :mod:`qnmodel.solvers.bounds`.
 
+Both demand compositions of :class:`~qnmodel.models.storage.NetworkedRAID` are
+here, chosen by ``form``: ``"corrected"`` (the default, as for the class;
+:mod:`qnmodel.models.storage_corrected`) and ``"paper"`` (eqs. 2-10 as printed).
+The corrected form's read-modify-write (a RAID5/RAID6 write smaller than a
+stripe) is a ``Piecewise`` in S_m < (STP_m - p) STU_m.
+
 sympy is imported only inside the functions (an optional dependency:
 ``pip install qnmodel[symbolic]``).
 
@@ -21,6 +27,7 @@ References
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -65,6 +72,8 @@ LATEX_NAMES: dict[str, str] = {
 }
 
 _STATION_LATEX = {
+    "link_out": r"D_{\mathit{out}}",
+    "link_in": r"D_{\mathit{in}}",
     "cpu_master": "D_{Cm}",
     "nic_master": "D_{Nm}",
     "network": "D_{Net}",
@@ -103,10 +112,13 @@ def parameter_symbols() -> dict[str, Any]:
     return out
 
 
-def _check_choices(raid: str, op: str, server_terms: str, packets: str) -> None:
+def _check_choices(
+    raid: str, op: str, server_terms: str, packets: str, form: str = "paper"
+) -> None:
     from .models.storage import CHOICES
 
-    for name, value in (("raid", raid), ("op", op), ("server_terms", server_terms)):
+    choices = (("raid", raid), ("op", op), ("server_terms", server_terms), ("form", form))
+    for name, value in choices:
         if value not in CHOICES[name]:
             raise InvalidModelError(f"{name} must be one of {CHOICES[name]}, got {value!r}")
     if packets not in ("ceiling", "continuous"):
@@ -114,26 +126,35 @@ def _check_choices(raid: str, op: str, server_terms: str, packets: str) -> None:
 
 
 def intermediate_expressions(
-    raid: str = "raid5", op: str = "write", server_terms: str = "paper", packets: str = "ceiling"
+    raid: str = "raid5",
+    op: str = "write",
+    server_terms: str = "paper",
+    packets: str = "ceiling",
+    form: str = "corrected",
 ) -> dict[str, Any]:
-    """The paper's intermediate quantities as expressions.
+    """The intermediate quantities of a demand composition as expressions.
 
-    ``raid_bytes`` S_mRi (eqs. 4-5), ``packets`` IP_num (eq. 3),
-    ``server_bytes`` S_sn, ``server_packets`` IP_snum, ``visit`` (the
-    1/STP_m prefactor of eqs. 6, 8, 10 under ``server_terms``) and
-    ``disk_unit_time`` (the bracket of eq. 10).
+    Both forms: ``raid_bytes`` S_mRi (eqs. 4-5), ``visit`` (the 1/STP_m
+    prefactor of eqs. 6, 8, 10 under ``server_terms``) and ``disk_unit_time``
+    (the bracket of eq. 10). ``form="paper"``: ``packets`` IP_num (eq. 3),
+    ``server_bytes`` S_sn, ``server_packets`` IP_snum. ``form="corrected"``:
+    ``bytes_out`` and ``bytes_in`` (what the master sends to and receives from
+    the servers, :func:`qnmodel.models.storage_corrected.moved_bytes`),
+    ``packets_out`` and ``packets_in`` (eq. 3 for each direction), and
+    ``server_bytes``, ``server_packets`` (one server's share of both directions).
 
     Parameters
     ----------
-    raid, op, server_terms
-        As in :class:`~qnmodel.models.storage.NetworkedRAID`.
+    raid, op, server_terms, form
+        As in :class:`~qnmodel.models.storage.NetworkedRAID` (``form``
+        ``"corrected"`` by default, as there).
     packets : {"ceiling", "continuous"}
         ``"ceiling"`` is eq. (3) as printed, IP_num = ceiling(S_mRi/MSS);
         ``"continuous"`` drops the ceiling (S_mRi/MSS) so that derivatives
         with respect to S_m and MSS are the average slope instead of zero.
     """
     sp = _sympy()
-    _check_choices(raid, op, server_terms, packets)
+    _check_choices(raid, op, server_terms, packets, form)
     s = parameter_symbols()
     w = s["STP_m"]
     if op == "read" or raid == "raid0":
@@ -145,46 +166,76 @@ def intermediate_expressions(
     else:
         factor = w / (w - 2)
     s_r = s["S_m"] * factor
-    ip = sp.ceiling(s_r / s["MSS"]) if packets == "ceiling" else s_r / s["MSS"]
+
+    def count(nbytes):
+        return sp.ceiling(nbytes / s["MSS"]) if packets == "ceiling" else nbytes / s["MSS"]
+
     visit = {"paper": 1 / w, "one_server": sp.Integer(1), "all_servers": w}[server_terms]
-    return {
+    common = {
         "raid_bytes": s_r,
-        "packets": ip,
-        "server_bytes": s_r / w,
-        "server_packets": ip / w,
         "visit": visit,
         "disk_unit_time": s["seek"] + s["latency"] + s["STU_m"] / s["TRate_d"],
+    }
+    if form == "paper":
+        ip = count(s_r)
+        return {**common, "packets": ip, "server_bytes": s_r / w, "server_packets": ip / w}
+    # corrected form: what moves each way (storage_corrected.moved_bytes)
+    parity = {"raid5": 1, "raid6": 2}.get(raid, 0)
+    if op == "read":
+        out, inn = sp.Integer(0), s["S_m"]
+    elif parity:
+        small = s["S_m"] + parity * s["STU_m"]  # read-modify-write [CLGK94]: each way
+        rmw = sp.StrictLessThan(s["S_m"], (w - parity) * s["STU_m"])
+        out = sp.Piecewise((small, rmw), (s_r, True))
+        inn = sp.Piecewise((small, rmw), (sp.Integer(0), True))
+    else:
+        out, inn = s_r, sp.Integer(0)
+    pk_out, pk_in = count(out), count(inn)
+    return {
+        **common,
+        "bytes_out": out,
+        "bytes_in": inn,
+        "packets_out": pk_out,
+        "packets_in": pk_in,
+        "server_bytes": (out + inn) / w,
+        "server_packets": (pk_out + pk_in) / w,
     }
 
 
 def demand_expressions(
-    raid: str = "raid5", op: str = "write", server_terms: str = "paper", packets: str = "ceiling"
+    raid: str = "raid5",
+    op: str = "write",
+    server_terms: str = "paper",
+    packets: str = "ceiling",
+    form: str = "corrected",
 ) -> dict[str, Any]:
-    """Station demands ([Cui06] eqs. 2, 6-10) as sympy expressions, seconds per job.
+    """Station demands as sympy expressions, seconds per job.
 
-    Keys as :meth:`NetworkedRAID.demands`: ``cpu_master`` (eq. 2),
-    ``nic_master`` (eq. 7), ``network`` (eq. 9), ``nic_server`` (eq. 8),
-    ``cpu_server`` (eq. 6), ``disk`` (eq. 10). Parameters as
-    :func:`intermediate_expressions`.
+    Keys as :meth:`NetworkedRAID.demands`. ``form="corrected"`` (default):
+    ``cpu_master`` (eq. 2 over the moved bytes), ``link_out`` and ``link_in``
+    (eq. 7 for each direction), ``cpu_server`` (eq. 6), ``disk`` (eq. 10), see
+    :func:`qnmodel.models.storage_corrected.corrected_demands`. ``form="paper"``
+    ([Cui06] as printed): ``cpu_master`` (eq. 2), ``nic_master`` (eq. 7),
+    ``network`` (eq. 9), ``nic_server`` (eq. 8), ``cpu_server`` (eq. 6),
+    ``disk`` (eq. 10). Parameters as :func:`intermediate_expressions`.
 
     Examples
     --------
-    >>> d = demand_expressions(op="read")
+    >>> d = demand_expressions(op="read", form="paper")
     >>> d["network"]
     S_m*(1 - P_m)/TRate_e
+    >>> demand_expressions(op="read", packets="continuous")["link_in"]
+    Frame_e*S_m*(1 - P_m)/(MSS*TRate_e)
     """
-    return _demands_from(intermediate_expressions(raid, op, server_terms, packets))
+    inter = intermediate_expressions(raid, op, server_terms, packets, form)
+    return _demands_from(inter, form)
 
 
-def _demands_from(i: Mapping[str, Any]) -> dict[str, Any]:
+def _demands_from(i: Mapping[str, Any], form: str = "paper") -> dict[str, Any]:
     s = parameter_symbols()
     miss = 1 - s["P_m"]
     frame_time = s["Frame_e"] / s["TRate_e"]
-    return {
-        "cpu_master": s["T_mpro"] * s["S_m"] / s["STU_m"] + miss * s["T_mp"] * i["packets"],
-        "nic_master": miss * i["packets"] * frame_time,
-        "network": miss * i["raid_bytes"] / s["TRate_e"],
-        "nic_server": miss * i["visit"] * i["server_packets"] * frame_time,
+    server = {
         "cpu_server": miss
         * i["visit"]
         * (s["T_snpro"] * i["server_bytes"] / s["STU_m"] + s["T_snp"] * i["server_packets"]),
@@ -194,6 +245,23 @@ def _demands_from(i: Mapping[str, Any]) -> dict[str, Any]:
         * i["disk_unit_time"]
         * i["server_bytes"]
         / s["STU_m"],
+    }
+    if form == "corrected":
+        moved = i["bytes_out"] + i["bytes_in"]
+        units = (s["P_m"] * s["S_m"] + miss * moved) / s["STU_m"]  # a hit: eq. (2)'s own units
+        return {
+            "cpu_master": s["T_mpro"] * units
+            + miss * s["T_mp"] * (i["packets_out"] + i["packets_in"]),
+            "link_out": miss * i["packets_out"] * frame_time,
+            "link_in": miss * i["packets_in"] * frame_time,
+            **server,
+        }
+    return {
+        "cpu_master": s["T_mpro"] * s["S_m"] / s["STU_m"] + miss * s["T_mp"] * i["packets"],
+        "nic_master": miss * i["packets"] * frame_time,
+        "network": miss * i["raid_bytes"] / s["TRate_e"],
+        "nic_server": miss * i["visit"] * i["server_packets"] * frame_time,
+        **server,
     }
 
 
@@ -259,17 +327,19 @@ def networked_raid_bounds(
     op: str = "write",
     server_terms: str = "paper",
     packets: str = "ceiling",
+    form: str = "corrected",
 ) -> dict[str, Any]:
     """Bounds of the networked-RAID system in the paper's symbols, N and Z.
 
-    The demand expressions are substituted into :func:`bound_expressions`
-    with D = sum of the six demands, D_max their maximum and D_avg = D / 6:
-    for ``method="bjb"`` and Z = 0 the lower response-time bound is the
-    paper's eq. (1) with eqs. (2)-(10) inserted, "the bound model" of
-    [Cui06] sec. 3.2.
+    The demand expressions of ``form`` are substituted into
+    :func:`bound_expressions` with D = sum of the K demands, D_max their
+    maximum and D_avg = D / K (K = 5 stations in the default corrected form,
+    6 in the paper's). With ``form="paper"``, ``method="bjb"`` and Z = 0 the
+    lower response-time bound is the paper's eq. (1) with eqs. (2)-(10)
+    inserted, "the bound model" of [Cui06] sec. 3.2.
     """
     sp = _sympy()
-    d = list(demand_expressions(raid, op, server_terms, packets).values())
+    d = list(demand_expressions(raid, op, server_terms, packets, form).values())
     a = _aggregate_symbols()
     total = sp.Add(*d)
     sub = {a["D"]: total, a["D_max"]: sp.Max(*d), a["D_avg"]: total / len(d)}
@@ -284,7 +354,7 @@ def to_latex(obj: Any, names: Mapping[str, str] | None = None) -> str:
 
     Examples
     --------
-    >>> print(to_latex(demand_expressions(op="read")["network"]))
+    >>> print(to_latex(demand_expressions(op="read", form="paper")["network"]))
     \\frac{S_{m} \\left(1 - P_{m}\\right)}{\\mathit{TRate}_{e}}
     """
     sp = _sympy()
@@ -337,7 +407,7 @@ def sensitivity(
     Parameters
     ----------
     system : NetworkedRAID
-        The operating point (its ``raid``, ``op`` and ``server_terms`` are kept).
+        The operating point (its ``raid``, ``op``, ``server_terms`` and ``form`` are kept).
     N : int or sequence of int
         Populations at which to differentiate (>= 1).
     parameters : sequence of str, optional
@@ -350,10 +420,10 @@ def sensitivity(
         bounds, by the chain rule through the aggregates,
         dR/dp = R_D dD/dp + R_Dmax dD_b/dp + R_Davg dD/dp / K with b the
         bottleneck station, every factor differentiated by sympy
-        (:func:`bound_expressions`, :func:`demand_expressions`). The packet
-        count keeps eq. (3)'s ceiling in value; its derivative with respect
-        to S_m, MSS and STP_m is the ceiling's average slope, that of
-        S_mRi / MSS.
+        (:func:`bound_expressions`, :func:`demand_expressions` of the
+        system's ``form``). The packet counts keep eq. (3)'s ceiling in value;
+        their derivatives with respect to S_m, MSS and STP_m are the ceiling's
+        average slope, that of bytes / MSS.
         ``mva``: central differences of exact MVA with step ``rel_step`` x
         value (one-sided where a central step would leave the domain, e.g.
         P_m = 0); eq. (3)'s ceiling is kept, hence the relatively large step.
@@ -396,25 +466,43 @@ def sensitivity(
     order = list(syms)
     args = [syms[k] for k in order]
     point = [vals[k] for k in order]
-    # Demands with the packet count IP_num as a symbol of its own, evaluated at the
-    # printed ceiling; its derivative is that of S_mRi / MSS (the ceiling's mean slope).
-    inter = intermediate_expressions(system.raid, system.op, system.server_terms, "continuous")
-    ip = sp.Symbol("IP_num", positive=True)
-    dem = list(_demands_from(dict(inter, packets=ip, server_packets=ip / syms["STP_m"])).values())
+    # Demands with each packet count as a symbol of its own, evaluated at the printed
+    # ceiling; its derivative is that of bytes / MSS (the ceiling's mean slope).
+    form = system.form
+    inter = intermediate_expressions(
+        system.raid, system.op, system.server_terms, "continuous", form
+    )
+    w = syms["STP_m"]
+    if form == "paper":
+        ip = {"packets": sp.Symbol("IP_num", positive=True)}
+        fixed = dict(inter, **ip, server_packets=ip["packets"] / w)
+        at_ceiling = {"packets": system.intermediates()["packets"]}
+    else:
+        ip = {k: sp.Symbol(f"IP_{k[8:]}", nonnegative=True) for k in ("packets_out", "packets_in")}
+        fixed = dict(inter, **ip, server_packets=(ip["packets_out"] + ip["packets_in"]) / w)
+        i_now = system.intermediates()
+        at_ceiling = {
+            f"packets_{d}": float(math.ceil(i_now[f"bytes_{d}"] / system.mss))
+            for d in ("out", "in")
+        }
+    dem = list(_demands_from(fixed, form).values())
     K = len(dem)
-    args_ip = [*args, ip]
-    point_ip = [*point, system.intermediates()["packets"]]
+    args_ip = [*args, *ip.values()]
+    point_ip = [*point, *(at_ceiling[k] for k in ip)]
 
     def at_point(e) -> float:
         return float(sp.lambdify(args_ip, e, "math")(*point_ip))
 
     d_now = np.array([at_point(e) for e in dem])
     b = int(np.argmax(d_now))
-    # dD_k/dp = dD_k/dp|_IP + dD_k/dIP * d(S_mRi/MSS)/dp at the point.
+    # dD_k/dp = dD_k/dp|_IP + sum_j dD_k/dIP_j * d(bytes_j/MSS)/dp at the point.
     dd = {
         p: np.array(
             [
-                at_point(sp.diff(e, syms[p]) + sp.diff(e, ip) * sp.diff(inter["packets"], syms[p]))
+                at_point(
+                    sp.diff(e, syms[p])
+                    + sum(sp.diff(e, s) * sp.diff(inter[k], syms[p]) for k, s in ip.items())
+                )
                 for e in dem
             ]
         )

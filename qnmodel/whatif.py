@@ -459,7 +459,7 @@ def sweep(
     >>> df.shape
     (4, 13)
     >>> df.groupby("link_rate")["bottleneck"].first().tolist()
-    ['nic_master', 'disk']
+    ['link_out', 'disk']
     """
     chunk_size = as_population(chunk_size, "chunk_size")
     if executor is not None and not hasattr(executor, "map"):

@@ -277,8 +277,9 @@ def networked_raid_whatif(
     ----------
     system : NetworkedRAID, optional
         Starting point; default the paper's test bed, writes
-        (:meth:`qnmodel.models.storage.NetworkedRAID.cui2006`). The knobs'
-        initial values are taken from it.
+        (:meth:`qnmodel.models.storage.NetworkedRAID.cui2006`), in the default
+        ``form="corrected"``; pass ``NetworkedRAID.cui2006(form="paper")`` for the
+        paper's eqs. 2-10 as printed. The knobs' initial values are taken from it.
     N, N_max : int
         Initial and largest population on the slider.
     think_time : float or str
@@ -306,4 +307,10 @@ def networked_raid_whatif(
     def build(values: dict[str, float]) -> Network:
         return system.replace(**values).network(think_time)
 
-    return WhatIfExplorer(build, start, N=N, N_max=N_max, title="networked RAID (Cui et al. 2006)")
+    return WhatIfExplorer(
+        build,
+        start,
+        N=N,
+        N_max=N_max,
+        title=f"networked RAID (Cui et al. 2006, {system.form} form)",
+    )

@@ -513,6 +513,22 @@ def test_paper_model_text_is_the_shipped_example():
     assert spec.network.demands == pytest.approx(list(ref.demands().values()), rel=1e-12)
 
 
+def test_networked_raid_form_on_the_command_line():
+    """The shipped model names form = "corrected" (the default); --set switches to the paper's."""
+    model = str(ROOT / "examples" / "networked_raid.toml")
+    code, out, err = run("solve", model, "-N", "2", "--format", "json")
+    assert code == 0, err
+    corrected = qn.NetworkedRAID.cui2006(op="write")
+    rows = json.loads(out)["results"]
+    assert rows[-1]["throughput"] == pytest.approx(corrected.mva(2).throughput[-1], rel=1e-12)
+    code, out, err = run("solve", model, "-N", "2", "--set", "system.form=paper")
+    assert code == 0, err
+    assert "network  queue        1      24 s" in out  # eq. (9): 300e6 B / 12.5e6 B/s
+    code, _, err = run("solve", model, "--set", "system.form=pape")
+    assert code == 2
+    assert "system.form: form must be one of 'paper', 'corrected'; got 'pape'" in err
+
+
 @pytest.mark.parametrize(
     "argv, line",
     [

@@ -128,7 +128,10 @@ def test_storage_system_with_a_cache_in_a_model_file():
     by_hand = CachedNetworkedRAID(
         NetworkedRAID.cui2006(op="read"), master_cache=Cache(500, 1000, "uniform")
     )
-    assert spec.network.station("network").demand == pytest.approx(8.0, rel=1e-10)  # P_m = 0.5
+    # the default (corrected) form: P_m = 0.5 halves the link's 136987 frames of 1518 B
+    assert spec.network.station("link_in").demand == pytest.approx(
+        0.5 * 136987 * 1518 / 12.5e6, rel=1e-10
+    )
     assert spec.storage_model == by_hand
     code, out, err = modelfile_cli(spec)
     assert code == 0, err

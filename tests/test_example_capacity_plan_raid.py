@@ -35,7 +35,7 @@ def largest_n_by_hand(p: dict, sla: float) -> int:
 
 
 def test_capacity_plan_answer(tmp_path):
-    out = run("--sla", "10 min", str(tmp_path / "out"), cwd=tmp_path)
+    out = run("--sla", "10 min", "--form", "paper", str(tmp_path / "out"), cwd=tmp_path)
     hand = load_hand().TESTBED
     n_base = largest_n_by_hand(hand, 600.0)
     n_gbit = largest_n_by_hand(dict(hand, TRate_e=F(125_000_000)), 600.0)
@@ -53,7 +53,7 @@ def test_capacity_plan_answer(tmp_path):
 
 
 def test_capacity_plan_unmeetable_sla(tmp_path):
-    out = run("--sla", "30 s", cwd=tmp_path)
+    out = run("--sla", "30 s", "--form", "paper", cwd=tmp_path)
     assert "the SLA cannot be met even by a single job" in out
     # no upgrade helps (the fastest lone job, on 1 Gbit/s, still takes 32.5 s): said, not hidden
     assert "best single upgrade         : none raises the concurrency" in out
@@ -62,11 +62,24 @@ def test_capacity_plan_unmeetable_sla(tmp_path):
 
 def test_capacity_plan_search_limit_is_reported_not_taken_for_the_answer(tmp_path):
     # With a one-hour SLA more than 64 writers fit (R(64) ~ 1600 s): the answer is "at least".
-    out = run("--sla", "1 h", "--nmax", "64", cwd=tmp_path)
+    out = run("--sla", "1 h", "--nmax", "64", "--form", "paper", cwd=tmp_path)
     assert "largest concurrency (MVA)   : >= 64 jobs" in out
     assert "the search stopped at --nmax 64" in out
-    full = run("--sla", "1 h", "--nmax", "512", cwd=tmp_path)
+    full = run("--sla", "1 h", "--nmax", "512", "--form", "paper", cwd=tmp_path)
     n = largest_n_by_hand(load_hand().TESTBED, 3600.0)
     assert 64 < n < 200
     assert f"largest concurrency (MVA)   : {n} jobs" in full
     assert "search stopped" not in full
+
+
+def test_capacity_plan_default_is_the_corrected_form(tmp_path):
+    out = run("--sla", "10 min", cwd=tmp_path)
+    assert "(Cui et al. 2006, corrected form)" in out
+    base = qn.NetworkedRAID.cui2006()
+    assert base.form == "corrected"
+    r = base.mva(200).response_time
+    n = int(np.flatnonzero(r <= 600.0)[-1] + 1)
+    assert f"largest concurrency (MVA)   : {n} jobs" in out
+    # the master's outgoing link: ceil(300e6 / 1460) = 205480 frames of 1518 B at 12.5 MB/s
+    assert f"bottleneck                  : link_out ({205480 * 1518 / 12.5e6:.2f} s per job" in out
+    assert n != 23  # the paper's form answers 23 (test_capacity_plan_answer)

@@ -268,8 +268,14 @@ def test_networked_raid_system_equals_model_class():
     np.testing.assert_array_equal(spec.network.demands, ref.demands)
     frame = spec.solve().to_frame()
     np.testing.assert_array_equal(frame["throughput"].to_numpy(), qn.mva(ref, 30).throughput)
-    # The paper's eq. (9): D_Net = (1 - P_m) S_mR5 / TRate_e = 200e6 * 3/2 / 12.5e6 = 24 s.
-    assert spec.network.station("network").demand == pytest.approx(24.0, rel=1e-12)
+    # form = "corrected" (the default): the master link carries ceil(300e6 / 1460) frames
+    assert spec.network.station("link_out").demand == pytest.approx(
+        205480 * 1518 / 12.5e6, rel=1e-12
+    )
+    # form = "paper", eq. (9): D_Net = (1 - P_m) S_mR5 / TRate_e = 200e6 * 3/2 / 12.5e6 = 24 s.
+    paper = loads(spec.text.replace('form = "corrected"', 'form = "paper"'))
+    assert paper.network.station("network").demand == pytest.approx(24.0, rel=1e-12)
+    assert paper.network.names == NetworkedRAID.cui2006(form="paper").network().names
 
 
 def test_networked_raid_without_reference_and_with_values():
@@ -306,9 +312,15 @@ def test_networked_raid_without_reference_and_with_values():
     np.testing.assert_array_equal(spec.network.demands, ref.network().demands)
     faster = with_values(spec, {"system.link_rate": "10 Gbit/s"})
     np.testing.assert_allclose(
-        faster.network.station("network").demand,
-        ref.replace(link_rate="10 Gbit/s").demands()["network"],
+        faster.network.station("link_in").demand,
+        ref.replace(link_rate="10 Gbit/s").demands()["link_in"],
         rtol=1e-15,
+    )
+    # a model file without form gets the default, corrected form; "paper" on request
+    assert ref.form == "corrected" and spec.network.names == ref.network().names
+    paper = with_values(spec, {"system.form": "paper"})
+    np.testing.assert_array_equal(
+        paper.network.demands, ref.replace(form="paper").network().demands
     )
 
 

@@ -46,4 +46,7 @@ def test_networked_raid_whatif_notebook(tmp_path, monkeypatch):
     assert "DISAGREES Low N: master CPU is the key factor" in text
     assert "agrees    Master cache hit rate matters at every N" in text
     assert "agrees    Disk sustained rate matters little at every N" in text
+    # the last section: the default, corrected form beside the paper's (200 MB RAID5 writes)
+    assert "paper (eqs. 2-10)" in text and "corrected (default)" in text
+    assert "link_out" in text and "52.4055" in text and "79.0133" in text
     assert not list(tmp_path.glob("*.png"))  # figures stay inline; nothing written to disk

@@ -1,4 +1,8 @@
-"""NetworkedRAID (seed 002) against an independent exact evaluation of eqs. (2)-(10)."""
+"""NetworkedRAID (seed 002) against an independent exact evaluation of eqs. (2)-(10).
+
+Every system here is the paper's form, ``form="paper"`` (eqs. 2-10 as printed); the default
+corrected form is tested in tests/models/test_storage_corrected.py.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ JSON_PATH = Path(__file__).resolve().parents[1] / "data" / "reference" / "cui200
 
 def system_from_fractions(p: dict, **kw) -> NetworkedRAID:
     si = {k: (float(v) if k != "STP_m" else v) for k, v in p.items()}
-    return NetworkedRAID.from_symbols(**si, **kw)
+    return NetworkedRAID.from_symbols(**si, **{"form": "paper", **kw})
 
 
 def assert_demands_match(sys: NetworkedRAID, exact: dict):
@@ -45,7 +49,7 @@ def test_testbed_demands_match_hand_evaluation(op, p_m, p_sn):
 
 def test_testbed_write_numbers_by_hand():
     # A few figures worth seeing: 200 MB RAID5 write over 3 servers at 100 Mbit/s.
-    d = NetworkedRAID.cui2006(op="write").demands()
+    d = NetworkedRAID.cui2006(form="paper", op="write").demands()
     assert d["network"] == pytest.approx(24.0, rel=REL)  # 300e6 B / 12.5e6 B/s
     assert d["nic_master"] == pytest.approx(205480 * 1518 / 12.5e6, rel=REL)
     assert d["cpu_master"] == pytest.approx(0.027e-3 * 200e6 / 16384 + 0.045e-3 * 205480, rel=REL)
@@ -99,55 +103,57 @@ def test_reference_file_matches_embedded_testbed_and_expected_values():
         assert SYMBOLS[sym] == doc["parameters"][sym]["name"]
     assert set(doc["parameters"]) == set(SYMBOLS)
     for case in doc["expected"]["cases"]:
-        a = NetworkedRAID.from_reference(JSON_PATH, op=case["op"], readings=case["readings"])
-        b = NetworkedRAID.cui2006(op=case["op"], readings=case["readings"])
+        a = NetworkedRAID.from_reference(
+            JSON_PATH, form="paper", op=case["op"], readings=case["readings"]
+        )
+        b = NetworkedRAID.cui2006(form="paper", op=case["op"], readings=case["readings"])
         assert a == b
         for k, v in case["demands"].items():
             assert a.demands()[k] == pytest.approx(v, rel=doc["expected"]["tolerance_rel"])
 
 
 def test_disk_rate_readings_differ_by_exactly_eight_in_the_transfer_term():
-    a = NetworkedRAID.cui2006(readings={"TRate_d": "datasheet"})
-    b = NetworkedRAID.cui2006(readings={"TRate_d": "as_printed"})
+    a = NetworkedRAID.cui2006(form="paper", readings={"TRate_d": "datasheet"})
+    b = NetworkedRAID.cui2006(form="paper", readings={"TRate_d": "as_printed"})
     assert a.disk_rate == 35e6 and b.disk_rate == 35e6 / 8
     assert b.intermediates()["disk_unit_time"] - a.intermediates()["disk_unit_time"] == (
         pytest.approx(16384 / 35e6 * 7, rel=1e-12)
     )
-    assert NetworkedRAID.cui2006(readings={"S_m": "binary"}).job_size == 200 * 1024**2
+    assert NetworkedRAID.cui2006(form="paper", readings={"S_m": "binary"}).job_size == 200 * 1024**2
 
 
 def test_reading_errors():
     with pytest.raises(InvalidModelError, match=r"readings\['TRate_d'\] must be one of"):
-        NetworkedRAID.cui2006(readings={"TRate_d": "megabits"})
+        NetworkedRAID.cui2006(form="paper", readings={"TRate_d": "megabits"})
     with pytest.raises(InvalidModelError, match="'MSS' has no alternative readings"):
-        NetworkedRAID.cui2006(readings={"MSS": "x"})
+        NetworkedRAID.cui2006(form="paper", readings={"MSS": "x"})
     with pytest.raises(InvalidModelError, match="cannot read reference file"):
         NetworkedRAID.from_reference(JSON_PATH.with_name("nope.json"))
 
 
 # -- units and names -----------------------------------------------------------------------------
 def test_units_strings_and_si_numbers_agree():
-    a = NetworkedRAID.cui2006()
+    a = NetworkedRAID.cui2006(form="paper")
     b = NetworkedRAID(
         job_size="200 MB", stripe_unit="16 KiB", stripe_width=3,
         master_time_per_unit="27 us", master_time_per_packet="45 us",
         server_time_per_unit="33 us", server_time_per_packet="28 us",
         link_rate="100 Mbit/s", disk_seek="4.9 ms", disk_latency="2.99 ms",
-        disk_rate="35 MB/s", mss="1460 B", frame_size="1518 B",
+        disk_rate="35 MB/s", mss="1460 B", frame_size="1518 B", form="paper",
     )  # fmt: skip
     assert a == b
-    c = NetworkedRAID.from_symbols(**a.symbols(), raid="raid5", op="write")
+    c = NetworkedRAID.from_symbols(**a.symbols(), raid="raid5", op="write", form="paper")
     assert c == a
     assert a.link_rate == 12.5e6  # a plain number is always bytes/s
 
 
 def test_a_bit_rate_cannot_pass_as_a_byte_rate():
     with pytest.raises(UnitError, match=r"link_rate \(TRate_e\).*ambiguous"):
-        NetworkedRAID.cui2006(link_rate="100 Mb/s")
+        NetworkedRAID.cui2006(form="paper", link_rate="100 Mb/s")
     with pytest.raises(UnitError, match=r"disk_rate.*is a size"):
-        NetworkedRAID.cui2006(disk_rate="35 MB")
-    assert NetworkedRAID.cui2006(TRate_e="1 Gbit/s").link_rate == 125e6
-    assert NetworkedRAID.cui2006(link_rate="1 Gbps").link_rate == 125e6
+        NetworkedRAID.cui2006(form="paper", disk_rate="35 MB")
+    assert NetworkedRAID.cui2006(form="paper", TRate_e="1 Gbit/s").link_rate == 125e6
+    assert NetworkedRAID.cui2006(form="paper", link_rate="1 Gbps").link_rate == 125e6
 
 
 @pytest.mark.parametrize(
@@ -168,14 +174,14 @@ def test_a_bit_rate_cannot_pass_as_a_byte_rate():
 )
 def test_bad_input_names_the_field(change, exc, match):
     with pytest.raises(exc, match=match):
-        NetworkedRAID.cui2006().replace(**change)
+        NetworkedRAID.cui2006(form="paper").replace(**change)
 
 
 def test_frozen_and_hashable():
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     with pytest.raises(AttributeError):
         sys.job_size = 1.0
-    assert hash(sys) == hash(NetworkedRAID.cui2006())
+    assert hash(sys) == hash(NetworkedRAID.cui2006(form="paper"))
 
 
 def test_parameter_table_is_complete():
@@ -186,7 +192,7 @@ def test_parameter_table_is_complete():
 
 # -- the network and its solutions ---------------------------------------------------------------
 def test_network_structure_and_think_time():
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     net = sys.network(think_time="2 s")
     assert net.names == STATIONS and net.think_time == 2.0
     np.testing.assert_array_equal(net.demands, list(sys.demands().values()))
@@ -199,7 +205,7 @@ def test_network_structure_and_think_time():
 
 def test_disk_array_behind_each_server_feeds_the_network():
     # A disk-bound variant: 10 Gbit/s network, every server doing its share of every job.
-    sys = NetworkedRAID.cui2006(link_rate="10 Gbit/s", server_terms="one_server")
+    sys = NetworkedRAID.cui2006(form="paper", link_rate="10 Gbit/s", server_terms="one_server")
     exact = hand.hand_demands(
         dict(hand.TESTBED, TRate_e=F(10**10, 8)), "raid5", "write", "one_server"
     )
@@ -241,11 +247,11 @@ def test_disk_array_behind_each_server_feeds_the_network():
 )
 def test_disk_array_errors(array, exc, match):
     with pytest.raises(exc, match=match):
-        NetworkedRAID.cui2006().network(disk_array=array)
+        NetworkedRAID.cui2006(form="paper").network(disk_array=array)
 
 
 def test_paper_eq1_lower_bound_and_exact_mva():
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     d = np.array(list(sys.demands().values()))
     N = 40
     b = sys.bounds(N)
@@ -261,7 +267,7 @@ def test_paper_eq1_lower_bound_and_exact_mva():
 
 
 def test_cache_hits_and_bandwidth_act_as_the_formulas_say():
-    base = NetworkedRAID.cui2006()
+    base = NetworkedRAID.cui2006(form="paper")
     half = base.replace(P_m=0.5).demands()
     for k, v in base.demands().items():
         if k == "cpu_master":
@@ -275,7 +281,7 @@ def test_cache_hits_and_bandwidth_act_as_the_formulas_say():
 
 
 def test_demand_grid_matches_pointwise_demands():
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     rates = np.array([1.25e6, 12.5e6, 125e6, 1.25e9])[:, None]
     hits = np.array([0.0, 0.3, 0.9])[None, :]
     g = sys.demand_grid(link_rate=rates, P_m=hits)
@@ -292,7 +298,7 @@ def test_demand_grid_matches_pointwise_demands():
 
 
 def test_describe_and_intermediates():
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     text = sys.describe()
     assert "TRate_e" in text and "12.5 MB/s" in text and "nic_master" in text
     i = sys.intermediates()
@@ -301,4 +307,4 @@ def test_describe_and_intermediates():
 
 
 def test_top_level_network_is_the_foundation_class():
-    assert isinstance(NetworkedRAID.cui2006().network(), qn.Network)
+    assert isinstance(NetworkedRAID.cui2006(form="paper").network(), qn.Network)

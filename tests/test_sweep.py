@@ -70,8 +70,10 @@ def test_no_grid_is_one_point():
 
 
 def test_bottleneck_moves_off_the_network_when_it_gets_fast():
-    df = sweep(NetworkedRAID.cui2006(), N=[1], TRate_e=["100 Mbit/s", "1 Gbit/s"])
+    df = sweep(NetworkedRAID.cui2006(form="paper"), N=[1], TRate_e=["100 Mbit/s", "1 Gbit/s"])
     assert df.bottleneck.tolist() == ["nic_master", "disk"]
+    df = sweep(NetworkedRAID.cui2006(), N=[1], TRate_e=["100 Mbit/s", "1 Gbit/s"])
+    assert df.bottleneck.tolist() == ["link_out", "disk"]
 
 
 def test_choices_and_think_time_axes():

@@ -15,6 +15,7 @@ from qnmodel import demands as dk  # noqa: E402
 from qnmodel import symbolic as sy  # noqa: E402
 from qnmodel.errors import InvalidModelError  # noqa: E402
 from qnmodel.models.storage import STATIONS, NetworkedRAID  # noqa: E402
+from qnmodel.models.storage_corrected import CORRECTED_STATIONS  # noqa: E402
 from qnmodel.solvers.bounds import aba_from_aggregates, bjb_from_aggregates  # noqa: E402
 
 SYMS = sy.parameter_symbols()
@@ -31,8 +32,8 @@ _LAMBDAS: dict = {}
 def lambdas(raid, op, terms):
     key = (raid, op, terms)
     if key not in _LAMBDAS:
-        dem = sy.demand_expressions(raid, op, terms)
-        inter = sy.intermediate_expressions(raid, op, terms)
+        dem = sy.demand_expressions(raid, op, terms, form="paper")
+        inter = sy.intermediate_expressions(raid, op, terms, form="paper")
         _LAMBDAS[key] = (
             {k: sp.lambdify(ARGS, e, "math") for k, e in dem.items()},
             {k: sp.lambdify(ARGS, e, "math") for k, e in inter.items()},
@@ -64,7 +65,7 @@ systems = st.builds(
 @given(p=systems, case=st.sampled_from(CASES))
 def test_lambdified_demands_equal_the_numeric_functions(p, case):
     raid, op, terms = case
-    sys = NetworkedRAID.from_symbols(**p, raid=raid, op=op, server_terms=terms)
+    sys = NetworkedRAID.from_symbols(**p, raid=raid, op=op, server_terms=terms, form="paper")
     dem, inter = lambdas(raid, op, terms)
     vals = [p[str(s)] for s in ARGS]
     numeric = sys.demands()
@@ -122,10 +123,10 @@ def test_lambdified_networked_raid_bounds_equal_the_solver(p, method, op, n, z):
     # the composed expressions (eqs. 2-10 inside eq. 1 and its relatives) against the numeric
     # path: NetworkedRAID -> Network -> qnmodel.bounds
     if (method, op) not in _NR_BOUNDS:
-        exprs = sy.networked_raid_bounds(method, "raid5", op)
+        exprs = sy.networked_raid_bounds(method, "raid5", op, form="paper")
         args = [*ARGS, BOUND_SYMS["N"], BOUND_SYMS["Z"]]
         _NR_BOUNDS[(method, op)] = {k: sp.lambdify(args, e, "math") for k, e in exprs.items()}
-    sys = NetworkedRAID.from_symbols(**p, raid="raid5", op=op)
+    sys = NetworkedRAID.from_symbols(**p, raid="raid5", op=op, form="paper")
     b = sys.bounds(n, method=method, think_time=z)
     vals = [p[str(s)] for s in ARGS]
     for key, f in _NR_BOUNDS[(method, op)].items():
@@ -141,8 +142,8 @@ def test_bjb_lower_response_bound_is_eq1_for_z0():
 
 
 def test_networked_raid_bounds_evaluate_to_the_solver():
-    sys = NetworkedRAID.cui2006(P_m=0.2)
-    exprs = sy.networked_raid_bounds("bjb")
+    sys = NetworkedRAID.cui2006(form="paper", P_m=0.2)
+    exprs = sy.networked_raid_bounds("bjb", form="paper")
     b = sys.bounds(10, think_time=5.0)
     for key in ("throughput_lower", "response_time_lower", "response_time_upper"):
         got = sy.evaluate(exprs[key], sys, N=10, Z=5.0)
@@ -152,20 +153,22 @@ def test_networked_raid_bounds_evaluate_to_the_solver():
 
 
 def test_evaluate_demands_and_latex():
-    sys = NetworkedRAID.cui2006()
-    for k, e in sy.demand_expressions().items():
+    sys = NetworkedRAID.cui2006(form="paper")
+    for k, e in sy.demand_expressions(form="paper").items():
         assert sy.evaluate(e, sys) == pytest.approx(sys.demands()[k], rel=1e-13)
-    tex = sy.to_latex(sy.demand_expressions())
+    tex = sy.to_latex(sy.demand_expressions(form="paper"))
     assert tex.startswith("\\begin{aligned}") and "D_{Cm} &=" in tex and "D_{d} &=" in tex
     assert r"\left\lceil" in tex and r"\mathit{TRate}_{e}" in tex
-    assert sy.to_latex(sy.demand_expressions(op="read")["network"]) == (
+    assert sy.to_latex(sy.demand_expressions(op="read", form="paper")["network"]) == (
         r"\frac{S_{m} \left(1 - P_{m}\right)}{\mathit{TRate}_{e}}"
     )
     assert "D_{\\max}" in sy.to_latex(sy.bound_expressions("aba")["response_time_lower"])
 
 
 def test_every_station_has_a_latex_name():
-    assert tuple(sy._STATION_LATEX) == STATIONS == tuple(sy.demand_expressions())
+    assert set(sy._STATION_LATEX) == set(STATIONS) | set(CORRECTED_STATIONS)
+    assert STATIONS == tuple(sy.demand_expressions(form="paper"))
+    assert CORRECTED_STATIONS == tuple(sy.demand_expressions())  # the default form
 
 
 def test_choices_are_checked():
@@ -173,13 +176,15 @@ def test_choices_are_checked():
         sy.demand_expressions(raid="raid4")
     with pytest.raises(InvalidModelError, match="packets must be"):
         sy.demand_expressions(packets="round")
+    with pytest.raises(InvalidModelError, match="form must be one of"):
+        sy.demand_expressions(form="pipelined")
     with pytest.raises(InvalidModelError, match="method must be"):
         sy.bound_expressions("exact")
 
 
 def test_sensitivity_at_n1_is_the_share_of_the_demand():
     # At N = 1 every bound and MVA equal D = sum D_k: closed forms for the elasticities.
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     d = sys.demands()
     D = sum(d.values())
     df = sy.sensitivity(sys, [1, 40], methods=("bjb", "aba", "mva")).set_index(["parameter", "n"])
@@ -197,7 +202,7 @@ def test_sensitivity_at_n1_is_the_share_of_the_demand():
 
 
 def test_bound_derivative_matches_finite_differences_of_the_solver():
-    sys = NetworkedRAID.cui2006(P_m=0.3)
+    sys = NetworkedRAID.cui2006(form="paper", P_m=0.3)
     n = 6
     df = sy.sensitivity(
         sys, n, parameters=["T_mp", "seek", "link_rate"], methods=("bjb",), think_time=20.0
@@ -214,7 +219,7 @@ def test_bound_derivative_matches_finite_differences_of_the_solver():
 
 
 def test_sensitivity_errors():
-    sys = NetworkedRAID.cui2006()
+    sys = NetworkedRAID.cui2006(form="paper")
     with pytest.raises(InvalidModelError, match=r"N must be an integer >= 1, got 0"):
         sy.sensitivity(sys, [0])
     with pytest.raises(InvalidModelError, match=r"N must be an integer >= 1, got 2.5"):
@@ -227,3 +232,68 @@ def test_sensitivity_errors():
     with pytest.raises(InvalidModelError, match="unknown NetworkedRAID parameter"):
         sy.sensitivity(sys, 1, parameters=["bandwidth"])
     assert math.isfinite(sy.sensitivity(sys, 2, parameters=["P_sn"])["d_mva_r"].iloc[0])
+
+
+_CORRECTED: dict = {}
+
+
+@settings(max_examples=120, deadline=None)
+@given(p=systems, case=st.sampled_from(CASES), chunks=st.sampled_from([None, 1, 2, 3, 11]))
+def test_lambdified_corrected_demands_equal_the_numeric_functions(p, case, chunks):
+    # the default form: its Piecewise read-modify-write against the numpy composition
+    raid, op, terms = case
+    if chunks is not None:  # around the stripe's data: small writes are read-modify-writes
+        p = dict(p, S_m=chunks * p["STU_m"])
+    if case not in _CORRECTED:
+        dem = sy.demand_expressions(raid, op, terms)
+        _CORRECTED[case] = {k: sp.lambdify(ARGS, e, "math") for k, e in dem.items()}
+    sys = NetworkedRAID.from_symbols(**p, raid=raid, op=op, server_terms=terms)
+    assert sys.form == "corrected"
+    vals = [p[str(s)] for s in ARGS]
+    numeric = sys.demands()
+    assert tuple(numeric) == tuple(_CORRECTED[case])
+    for k, f in _CORRECTED[case].items():
+        assert f(*vals) == pytest.approx(numeric[k], rel=1e-12, abs=1e-300), k
+
+
+def test_corrected_expressions_show_the_read_modify_write():
+    i = sy.intermediate_expressions("raid5", "write")
+    s = sy.parameter_symbols()
+    small = {s["S_m"]: 65536, s["STU_m"]: 65536, s["STP_m"]: 3}
+    full = {**small, s["S_m"]: 131072}
+    assert i["bytes_out"].subs(small) == 131072 and i["bytes_in"].subs(small) == 131072
+    assert i["bytes_out"].subs(full) == 196608 and i["bytes_in"].subs(full) == 0
+    tex = sy.to_latex(sy.demand_expressions())
+    assert r"D_{\mathit{out}} &=" in tex and r"D_{\mathit{in}} &=" in tex
+    assert (
+        sy.demand_expressions(op="read", form="paper")["network"]
+        == s["S_m"] * (1 - s["P_m"]) / s["TRate_e"]
+    )
+
+
+def test_corrected_bound_derivatives_match_the_solver():
+    # (networked_raid_bounds(form="corrected") composes the same expressions; building it
+    # takes sympy 10-15 s, so the chain rule through the aggregates is checked here instead)
+    sys = NetworkedRAID.cui2006(P_m=0.3)  # the default, corrected form
+    n = 6
+    df = sy.sensitivity(
+        sys, n, parameters=["T_mp", "seek", "link_rate"], methods=("bjb",), think_time=20.0
+    )
+    for _, row in df.iterrows():
+        v = row["value"]
+        h = 1e-6 * v
+
+        def r(x, name=row["name"]):
+            return sys.replace(**{name: x}).bounds(n, think_time=20.0).response_time_upper[-1]
+
+        assert row["d_bjb_r_upper"] == pytest.approx((r(v + h) - r(v - h)) / (2 * h), rel=1e-6)
+
+
+def test_sensitivity_at_n1_of_the_corrected_form_is_the_share_of_the_demand():
+    sys = NetworkedRAID.cui2006()
+    d = sys.demands()
+    D = sum(d.values())
+    df = sy.sensitivity(sys, [1], parameters=["TRate_e"], methods=("bjb", "mva"))
+    link_share = (d["link_out"] + d["link_in"]) / D  # the corrected form's only link stations
+    for tag in ("bjb_r_lower", "bjb_r_upper", "mva_r"):
+        assert df[f"elasticity_{tag}"].iloc[0] == pytest.approx(-link_share, rel=1e-5)

@@ -26,22 +26,23 @@ def test_networked_raid_sliders_redraw_and_name_bottleneck():
     assert set(ex.sliders) == {
         "link_rate", "master_cache_hit", "master_time_per_unit", "disk_rate", "N",
     }  # fmt: skip
-    paper = NetworkedRAID.cui2006(op="write")
-    # Initial state: the paper's test bed, 100 Mbit/s; the network is among the busiest.
+    base = NetworkedRAID.cui2006(op="write")  # the default, corrected form
+    assert ex.network.names == base.network().names  # link_out, link_in: the corrected form
+    # Initial state: the paper's test bed, 100 Mbit/s; the link is among the busiest.
     assert ex.values()["link_rate"] == pytest.approx(12.5e6, rel=1e-9)
     x0 = mva_line(ex.axes[0]).copy()
-    np.testing.assert_allclose(x0, qn.mva(paper.network(), 20).throughput, rtol=1e-6)
+    np.testing.assert_allclose(x0, qn.mva(base.network(), 20).throughput, rtol=1e-6)
     bn0 = ex.last_bounds.bottleneck
     assert f"bottleneck: <b>{bn0}</b>" in ex.status.value
     redraws = ex.redraws
 
     ex.sliders["link_rate"].value = 10000.0  # 10 Gbit/s, set programmatically
     assert ex.redraws == redraws + 1
-    faster = paper.replace(link_rate=10e9 / 8)
+    faster = base.replace(link_rate=10e9 / 8)
     x1 = mva_line(ex.axes[0])
     np.testing.assert_allclose(x1, qn.mva(faster.network(), 20).throughput, rtol=1e-6)
     assert x1[-1] > x0[-1]
-    assert ex.network.station("network").demand < paper.network().station("network").demand
+    assert ex.network.station("link_out").demand < base.network().station("link_out").demand
     bn1 = qn.bounds(faster.network(), 20).bottleneck
     assert ex.last_bounds.bottleneck == bn1 and f"<b>{bn1}</b>" in ex.status.value
 

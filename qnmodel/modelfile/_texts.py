@@ -55,6 +55,8 @@ type = "networked_raid"
 reference = "cui2006"        # start from the paper's test bed ...
 op = "write"
 readings = { TRate_d = "datasheet" }   # "35 Mbit/s" read as 35 MB/s (the drive's class)
+form = "corrected"           # the default: pipelined link, measured on a testbed;
+                             # "paper" = the paper's eqs. 2-10 as printed (its figures)
 # ... and change what the study varies, with units:
 link_rate = "100 Mbit/s"
 master_cache_hit = 0.0

@@ -44,10 +44,12 @@ Readings where the paper is ambiguous
   ``"one_server"`` drops the 1/STP_m (each server does its share of every
   job); ``"all_servers"`` lumps all servers' work into one station. See
   :func:`qnmodel.demands.raid_bytes.server_visit_ratio`.
-* ``form``: ``"paper"`` (default, eqs. 2-10 as printed: the paper's figures stay
-  reproducible) or ``"corrected"``: the master NIC and the network are one pipelined stage
-  and each link direction is its own station, and a RAID5 write smaller than a stripe is a
-  read-modify-write (:mod:`qnmodel.models.storage_corrected`, measured on ``qnmodel testbed``).
+* ``form``: ``"corrected"`` (default; the master NIC and the network are one
+  pipelined stage and each link direction is its own station, and a RAID5 write smaller
+  than a stripe is a read-modify-write: :mod:`qnmodel.models.storage_corrected`, within
+  3.5 % MAPE of X(N) on ``qnmodel testbed`` where the printed form misses by 20-23 %) or
+  ``"paper"``: eqs. 2-10 as printed, which reproduces the paper's worked example and
+  figures (the default up to version 0.1.0).
 * ``network(expand_servers=True)`` builds STP_m server branches (NIC, CPU,
   disk each) instead of the paper's single one.
 * ``network(structure="forkjoin")`` forks each job over the STP_m storage
@@ -88,7 +90,7 @@ from ..solvers.forkjoin import ForkJoinResult
 from ..solvers.forkjoin import fork_join as _solve_fork_join
 from ..solvers.mva import mva as _solve_mva
 from .raid import disk_demand_multipliers
-from .storage_corrected import corrected_demands
+from .storage_corrected import corrected_demands, moved_bytes
 from .storage_params import (  # the paper's parameters and formulas (re-exported here)
     CHOICES,
     CUI2006,
@@ -157,18 +159,21 @@ class NetworkedRAID:
         Operation of every job.
     server_terms : {"paper", "one_server", "all_servers"}
         Reading of the storage-server terms (module docstring).
-    form : {"paper", "corrected"}
-        Demand composition: the paper's eqs. 2-10 (default) or the testbed-corrected one of
-        :mod:`qnmodel.models.storage_corrected` (stations ``cpu_master, link_out, link_in,
-        cpu_server, disk``).
+    form : {"corrected", "paper"}
+        Demand composition. ``"corrected"`` (default): the testbed-corrected one of
+        :mod:`qnmodel.models.storage_corrected`, stations ``cpu_master, link_out, link_in,
+        cpu_server, disk``. ``"paper"``: [Cui06] eqs. 2-10 as printed, stations
+        ``cpu_master, nic_master, network, nic_server, cpu_server, disk``; use it to
+        reproduce the paper's numbers (the default up to version 0.1.0).
 
     Examples
     --------
     >>> sys = NetworkedRAID.cui2006(op="write")
-    >>> round(sys.demands()["network"], 6)
+    >>> sys.form, sys.network().names
+    ('corrected', ('cpu_master', 'link_out', 'link_in', 'cpu_server', 'disk'))
+    >>> paper = NetworkedRAID.cui2006(op="write", form="paper")
+    >>> round(paper.demands()["network"], 6)
     24.0
-    >>> sys.network().names[0]
-    'cpu_master'
     """
 
     job_size: float
@@ -189,7 +194,7 @@ class NetworkedRAID:
     raid: str = "raid5"
     op: str = "write"
     server_terms: str = "paper"
-    form: str = "paper"
+    form: str = "corrected"
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -229,11 +234,13 @@ class NetworkedRAID:
         raid: str = "raid5",
         op: str = "write",
         server_terms: str = "paper",
+        form: str = "corrected",
     ) -> NetworkedRAID:
         """Build from the paper's own symbols ([Cui06] sec. 3.2), in SI units.
 
         Numbers are bytes, seconds and bytes/s (so ``TRate_e=12.5e6`` for
         100 Mbit/s); strings with units are accepted as in the constructor.
+        ``form="paper"`` gives the paper's demand composition (eqs. 2-10 as printed).
         """
         values = dict(
             S_m=S_m, STU_m=STU_m, STP_m=STP_m, P_m=P_m, P_sn=P_sn, T_mpro=T_mpro, T_mp=T_mp,
@@ -241,7 +248,7 @@ class NetworkedRAID:
             seek=seek, latency=latency, TRate_d=TRate_d,
         )  # fmt: skip
         kw = {SYMBOLS[k]: v for k, v in values.items()}
-        return cls(**kw, raid=raid, op=op, server_terms=server_terms)
+        return cls(**kw, raid=raid, op=op, server_terms=server_terms, form=form)
 
     @classmethod
     def cui2006(
@@ -285,7 +292,7 @@ class NetworkedRAID:
 
         The file's ``parameters`` map paper symbols to ``{"value": ...}`` or
         to ``{"readings": {name: value}, "default": name}``; ``op``, ``raid``
-        and ``server_terms`` come from the file unless given. Values are
+        ``server_terms`` and ``form`` come from the file unless given. Values are
         numbers (SI) or strings with units.
         """
         try:
@@ -319,7 +326,7 @@ class NetworkedRAID:
                 kw[name] = entry["readings"][choice]
             else:
                 kw[name] = entry["value"]
-        for key in ("raid", "server_terms"):
+        for key in ("raid", "server_terms", "form"):
             if key in doc:
                 kw[key] = doc[key]
         kw["op"] = op if op is not None else doc.get("op", "write")
@@ -366,10 +373,14 @@ class NetworkedRAID:
         ``server_bytes`` S_sn, ``server_packets`` IP_snum, ``byte_factor``
         S_mRi / S_m, ``server_visit_ratio`` (the 1/STP_m prefactor of eqs.
         6, 8, 10 under ``server_terms``) and ``disk_unit_time`` (s per unit).
+        With ``form="corrected"`` also what the corrected form moves per job:
+        ``bytes_out`` and ``bytes_in`` (bytes the master sends to and receives from the
+        servers) and ``read_modify_write`` (1.0 for a RAID5/6 write smaller than a stripe,
+        else 0.0), from :func:`qnmodel.models.storage_corrected.moved_bytes`.
         """
         s_r = _d.raid_bytes(self.job_size, self.raid, self.op, self.stripe_width)
         ip = _d.ip_packets(s_r, self.mss)
-        return {
+        out = {
             "raid_bytes": float(s_r),
             "byte_factor": float(_d.raid_byte_factor(self.raid, self.op, self.stripe_width)),
             "packets": float(ip),
@@ -384,13 +395,20 @@ class NetworkedRAID:
                 )
             ),
         }
+        if self.form == "corrected":
+            b_out, b_in, rmw = moved_bytes(
+                self.job_size, self.stripe_unit, self.stripe_width, self.raid, self.op
+            )
+            out.update(bytes_out=float(b_out), bytes_in=float(b_in), read_modify_write=float(rmw))
+        return out
 
     def demands(self) -> dict[str, float]:
         """Service demand of each station, seconds per job ([Cui06] eqs. 2, 6-10).
 
-        Keys, in the order of the paper's fig. 2: ``cpu_master`` (D_Cm),
-        ``nic_master`` (D_Nm), ``network`` (D_Net), ``nic_server`` (D_Nsn),
-        ``cpu_server`` (D_Csn), ``disk`` (D_d).
+        ``form="corrected"`` (default): ``cpu_master, link_out, link_in, cpu_server, disk``
+        (:func:`qnmodel.models.storage_corrected.corrected_demands`). ``form="paper"``, in
+        the order of the paper's fig. 2: ``cpu_master`` (D_Cm), ``nic_master`` (D_Nm),
+        ``network`` (D_Net), ``nic_server`` (D_Nsn), ``cpu_server`` (D_Csn), ``disk`` (D_d).
         """
         d = _compose(self.parameters(), self.raid, self.op, self.server_terms, self.form)
         return {k: float(v) for k, v in d.items()}
@@ -440,8 +458,8 @@ class NetworkedRAID:
             Terminal think time Z, seconds (>= 0); the paper uses Z = 0.
         expand_servers : bool
             False (default, the paper's fig. 2): one station each for the
-            storage-server NIC, CPU and disk. True: STP_m copies of each
-            (``nic_server_1 ... disk_STP``), the physical topology; pair it
+            storage-server CPU and disk (and NIC, ``form="paper"``). True: STP_m
+            copies of each (``cpu_server_1 ... disk_STP``), the physical topology; pair it
             with ``server_terms="one_server"``.
         disk_array : (level, disks, pattern), optional
             A local RAID array behind each storage server instead of one disk
@@ -461,10 +479,12 @@ class NetworkedRAID:
             paper's numbers and figures stay reproducible). ``"forkjoin"``: the
             master forks every job into one sub-request per storage server and
             joins when all return, as the system does for a full-stripe access:
-            ``cpu_master, nic_master, network`` and one
+            the master's stations (``cpu_master, link_out, link_in``; with
+            ``form="paper"`` ``cpu_master, nic_master, network``) and one
             :class:`~qnmodel.network.ForkJoin` ``storage_servers`` with STP_m
             branches ``server_1 ... server_STP``. Each branch is one queue of
-            demand D_Nsn + D_Csn + D_d under the ``"one_server"`` reading (every
+            demand D_Csn + D_d (``form="paper"``: D_Nsn + D_Csn + D_d) under the
+            ``"one_server"`` reading (every
             server serves its share of every job, whatever ``server_terms``
             says), the server's NIC, CPU and disk lumped (a branch is one
             queueing station). Solve it with :meth:`fork_join` or
@@ -580,7 +600,7 @@ class NetworkedRAID:
         return "\n".join(lines)
 
 
-def _compose(params, raid: str, op: str, server_terms: str, form: str = "paper") -> dict:
+def _compose(params, raid: str, op: str, server_terms: str, form: str) -> dict:
     """The demands of ``form``: the paper's eqs. 2-10 or the corrected composition."""
     if form == "corrected":
         return corrected_demands(params, raid, op, server_terms)

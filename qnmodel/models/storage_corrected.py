@@ -32,7 +32,9 @@ request), TCP acknowledgements in the reverse direction (one 66 B frame per two 
 and the fill time of the pipeline (one frame per hop).
 
 * ``cpu_master``: eq. (2) applied to what the master really moves: ``T_mpro`` per stripe
-  unit moved (either way) plus ``T_mp`` per packet moved (either way).
+  unit moved (either way) plus ``T_mp`` per packet moved (either way), on a master cache
+  miss; on a hit (probability ``P_m``) the master still processes the job's own
+  ``S_m / STU_m`` units, as eq. (2)'s first term, which ``P_m`` does not scale.
 * ``cpu_server`` and ``disk``: eqs. (6) and (10) with the server's share of the moved bytes,
   ``S_sn = (bytes_in + bytes_out) / STP_m``, under the ``server_terms`` reading.
 
@@ -125,10 +127,12 @@ def corrected_demands(
     pk_in = np.where(inn > 0, _d.ip_packets(np.maximum(inn, 1.0), p["mss"]), 0.0)
     moved = out + inn
     units = moved / np.asarray(p["stripe_unit"], dtype=np.float64)
-    # eq. (2) over what is moved: units processed plus protocol time per packet
-    cpu_master = (1.0 - h) * (
-        p["master_time_per_unit"] * units + p["master_time_per_packet"] * (pk_out + pk_in)
-    )
+    # eq. (2) over what is moved: units processed plus protocol time per packet; a master
+    # cache hit still processes the job's own S_m / STU_m units (eq. 2's unscaled term)
+    own = np.asarray(p["job_size"], dtype=np.float64) / np.asarray(p["stripe_unit"], dtype=float)
+    cpu_master = p["master_time_per_unit"] * (h * own + (1.0 - h) * units) + (1.0 - h) * p[
+        "master_time_per_packet"
+    ] * (pk_out + pk_in)
     # correction (a): each direction is one pipelined stage busy for its frames (eq. 7)
     link_out = _d.master_nic_demand(pk_out, p["frame_size"], p["link_rate"], h)
     link_in = _d.master_nic_demand(pk_in, p["frame_size"], p["link_rate"], h)

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 #: station names, in the order of the paper's fig. 2
+#: station names of the paper's form (``form="paper"``, fig. 2); the default form's are
+#: :data:`qnmodel.models.storage_corrected.CORRECTED_STATIONS`
 STATIONS = ("cpu_master", "nic_master", "network", "nic_server", "cpu_server", "disk")
 
 #: field -> (paper symbol, kind, SI unit, description); kind is size|time|rate|probability|count

@@ -116,12 +116,13 @@ def stripe_options(topo: Topology, *, raid: int = 0, chunk: Any = "64 KiB") -> d
 
 
 def raid_model(topo: Topology, client: str, *, chunk: float, raid: str = "raid0",
-               op: str = "read"):  # fmt: skip
+               op: str = "read", form: str = "corrected"):  # fmt: skip
     """Today's :class:`~qnmodel.NetworkedRAID` of the testbed: full-stripe jobs, no CPU costs.
 
     Link rate from the client's link, MSS 1448 B (TCP timestamps) in 1514 B frames (what tc
     counts), memory disks (no seek, no rotation, unlimited rate). CPU times are set to 0: they
-    are not calibrated yet, which is part of what the comparison shows.
+    are not calibrated yet, which is part of what the comparison shows. ``form`` is
+    NetworkedRAID's demand composition: ``"corrected"`` (default) or ``"paper"``.
     """
     from ..models.storage import NetworkedRAID
 
@@ -135,13 +136,16 @@ def raid_model(topo: Topology, client: str, *, chunk: float, raid: str = "raid0"
         master_time_per_unit=0.0, master_time_per_packet=0.0,
         server_time_per_unit=0.0, server_time_per_packet=0.0,
         link_rate=node.link.rate, disk_seek=0.0, disk_latency=0.0, disk_rate=1e15,
-        mss=1448.0, frame_size=1514.0, raid=raid, op=op,
+        mss=1448.0, frame_size=1514.0, raid=raid, op=op, form=form,
     )  # fmt: skip
 
 
 def compare_raid0_reads(topo: Topology, client: str, jobs, *, chunk: float = 65536.0,
-                        runtime: str = "2 s", warmup: str = "300 ms") -> list[dict]:  # fmt: skip
+                        runtime: str = "2 s", warmup: str = "300 ms",
+                        form: str = "corrected") -> list[dict]:  # fmt: skip
     """Measure full-stripe RAID0 reads at N = ``jobs`` and put exact MVA of today's model beside.
+
+    The model is :func:`raid_model` in ``form`` (``"corrected"``, the default, or ``"paper"``).
 
     Returns one row per N: measured X (jobs/s, completions in the window), ``X_little`` = N / R
     (Little's law without think time; free of the +-N completions edge effect of a short
@@ -154,7 +158,7 @@ def compare_raid0_reads(topo: Topology, client: str, jobs, *, chunk: float = 655
     k = opts["members"]
     trace = bench_in(topo, client, "stripe", rw="read", bs=k * chunk, jobs=list(jobs),
                      runtime=runtime, warmup=warmup, **opts)  # fmt: skip
-    model = raid_model(topo, client, chunk=chunk)
+    model = raid_model(topo, client, chunk=chunk, form=form)
     res = mva(model.network(), max(jobs))
     rows = []
     for r in trace.results:

@@ -418,6 +418,9 @@ ROWS: list[Row] = [
     Row(PY, "model text of the wrong type (bytes)", "InvalidTypeError",
         r"text must be a str of TOML, got bytes",
         _call(lambda: load_model_text(GOOD_MODEL.encode()))),
+    Row(PY, 'an unknown demand composition: `NetworkedRAID.cui2006(form="pipelined")`', "InvalidModelError",
+        r"form must be one of 'paper', 'corrected'; got 'pipelined'",
+        _call(lambda: qn.NetworkedRAID.cui2006(form="pipelined"))),
     # -- TOML model files ------------------------------------------------------------------
     Row(TOML, "no `[model]` table", "InvalidModelError", r"missing \[model\] table",
         _model('[[station]]\nname = "d"\ndemand = "1 ms"\n')),
@@ -483,6 +486,10 @@ ROWS: list[Row] = [
         _model(GOOD_MODEL.replace('demand = "10 ms"', 'size = "64 KiB"\nrate = "5 ms"'))),
     Row(TOML, "an unknown system type", "InvalidModelError", r"system\.type: .*'san'",
         _model(GOOD_MODEL + '[system]\ntype = "san"\n')),
+    Row(TOML, 'a networked RAID with an unknown `form` (`"corrected"` or `"paper"`)', "InvalidModelError",
+        r"m\.toml:6: system\.form: form must be one of 'paper', 'corrected'; got 'Paper'",
+        _model('[model]\npopulation = 4\n[system]\ntype = "networked_raid"\nreference = "cui2006"\n'
+               'form = "Paper"\n')),
     Row(TOML, "an empty file", "InvalidModelError", r"missing \[model\] table", _model("")),
     Row(TOML, "a truncated file (cut inside a string)", "InvalidModelError",
         r"not valid TOML", _model(GOOD_MODEL[:40])),

@@ -109,7 +109,7 @@ def test_zipf_alpha_not_positive_is_refused(alpha):
 
 # -- hit ratios into the models ------------------------------------------------------------
 def test_networked_raid_takes_P_m_and_P_sn_from_its_caches():
-    raid = NetworkedRAID.cui2006(op="read")
+    raid = NetworkedRAID.cui2006(op="read", form="paper")
     m = CachedNetworkedRAID(
         raid,
         master_cache=Cache(250, 1000, "uniform"),
@@ -123,6 +123,11 @@ def test_networked_raid_takes_P_m_and_P_sn_from_its_caches():
     # eq. (9): D_Net = (1 - P_m) S_m / TRate_e; eq. (10): D_d carries (1 - P_m)(1 - P_sn)
     assert d["network"] == pytest.approx(0.75 * d0["network"], rel=1e-10)
     assert d["disk"] == pytest.approx(0.75 * 0.7 * d0["disk"], rel=1e-10)
+    # the default (corrected) form scales its link and disk stations the same way
+    c = CachedNetworkedRAID(raid.replace(form="corrected"), m.master_cache, m.server_cache)
+    dc, dc0 = c.resolved().demands(), raid.replace(form="corrected").demands()
+    assert dc["link_in"] == pytest.approx(0.75 * dc0["link_in"], rel=1e-10)
+    assert dc["disk"] == pytest.approx(0.75 * 0.7 * dc0["disk"], rel=1e-10)
 
 
 def test_nfs_bandwidth_from_its_caches():
@@ -153,7 +158,7 @@ T_MPRO, T_MP = 0.027e-3, 0.045e-3
 
 def test_link_bound_raid_gets_the_faster_link_first():
     """No cache: the master NIC and the network are the largest demands, so the link wins."""
-    raid = NetworkedRAID.cui2006(op="read")
+    raid = NetworkedRAID.cui2006(op="read", form="paper")
     d = raid.demands()
     packets = math.ceil(S / MSS)  # eq. (3)
     assert d["network"] == pytest.approx(S / 12.5e6, rel=1e-12)  # eq. (9): 16 s
@@ -171,8 +176,8 @@ def test_link_bound_raid_gets_the_faster_link_first():
 
 def test_cache_bound_raid_gets_more_cache_first():
     """Master cache holding half the working set (uniform): P_m = 0.5; doubled it holds all
-    of it, P_m = 1, and only the master's per-unit CPU time remains (eq. 2)."""
-    raid = NetworkedRAID.cui2006(op="read")
+    of it, P_m = 1, and only the master's per-unit CPU time remains (eq. 2), in either form."""
+    raid = NetworkedRAID.cui2006(op="read", form="paper")
     model = CachedNetworkedRAID(raid, master_cache=Cache(500, 1000, "uniform"))
     up = qn.best_upgrade(model, population=10)
     assert up.best == "master cache: 2x (1000 items)"
@@ -182,6 +187,12 @@ def test_cache_bound_raid_gets_more_cache_first():
         qn.mva(raid.replace(P_m=0.5).network(), 10).response_time[-1], rel=1e-9
     )
     assert up.options[1].startswith("link")
+    corrected = qn.best_upgrade(
+        CachedNetworkedRAID(raid.replace(form="corrected"), master_cache=model.master_cache),
+        population=10,
+    )
+    assert corrected.best == "master cache: 2x (1000 items)"
+    assert corrected.response_time[0] == pytest.approx(10 * d_left, rel=1e-9)
 
 
 def test_disk_bound_nfs_gets_the_faster_disk_first():

@@ -106,5 +106,73 @@ def test_forms_in_networks_and_grids():
     assert s.replace(form="paper").demands()["network"] == pytest.approx(4 * C / RATE)
     with pytest.raises(InvalidModelError, match="form"):
         system(form="pipelined")
-    # the paper's test bed keeps the paper's form
-    assert NetworkedRAID.cui2006().form == "paper"
+    # the paper's test bed takes the default form too; its printed form on request
+    assert NetworkedRAID.cui2006().form == "corrected"
+    assert NetworkedRAID.cui2006(form="paper").form == "paper"
+
+
+def _default_system(**kw):
+    """``system()`` without a ``form`` argument: whatever the class defaults to."""
+    s = system(**kw)
+    fields = {f: getattr(s, f) for f in s.__dataclass_fields__ if f != "form"}
+    return NetworkedRAID(**fields)
+
+
+def test_corrected_is_the_default_form_everywhere_a_system_is_built():
+    assert NetworkedRAID.__dataclass_fields__["form"].default == "corrected"
+    s = _default_system()
+    assert s.form == "corrected" and s == system(form="corrected")
+    assert NetworkedRAID.cui2006().form == "corrected"
+    assert NetworkedRAID.from_symbols(**NetworkedRAID.cui2006().symbols()).form == "corrected"
+    assert NetworkedRAID.cui2006(op="read").network().names == (
+        "cpu_master", "link_out", "link_in", "cpu_server", "disk"
+    )  # fmt: skip
+    # the paper's form stays one argument away, and reference files may name it
+    assert NetworkedRAID.cui2006(form="paper").demands()["network"] == pytest.approx(24.0)
+    assert NetworkedRAID.cui2006().replace(form="paper") == NetworkedRAID.cui2006(form="paper")
+
+
+def test_default_and_paper_forms_differ_as_the_hand_values_say():
+    # full-stripe RAID0 read, N = 1: X_paper / X_default = 16.47232 / 34.03122 ms = 0.484
+    x1 = _default_system().mva(1).throughput[0]
+    x1_paper = system(form="paper").mva(1).throughput[0]
+    assert x1 == pytest.approx(1 / 0.01647232, rel=1e-6)
+    assert x1_paper / x1 == pytest.approx(0.01647232 / 0.03403122, rel=1e-5)
+    assert x1_paper / x1 == pytest.approx(0.484, abs=5e-4)
+    # one-chunk RAID5 write: the paper's saturation is 91/68 = 1.34 times the default's
+    d = _default_system(raid="raid5", op="write", chunks=1).demands()
+    paper = system(raid="raid5", op="write", chunks=1, form="paper").demands()
+    ratio = max(d.values()) / max(paper.values())
+    assert ratio == pytest.approx(91 / 68, rel=1e-12)
+    assert ratio == pytest.approx(1.34, abs=5e-3)
+
+
+def test_an_unknown_form_is_refused_naming_the_field():
+    with pytest.raises(
+        InvalidModelError, match="form must be one of 'paper', 'corrected'; got 'pipelined'"
+    ):
+        NetworkedRAID.cui2006(form="pipelined")
+    with pytest.raises(InvalidModelError, match="form"):
+        NetworkedRAID.cui2006().replace(form="Paper")
+
+
+def test_a_master_cache_hit_still_costs_the_masters_per_unit_time():
+    # eq. (2): T_mpro S_m / STU_m is paid on a hit too; a full hit left the network empty
+    s = system(op="read", master_time_per_unit=1e-4, master_time_per_packet=1e-6)
+    miss = s.demands()["cpu_master"]
+    assert miss == pytest.approx(3e-4 + 136e-6, rel=1e-12)  # 3 chunks in, 136 packets
+    hit = s.replace(master_cache_hit=1.0).demands()
+    assert hit["cpu_master"] == pytest.approx(3e-4, rel=1e-12)
+    assert hit["link_in"] == hit["disk"] == 0.0
+    half = s.replace(master_cache_hit=0.5).demands()["cpu_master"]
+    assert half == pytest.approx(3e-4 + 0.5 * 136e-6, rel=1e-12)
+    assert s.replace(master_cache_hit=1.0).mva(4).response_time[-1] == pytest.approx(12e-4)
+
+
+def test_intermediates_say_what_the_corrected_form_moves():
+    i = system(raid="raid5", op="write", chunks=1).intermediates()
+    assert (i["bytes_out"], i["bytes_in"], i["read_modify_write"]) == (2 * C, 2 * C, 1.0)
+    assert i["raid_bytes"] == 1.5 * C  # eq. (4), the paper's count, kept beside
+    i = system().intermediates()  # full-stripe RAID0 read
+    assert (i["bytes_out"], i["bytes_in"], i["read_modify_write"]) == (0.0, 3 * C, 0.0)
+    assert "bytes_out" not in system(form="paper").intermediates()

@@ -11,15 +11,20 @@ from qnmodel.solvers.forkjoin import harmonic
 
 
 def test_paper_structure_is_the_default_and_unchanged():
-    sys = qn.NetworkedRAID.cui2006()
+    sys = qn.NetworkedRAID.cui2006(form="paper")
     assert sys.network().names == sys.network(structure="paper").names
     assert sys.network().names == (
         "cpu_master", "nic_master", "network", "nic_server", "cpu_server", "disk",
     )  # fmt: skip
+    # the default (corrected) form: the same structure over its own stations
+    corrected = qn.NetworkedRAID.cui2006()
+    assert corrected.network().names == corrected.network(structure="paper").names == (
+        "cpu_master", "link_out", "link_in", "cpu_server", "disk",
+    )  # fmt: skip
 
 
 def test_forkjoin_structure_forks_over_every_storage_server():
-    sys = qn.NetworkedRAID.cui2006()
+    sys = qn.NetworkedRAID.cui2006(form="paper")
     net = sys.network(structure="forkjoin", think_time="10 ms")
     assert net.names == ("cpu_master", "nic_master", "network", "storage_servers")
     fj = net.stations[-1]
@@ -33,6 +38,19 @@ def test_forkjoin_structure_forks_over_every_storage_server():
     expected = d["cpu_master"] + d["nic_master"] + d["network"] + member * harmonic(3)
     assert r.response_time[0] == pytest.approx(expected)
     assert "approximate" in r.method
+
+
+def test_forkjoin_structure_of_the_default_corrected_form():
+    sys = qn.NetworkedRAID.cui2006(op="read")  # form="corrected"
+    net = sys.network(structure="forkjoin")
+    assert net.names == ("cpu_master", "link_out", "link_in", "storage_servers")
+    one = sys.replace(server_terms="one_server").demands()
+    member = one["cpu_server"] + one["disk"]  # the servers' NICs are pipelined away
+    assert [b.demand for b in net.stations[-1].branches] == pytest.approx([member] * 3)
+    d = sys.demands()
+    r = sys.fork_join(1)
+    master = d["cpu_master"] + d["link_out"] + d["link_in"]
+    assert r.response_time[0] == pytest.approx(master + member * harmonic(3))
 
 
 def test_forkjoin_structure_saturates_at_the_bottleneck():

@@ -61,14 +61,19 @@ def test_stripe_over_three_namespaces_saturates_the_master_link(tmp_path):
         assert ratio == pytest.approx(testbed.GOODPUT_FACTOR, rel=0.03)
         # every member served its share: one chunk per stripe each (within 5 %)
         assert all(s == pytest.approx(sum(sent) / K, rel=0.05) for s in sent)
-        # today's model has the same bottleneck and asymptote
-        model = testbed.raid_model(topo, "master", chunk=CHUNK)
-        d = model.demands()
+        # the model has the same bottleneck and asymptote: in the paper's form the master NIC
+        paper = testbed.raid_model(topo, "master", chunk=CHUNK, form="paper")
+        d = paper.demands()
         assert max(d, key=d.get) == "nic_master"
         x_max = 1.0 / d["nic_master"]
         # (its NIC demand also counts the request packets: 0.2 % above the pure frame ratio)
         assert x_max * K * CHUNK / RATE == pytest.approx(1448 / 1514, rel=0.005)
         assert ratio * RATE / (K * CHUNK) == pytest.approx(x_max, rel=0.03)
+        # in the default, corrected form the master's incoming link, the same frames
+        d = testbed.raid_model(topo, "master", chunk=CHUNK).demands()
+        assert max(d, key=d.get) == "link_in"
+        assert 1.0 / d["link_in"] == pytest.approx(x_max, rel=1e-12)
+        assert ratio * RATE / (K * CHUNK) == pytest.approx(1.0 / d["link_in"], rel=0.03)
     finally:
         testbed.down(topo)
     assert leftovers("traid") == []
