@@ -27,7 +27,7 @@ from qnmodel.solvers.forkjoin import (
     nelson_tantawi,
 )
 from qnmodel.solvers.percentiles import order_statistic_ph
-from tests._tol import COPY, closed_form, recursion
+from tests._tol import COPY, PH_QUANTILE, closed_form, recursion
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fj_sim import simulate_net  # noqa: E402
@@ -35,10 +35,8 @@ from fj_sim import simulate_net  # noqa: E402
 S = qn.Station
 
 # Unequal branch means go through scipy quad at epsrel 1e-11 (expected_order_statistic,
-# busy_per_request); quad's estimate is not a bound, hence 100x. PH quantiles stop brentq at
-# rtol 1e-12 or xtol 1e-14 hi (hi, the bracket, within ~100 quantiles): 1e-10.
+# busy_per_request); quad's estimate is not a bound, hence 100x.
 QUAD = 100 * 1e-11
-PH_QUANTILE = 1e-10
 
 
 def stripe(n, d=1.0, k=None, name="stripe"):
