@@ -19,14 +19,13 @@ from qnmodel.solvers.mva_ld_general import (
     mva_ld_general,
     mva_multiclass_ld,
 )
-from tests._tol import EPS, closed_form
+from tests._tol import EPS, LOG_CONV, closed_form
 
 # Error budgets (derived in tests/solvers/test_mva_ld.py, where the same two paths meet a
 # 60-digit oracle): the one-curve complement recursion is forward-stable, a few ulps independent
 # of N (bound 4 K eps there, measured 1.2 ulp); the log-space convolution that several
-# load-dependent curves take carries L eps relative for a log G of magnitude L (up to ~1300
-# there), bound 4096 eps. Measured here at most 6.8e-15 (31 ulp) on either path.
-LOG_CONV = 4096 * EPS
+# load-dependent curves take: LOG_CONV (tests/_tol.py). Measured here at most 6.8e-15 (31 ulp)
+# on either path.
 
 
 def complement(K):
