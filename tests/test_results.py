@@ -61,9 +61,9 @@ def test_mva_to_frame_system(net):
     assert list(df.columns) == ["n", "throughput", "response_time", "system_queue_length"]
     assert len(df) == 12
     np.testing.assert_array_equal(df["throughput"].to_numpy(), res.throughput)
-    # Jobs in the stations plus thinkers: n = Q_sys + X Z.
+    # Jobs in the stations plus thinkers: n = Q_sys + X Z (3 K + 4 operations, K = 3).
     np.testing.assert_allclose(
-        df["system_queue_length"] + df["throughput"] * 0.1, df["n"], rtol=1e-12
+        df["system_queue_length"] + df["throughput"] * 0.1, df["n"], rtol=closed_form(13)
     )
 
 

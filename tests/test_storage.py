@@ -19,7 +19,9 @@ from ._tol import closed_form
 from .demands._load_hand import load_hand
 
 hand = load_hand()
-REL = 1e-12
+# eqs. (2)-(10) of [Cui06] in floats against the same formulas in exact rationals: at most ~16
+# operations a demand, sums of non-negative terms (1 - P is exact or one rounding)
+REL = closed_form(16)
 JSON_PATH = Path(__file__).resolve().parents[1] / "data" / "reference" / "cui2006.json"
 
 
