@@ -270,7 +270,7 @@ def test_networked_raid_system_equals_model_class():
     frame = spec.solve().to_frame()
     np.testing.assert_array_equal(frame["throughput"].to_numpy(), qn.mva(ref, 30).throughput)
     # The paper's eq. (9): D_Net = (1 - P_m) S_mR5 / TRate_e = 200e6 * 3/2 / 12.5e6 = 24 s.
-    assert spec.network.station("network").demand == pytest.approx(24.0, rel=1e-12)
+    assert spec.network.station("network").demand == pytest.approx(24.0, rel=closed_form(8))
 
 
 def test_networked_raid_without_reference_and_with_values():

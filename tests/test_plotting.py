@@ -295,7 +295,8 @@ def test_iso_line_interpolates_on_the_log_scale():
     ax = plotting.heatmap(frame, "x", "y", "v", contour=100.0, logx=True)
     (iso,) = [c for c in ax.collections if isinstance(c, LineCollection)]
     (seg,) = iso.get_segments()
-    np.testing.assert_allclose(seg[:, 0], 10.0 ** (7 + 60 / 154), rtol=1e-12)
+    # interpolation in log10 x: a log, a few operations and a power, each side
+    np.testing.assert_allclose(seg[:, 0], 10.0 ** (7 + 60 / 154), rtol=closed_form(8))
     assert sorted(seg[:, 1]) == [0.0, 1.0]
     assert [t.get_text() for t in ax.texts] == ["100"]
     cbar = next(a for a in ax.figure.axes if a is not ax)
@@ -305,7 +306,9 @@ def test_iso_line_interpolates_on_the_log_scale():
     # Linear axes interpolate linearly.
     ax = plotting.heatmap(frame, "x", "y", "v", contour=100.0, logx=False)
     (iso,) = [c for c in ax.collections if isinstance(c, LineCollection)]
-    np.testing.assert_allclose(iso.get_segments()[0][:, 0], 1e7 + 60 / 154 * 9e7, rtol=1e-12)
+    np.testing.assert_allclose(
+        iso.get_segments()[0][:, 0], 1e7 + 60 / 154 * 9e7, rtol=closed_form(6)
+    )
 
 
 def test_legends_beside_crowded_axes(net):
