@@ -18,6 +18,11 @@ from matplotlib.collections import (  # noqa: E402
 
 import qnmodel as qn  # noqa: E402
 from qnmodel import plotting  # noqa: E402
+from tests._tol import closed_form  # noqa: E402
+
+# Drawn data are the computed numbers, at most rescaled to another unit (one rounding on
+# either side: the plot's and the test's).
+DRAWN = closed_form(2)
 
 
 @pytest.fixture(autouse=True)
@@ -72,16 +77,18 @@ def test_bounds_vs_measured_structure(net):
     bjb = qn.bounds(net, N, "bjb")
     aba = qn.bounds(net, N, "aba")
     # The exact curve is drawn with the solver's numbers (ms on the R axis).
-    np.testing.assert_allclose(line(ax_x, "exact MVA").get_ydata(), mres.throughput)
-    np.testing.assert_allclose(line(ax_r, "exact MVA").get_ydata(), mres.response_time * 1e3)
+    np.testing.assert_allclose(line(ax_x, "exact MVA").get_ydata(), mres.throughput, rtol=DRAWN)
+    np.testing.assert_allclose(
+        line(ax_r, "exact MVA").get_ydata(), mres.response_time * 1e3, rtol=DRAWN
+    )
     # Two bands per axes, labelled, their edges the bounds.
     for ax, q, scale in ((ax_x, "throughput", 1.0), (ax_r, "response_time", 1e3)):
         bs = bands(ax)
         assert [b.get_label() for b in bs] == ["ABA bounds", "BJB bounds"]
         for b, res in zip(bs, (aba, bjb), strict=True):
             lo, hi = band_limits(b, 10.0)
-            assert lo == pytest.approx(getattr(res, f"{q}_lower")[9] * scale)
-            assert hi == pytest.approx(getattr(res, f"{q}_upper")[9] * scale)
+            assert lo == pytest.approx(getattr(res, f"{q}_lower")[9] * scale, rel=DRAWN)
+            assert hi == pytest.approx(getattr(res, f"{q}_upper")[9] * scale, rel=DRAWN)
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
         assert legend == ["ABA bounds", "BJB bounds", "exact MVA", "measured"]
         assert ax.get_xlim() == (1.0, 30.0)
@@ -90,9 +97,9 @@ def test_bounds_vs_measured_structure(net):
     # Measured points with error bars.
     cont = [c for c in ax_x.containers if c.get_label() == "measured"]
     assert len(cont) == 1 and cont[0].has_yerr
-    np.testing.assert_allclose(cont[0].lines[0].get_ydata(), [7.0, 70.0, 120.0])
+    np.testing.assert_allclose(cont[0].lines[0].get_ydata(), [7.0, 70.0, 120.0], rtol=DRAWN)
     cont_r = [c for c in ax_r.containers if c.get_label() == "measured"][0]
-    np.testing.assert_allclose(cont_r.lines[0].get_ydata(), [16.0, 40.0, 150.0])
+    np.testing.assert_allclose(cont_r.lines[0].get_ydata(), [16.0, 40.0, 150.0], rtol=DRAWN)
     title = ax_x.figure.get_suptitle()
     assert "bottleneck disk" in title and "N* = " in title
 
@@ -109,7 +116,7 @@ def test_population_axis_linear_below_three_decades_and_time_unit(net):
     assert axes[0].get_xscale() == "linear"
     assert axes[1].get_ylabel() == "response time R(n) [ms]"
     np.testing.assert_allclose(
-        line(axes[1], "exact MVA").get_ydata(), qn.mva(net, 200).response_time * 1e3
+        line(axes[1], "exact MVA").get_ydata(), qn.mva(net, 200).response_time * 1e3, rtol=DRAWN
     )
     with pytest.raises(qn.InvalidModelError, match="time_unit must be one of"):
         plotting.bounds_vs_measured(net, 5, time_unit="min")
@@ -129,7 +136,8 @@ def test_bounds_band_on_given_axes_and_seconds_scale():
     )
     assert out is ax
     assert ax.get_ylabel() == "response time R(n) [s]"
-    assert line(ax, "exact MVA").get_ydata()[-1] == pytest.approx(qn.mva(net, 10).response_time[-1])
+    R10 = qn.mva(net, 10).response_time[-1]
+    assert line(ax, "exact MVA").get_ydata()[-1] == pytest.approx(R10, rel=DRAWN)
 
 
 def test_utilization_marks_bottleneck(net):
@@ -139,11 +147,13 @@ def test_utilization_marks_bottleneck(net):
     assert "disk (bottleneck)" in labels and "cpu" in labels and "nic" in labels
     bn = line(ax, "disk (bottleneck)")
     assert bn.get_linewidth() > line(ax, "cpu").get_linewidth()
-    np.testing.assert_allclose(bn.get_ydata(), res.utilization[:, 1])
+    np.testing.assert_allclose(bn.get_ydata(), res.utilization[:, 1], rtol=DRAWN)
     assert ax.get_ylim() == (0.0, 1.05)
     assert "bottleneck: disk" in ax.get_title()
     nstar = [ln for ln in ax.get_lines() if ln.get_label().startswith("N* = ")]
-    assert len(nstar) == 1 and nstar[0].get_xdata()[0] == pytest.approx((0.015 + 0.1) / 0.008)
+    # N* = (sum D + Z) / D_max: a sum of 3 demands and a quotient
+    n_star = pytest.approx((0.015 + 0.1) / 0.008, rel=closed_form(8))
+    assert len(nstar) == 1 and nstar[0].get_xdata()[0] == n_star
 
 
 def test_utilization_leaves_out_delay_stations():
@@ -184,7 +194,7 @@ def test_sensitivity_curves_per_hue():
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     lines = ax.get_lines()
     assert [ln.get_label() for ln in lines] == ["0", "0.5"]
-    np.testing.assert_allclose(lines[1].get_ydata(), [2000.0, 200.0, 20.0, 2.0])
+    np.testing.assert_allclose(lines[1].get_ydata(), [2000.0, 200.0, 20.0, 2.0], rtol=DRAWN)
     assert ax.get_legend().get_title().get_text() == "hit"
     assert ax.get_xlabel() == "link rate [B/s]"
     with pytest.raises(qn.InvalidModelError, match="column 'nope' is not in the frame"):
@@ -197,7 +207,9 @@ def test_heatmap_grid_and_contour():
     ax = plotting.heatmap(frame, "x", "y", "v", label="R [ms]", contour=35.0)
     mesh = [c for c in ax.collections if isinstance(c, QuadMesh)]
     assert len(mesh) == 1
-    np.testing.assert_allclose(mesh[0].get_array().reshape(2, 3), [[10, 20, 30], [20, 40, 60]])
+    np.testing.assert_allclose(
+        mesh[0].get_array().reshape(2, 3), [[10, 20, 30], [20, 40, 60]], rtol=DRAWN
+    )
     cbar_axes = [a for a in ax.figure.axes if a is not ax]
     assert cbar_axes and cbar_axes[0].get_ylabel() == "R [ms]"
     assert len(ax.collections) >= 2  # the mesh and the iso-line
@@ -241,8 +253,12 @@ def test_grid_cells_on_a_log_axis_have_equal_widths():
         assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
         mesh = next(c for c in ax.collections if isinstance(c, QuadMesh))
         edges = mesh.get_coordinates()
-        np.testing.assert_allclose(edges[0, :, 0], 10.0 ** np.array([6.5, 7.5, 8.5, 9.5]))
-        np.testing.assert_allclose(edges[:, 0, 1], [-0.25, 0.25, 0.7, 1.1])
+        # geometric midpoints sqrt(a b) (or a log10, a mean and a power) against 10**x: a few
+        # operations; linear midpoints (a + b) / 2 and the outer edges a - (b - a) / 2
+        np.testing.assert_allclose(
+            edges[0, :, 0], 10.0 ** np.array([6.5, 7.5, 8.5, 9.5]), rtol=closed_form(8)
+        )
+        np.testing.assert_allclose(edges[:, 0, 1], [-0.25, 0.25, 0.7, 1.1], rtol=closed_form(4))
     with pytest.raises(qn.InvalidModelError, match="logy=True needs positive y values"):
         plotting.heatmap(frame, "x", "y", "v", logy=True)
 
@@ -279,7 +295,8 @@ def test_iso_line_interpolates_on_the_log_scale():
     ax = plotting.heatmap(frame, "x", "y", "v", contour=100.0, logx=True)
     (iso,) = [c for c in ax.collections if isinstance(c, LineCollection)]
     (seg,) = iso.get_segments()
-    np.testing.assert_allclose(seg[:, 0], 10.0 ** (7 + 60 / 154), rtol=1e-12)
+    # interpolation in log10 x: a log, a few operations and a power, each side
+    np.testing.assert_allclose(seg[:, 0], 10.0 ** (7 + 60 / 154), rtol=closed_form(8))
     assert sorted(seg[:, 1]) == [0.0, 1.0]
     assert [t.get_text() for t in ax.texts] == ["100"]
     cbar = next(a for a in ax.figure.axes if a is not ax)
@@ -289,7 +306,9 @@ def test_iso_line_interpolates_on_the_log_scale():
     # Linear axes interpolate linearly.
     ax = plotting.heatmap(frame, "x", "y", "v", contour=100.0, logx=False)
     (iso,) = [c for c in ax.collections if isinstance(c, LineCollection)]
-    np.testing.assert_allclose(iso.get_segments()[0][:, 0], 1e7 + 60 / 154 * 9e7, rtol=1e-12)
+    np.testing.assert_allclose(
+        iso.get_segments()[0][:, 0], 1e7 + 60 / 154 * 9e7, rtol=closed_form(6)
+    )
 
 
 def test_legends_beside_crowded_axes(net):

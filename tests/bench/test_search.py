@@ -7,6 +7,7 @@ import pytest
 
 from qnmodel.errors import InvalidModelError
 from qnmodel.experiments import search as se
+from tests._tol import closed_form
 
 A, R = 1e-3, 1e8  # the emulated member: 1 ms positioning, 100 MB/s
 
@@ -26,14 +27,19 @@ def test_raid5_layout_full_and_partial_stripes():
 
 
 def test_stripe_demands_closed_forms():
+    # sums over the pieces a member serves of A + bytes / R (2 operations each): up to 16
+    # pieces, so 2 x 16 + 2 operations (np.allclose's default atol 1e-8 was 1e-5 of a 1 ms D)
+    tol = closed_form(34)
     D, R0 = se.stripe_demands(5, 5, 262144, 1048576, A, R)
-    assert np.allclose(D, A + 262144 / R) and R0 == pytest.approx(A + 262144 / R)
+    np.testing.assert_allclose(D, A + 262144 / R, rtol=tol)
+    assert R0 == pytest.approx(A + 262144 / R, rel=tol)
     # chunk 16 KiB: 1 MiB is 16 full stripes, every member 16 pieces of 16 KiB
     D, _ = se.stripe_demands(5, 5, 16384, 1048576, A, R)
-    assert np.allclose(D, 16 * (A + 16384 / R))
+    np.testing.assert_allclose(D, 16 * (A + 16384 / R), rtol=tol)
     # RAID0, 4 members, chunk 64 KiB, 64 KiB reads: one member per request, round robin
     D, R0 = se.stripe_demands(0, 4, 65536, 65536, A, R, "read")
-    assert np.allclose(D, (A + 65536 / R) / 4) and R0 == pytest.approx(A + 65536 / R)
+    np.testing.assert_allclose(D, (A + 65536 / R) / 4, rtol=tol)
+    assert R0 == pytest.approx(A + 65536 / R, rel=tol)
 
 
 def test_known_optimum_is_a_full_stripe_of_the_largest_block():

@@ -7,6 +7,7 @@ import pytest
 
 import qnmodel as qn
 from qnmodel.solvers.bounds import aba_from_aggregates, bjb_from_aggregates
+from tests._tol import COPY, closed_form
 from tests.reference import actual_values, case_network, load_cases
 
 BOUNDS_CASES = load_cases("bounds")
@@ -30,8 +31,9 @@ def test_bjb_zero_think_time_is_seed_002_eq_1():
     """max(N Dmax, D + (N-1) Davg) <= R(N) <= D + (N-1) Dmax, by hand for D = (1, 2, 3)."""
     res = qn.bounds(qn.Network.from_demands([1.0, 2.0, 3.0]), 4, method="bjb")
     n = np.arange(1, 5)
-    np.testing.assert_allclose(res.response_time_lower, np.maximum(3 * n, 6 + (n - 1) * 2))
-    np.testing.assert_allclose(res.response_time_upper, 6 + (n - 1) * 3)
+    # small integers throughout (D = 6, Dmax = 3, Davg = 2): every operation is exact
+    np.testing.assert_allclose(res.response_time_lower, np.maximum(3 * n, 6 + (n - 1) * 2), rtol=0)
+    np.testing.assert_allclose(res.response_time_upper, 6 + (n - 1) * 3, rtol=0)
     # n = 4: R in [max(12, 12), 15] = [12, 15] and X = n / R.
     assert (res.response_time_lower[-1], res.response_time_upper[-1]) == (12.0, 15.0)
     np.testing.assert_allclose(res.throughput_upper, n / res.response_time_lower, rtol=1e-15)
@@ -67,19 +69,20 @@ def test_asymptotic_quantities():
     )
     res = qn.bounds(net, 10, method="aba")
     assert res.bottleneck == "s1"
-    assert res.saturation_throughput == pytest.approx(2.0)
-    assert res.max_demand == pytest.approx(0.5)
-    assert res.total_demand == pytest.approx(1.8)
-    assert res.n_star == pytest.approx((1.8 + 2) / 0.5)
+    # closed forms of a few operations each: 1/Dmax, max, a sum of 4, (D + Z)/Dmax
+    assert res.saturation_throughput == pytest.approx(2.0, rel=closed_form(1))
+    assert res.max_demand == pytest.approx(0.5, rel=COPY)
+    assert res.total_demand == pytest.approx(1.8, rel=closed_form(4))
+    assert res.n_star == pytest.approx((1.8 + 2) / 0.5, rel=closed_form(6))
     # Delay demand enters R bounds additively and never the saturation bound.
-    assert res.response_time_lower[0] == pytest.approx(1.8)
+    assert res.response_time_lower[0] == pytest.approx(1.8, rel=closed_form(4))
 
 
 def test_multiserver_station_in_aba_counts_per_server_demand():
     net = qn.Network.from_demands([0.8, 0.3], servers=[4, 1])
     res = qn.bounds(net, 50, method="aba")
     assert res.bottleneck == "s1"  # 0.8/4 = 0.2 < 0.3
-    assert res.saturation_throughput == pytest.approx(1 / 0.3)
+    assert res.saturation_throughput == pytest.approx(1 / 0.3, rel=closed_form(2))
     # The bound still brackets exact load-dependent MVA.
     ex = qn.mva(net, 50)
     assert np.all(res.throughput_lower <= ex.throughput * (1 + 1e-12))

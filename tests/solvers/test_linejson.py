@@ -13,6 +13,7 @@ from qnmodel.errors import InvalidModelError
 from qnmodel.linejson import from_line_json, read_line_json, to_line_json, write_line_json
 from qnmodel.solvers.mva_ld_general import mva_ld_general
 from tests._ci import skip_or_fail
+from tests._tol import LOG_CONV, recursion
 
 
 def _mixed():
@@ -100,6 +101,10 @@ def test_load_dependent_station_in_an_open_model_is_refused():
 # ---- line-solver loads the documents and solves the same model ----------------------------
 
 N_PEER = 50
+# Two exact (multiclass, mixed) MVA implementations on the cases below: a lattice path of at
+# most 3 x 4 jobs, each step (4 K + 2) C <= 54 operations, the open classes' 1 / (1 - U) with
+# U <= 0.8 amplifying it up to 5x; measured at most 7.9e-16 (it was 1e-9).
+PEER_RTOL = recursion(12, 54) / (1 - 0.8)
 
 
 def _line_solver():
@@ -153,7 +158,7 @@ def test_line_solver_loads_the_export_and_solves_the_same_model():
                     assert mine == 0.0
                     continue
                 theirs = float(row["QLen"].iloc[0])
-                assert mine == pytest.approx(theirs, rel=1e-9), f"case {i} {cname} {sname}"
+                assert mine == pytest.approx(theirs, rel=PEER_RTOL), f"case {i} {cname} {sname}"
                 worst = max(worst, abs(mine - theirs) / abs(theirs))
     print(f"line-solver (JSON export, SolverMVA exact): worst relative difference {worst:.3g}")
 
@@ -161,7 +166,7 @@ def test_line_solver_loads_the_export_and_solves_the_same_model():
 @pytest.mark.peer
 def test_line_solver_solves_exported_load_dependent_stations_the_same():
     """Closed single-class networks with general load-dependent stations (LINE's
-    ``loadDependence`` scaling), 15 random networks, X and Q_k to 1e-9. (Multi-server
+    ``loadDependence`` scaling), 15 random networks, Q_k to 4096 eps. (Multi-server
     stations are left out: LINE's exact MVA for a PS queue with m servers gives other
     numbers than the product-form solution, which qnmodel's solver reproduces against
     Octave's ``qncsmvald`` and 60-digit convolution.)"""
@@ -186,6 +191,7 @@ def test_line_solver_solves_exported_load_dependent_stations_the_same():
         for k, sname in enumerate(net.names):
             theirs = float(table[table["Station"] == sname]["QLen"].iloc[0])
             mine = float(ours.queue_length[0, k])
-            assert mine == pytest.approx(theirs, rel=1e-9), f"case {i} {sname}"
+            # load-dependent: LOG_CONV on our side (measured at most 1.1e-15; it was 1e-9)
+            assert mine == pytest.approx(theirs, rel=LOG_CONV), f"case {i} {sname}"
             worst = max(worst, abs(mine - theirs) / theirs)
     print(f"line-solver (JSON export, load-dependent): worst relative difference {worst:.3g}")

@@ -17,6 +17,7 @@ import pytest
 
 import qnmodel as qn
 from qnmodel.solvers.mva import log_convolve, mva_exact, mva_load_dependent
+from tests._tol import LOG_CONV
 from tests.reference import exact_mva
 
 # ---------------------------------------------------------------------------------------
@@ -246,5 +247,7 @@ def test_large_population_multiserver_stays_finite():
     net = qn.Network.from_demands([3.2, 0.2, 0.05], servers=[32, 4, 1], think_time=1.0)
     res = mva_load_dependent(net, 3000, keep="last")
     assert np.all(np.isfinite(res.queue_length))
-    assert res.throughput[0] == pytest.approx(10.0, rel=1e-9)
+    # m / D at N = 3000: the gap to the asymptote decays geometrically in N and is long gone;
+    # what is left is the solver's rounding, LOG_CONV at most (measured 0)
+    assert res.throughput[0] == pytest.approx(10.0, rel=LOG_CONV)
     assert res.queue_length.sum() + res.throughput[0] * 1.0 == pytest.approx(3000, rel=1e-12)

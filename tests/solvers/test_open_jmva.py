@@ -13,6 +13,7 @@ import qnmodel as qn
 from qnmodel.errors import InvalidModelError
 from qnmodel.jmva import from_jmva, read_jmva, to_jmva, write_jmva
 from qnmodel.solvers.mva_ld_general import mva_ld_general
+from tests._tol import COPY, closed_form, recursion
 
 
 def _multi(D, is_open, lam, N, Z, kinds, servers=None):
@@ -90,15 +91,17 @@ def test_load_dependent_station_round_trip_rescales_to_r1_one():
     text = to_jmva(net, population=9)
     assert "<ldstation" in text and text.count(";") == 8  # S(1..9)
     model = from_jmva(text)
+    # written with a round-tripping repr and read back
     assert model.stations[0].rate_multipliers == pytest.approx(
-        [1.0, 1.5, 1.75, 1.75, 1.75, 1.75, 1.75, 1.75, 1.75]
+        [1.0, 1.5, 1.75, 1.75, 1.75, 1.75, 1.75, 1.75, 1.75], rel=COPY
     )
-    assert model.demands[0, 0] == pytest.approx(0.02)  # D / r(1)
+    assert model.demands[0, 0] == pytest.approx(0.02, rel=closed_form(2))  # D / r(1)
     base = qn.Network.from_demands([0.04, 0.01], think_time=0.2, names=["nvme", "cpu"])
     a = mva_ld_general(base, 9, rate_multipliers=rm)
     b = qn.mva(model.class_network(0), 9)
     np.testing.assert_allclose(b.throughput, a.throughput, rtol=1e-13)
-    np.testing.assert_allclose(b.queue_length, a.queue_length, rtol=1e-12)
+    # two exact load-dependent recursions, N = 9 steps of 4 K + 2 + 3 n operations
+    np.testing.assert_allclose(b.queue_length, a.queue_length, rtol=recursion(9, 37))
 
 
 def test_reads_a_jmva_document_as_written():
