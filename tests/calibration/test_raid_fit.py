@@ -34,7 +34,7 @@ def test_fit_recovers_the_emulated_array_exactly():
     a, r, s0, sinf = 1e-4, 1e9, 3.9, 0.62
     S = (a + B / r) / (a / s0 + B / (r * sinf))
     res = fit_raid_speedup(B, S, level="raid0", disks=4, op="read", pattern="sequential")
-    # noise-free data: the fit's rounding floor (5.1e-15; measured 4.4e-16); E0 = s0 / T
+    # noise-free data: the fit's rounding floor (2.0e-14; measured 4.4e-16); E0 = s0 / T
     # divides by a power of two, exactly
     truth = {"s0": s0, "s_inf": sinf, "B_m": a * r}
     tol = exact_fit(raid_speedup_curve, B, truth, ops=6)
