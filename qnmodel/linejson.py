@@ -201,18 +201,55 @@ def _mean(dist: Any, where: str) -> float | None:
     return 1.0 / rate
 
 
+def _table(value: Any, where: str) -> dict:
+    """A JSON object (dict) or our error naming where it was expected."""
+    if not isinstance(value, dict):
+        raise InvalidModelError(f"LINE {where}: expected an object, got {value!r}")
+    return value
+
+
+def _tables(value: Any, where: str) -> list[dict]:
+    """A non-empty list of named objects with distinct string names."""
+    if not isinstance(value, list) or not value:
+        raise InvalidModelError(f"LINE JSON: the model needs a non-empty list of {where}")
+    seen = set()
+    for i, item in enumerate(value):
+        name = _table(item, f"{where}[{i}]").get("name")
+        if not isinstance(name, str) or not name:
+            raise InvalidModelError(f"LINE {where}[{i}]: name must be a string, got {name!r}")
+        if name in seen:
+            raise InvalidModelError(f"LINE {where}: the name {name!r} appears twice")
+        seen.add(name)
+    return value
+
+
+def _count(value: Any, where: str, minimum: int) -> int:
+    """An integer >= minimum (JSON integers, or floats with an integral value)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidModelError(f"LINE {where} must be an integer >= {minimum}, got {value!r}")
+    if not (np.isfinite(value) and value == int(value) and value >= minimum):
+        raise InvalidModelError(f"LINE {where} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
 def _visits(table: dict, names: list[str], start: str, closed: bool, where: str) -> np.ndarray:
     """Visit ratios of one class over ``names`` from its routing table (traffic equations)."""
     idx = {n: i for i, n in enumerate(names)}
     n = len(names)
     P = np.zeros((n, n))
-    for a, row in table.items():
+    for a, row in _table(table, f"{where} routing").items():
         if a not in idx:
             raise InvalidModelError(f"LINE {where}: routing from unknown node {a!r}")
-        for b, p in row.items():
+        for b, p in _table(row, f"{where} routing from {a!r}").items():
             if b not in idx:
                 raise InvalidModelError(f"LINE {where}: routing to unknown node {b!r}")
+            if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
+                raise InvalidModelError(
+                    f"LINE {where}: routing probability {a!r} -> {b!r} must be in [0, 1], got {p!r}"
+                )
             P[idx[a], idx[b]] += float(p)
+    if start not in idx:
+        raise InvalidModelError(f"LINE {where}: reference node {start!r} is not a node")
     s = idx[start]
     if closed:  # v (I - P) = 0, v_s = 1: replace equation s by the normalisation
         A = (np.eye(n) - P).T
@@ -225,9 +262,12 @@ def _visits(table: dict, names: list[str], start: str, closed: bool, where: str)
         b = np.zeros(n)
         b[s] = 1.0
     try:
-        v = np.linalg.solve(A, b)
+        with np.errstate(all="ignore"):
+            v = np.linalg.solve(A, b)
     except np.linalg.LinAlgError:
         raise InvalidModelError(f"LINE {where}: the routing has no unique visit ratios") from None
+    if not np.all(np.isfinite(v)):
+        raise InvalidModelError(f"LINE {where}: the routing has no finite visit ratios")
     return np.maximum(v, 0.0)
 
 
@@ -238,7 +278,7 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
     if isinstance(doc, str | bytes):
         try:
             doc = json.loads(doc)
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:  # JSON or UTF-8 decoding; nesting depth
             raise InvalidModelError(f"not a LINE JSON document: {exc}") from None
     if not isinstance(doc, dict):
         raise InvalidModelError(f"not a LINE JSON document: {type(doc).__name__}")
@@ -253,20 +293,23 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
     got = model.get("type") if isinstance(model, dict) else type(model).__name__
     if not isinstance(model, dict) or got != "Network":
         raise InvalidModelError(f"LINE JSON: expected a model of type 'Network', got {got!r}")
-    nodes = model.get("nodes") or []
-    classes = model.get("classes") or []
-    if not nodes or not classes:
+    if not model.get("nodes") or not model.get("classes"):
         raise InvalidModelError("LINE JSON: the model needs 'nodes' and 'classes'")
-    cn = [c.get("name") for c in classes]
-    names = [nd.get("name") for nd in nodes]
-    kinds = {nd.get("name"): nd.get("type") for nd in nodes}
+    nodes = _tables(model["nodes"], "nodes")
+    classes = _tables(model["classes"], "classes")
+    cn = [c["name"] for c in classes]
+    names = [nd["name"] for nd in nodes]
+    kinds = {nd["name"]: nd.get("type") for nd in nodes}
     for nd in nodes:
-        if nd.get("type") not in ("Queue", "Delay", "Source", "Sink"):
+        if not isinstance(nd.get("type"), str) or nd["type"] not in (
+            "Queue", "Delay", "Source", "Sink",
+        ):  # fmt: skip
             raise InvalidModelError(
-                f"LINE node {nd.get('name')!r}: type {nd.get('type')!r} is not read "
+                f"LINE node {nd['name']!r}: type {nd.get('type')!r} is not read "
                 "(Queue, Delay, Source, Sink only)"
             )
-    matrix = (model.get("routing") or {}).get("matrix") or {}
+    routing = _table(model.get("routing") or {}, "routing")
+    matrix = _table(routing.get("matrix") or {}, "routing matrix")
     for key in matrix:
         a, _, b = key.partition(",")
         if a != b:
@@ -274,7 +317,12 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
     stations = [nd for nd in nodes if nd["type"] in ("Queue", "Delay")]
     means = {
         nd["name"]: {
-            c: _mean(nd.get("service", {}).get(c, {"type": "Disabled"}), f"node {nd['name']!r}")
+            c: _mean(
+                _table(nd.get("service", {}), f"node {nd['name']!r} service").get(
+                    c, {"type": "Disabled"}
+                ),
+                f"node {nd['name']!r}",
+            )
             for c in cn
         }
         for nd in nodes
@@ -289,7 +337,11 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
         table = matrix.get(f"{c},{c}", {})
         where = f"class {c!r}"
         if cl.get("type") == "Closed":
+            if not stations:
+                raise InvalidModelError(f"LINE {where}: a closed class needs a Queue or Delay")
             ref = cl.get("refNode") or stations[0]["name"]
+            if not isinstance(ref, str):
+                raise InvalidModelError(f"LINE {where}: refNode must be a node name, got {ref!r}")
             v = _visits(table, names, ref, True, where)
         elif cl.get("type") == "Open":
             src = [n for n in names if kinds[n] == "Source"]
@@ -306,7 +358,8 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
             else:
                 Dm[nd["name"]][i] = d
         if cl.get("type") == "Closed":
-            out_classes.append(ClosedClass(c, int(cl.get("population", 0)), think_time=Z[i]))
+            pop = _count(cl.get("population", 0), f"{where} population", 0)
+            out_classes.append(ClosedClass(c, pop, think_time=Z[i]))
         else:
             out_classes.append(OpenClass(c, 1.0 / means[src[0]][c] if means[src[0]][c] else 0.0))
     out_stations = []
@@ -318,10 +371,17 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
             out_stations.append(Station(nd["name"], demand, kind="delay"))
             continue
         ld = nd.get("loadDependence")
-        if ld and "scaling" in ld:
-            out_stations.append(Station(nd["name"], demand, rate_multipliers=list(ld["scaling"])))
+        if ld is not None and "scaling" in _table(ld, f"node {nd['name']!r} loadDependence"):
+            scaling = ld["scaling"]
+            if not isinstance(scaling, list):
+                raise InvalidModelError(
+                    f"LINE node {nd['name']!r}: loadDependence.scaling must be a list of "
+                    f"rates, got {scaling!r}"
+                )
+            out_stations.append(Station(nd["name"], demand, rate_multipliers=scaling))
         else:
-            out_stations.append(Station(nd["name"], demand, servers=int(nd.get("servers", 1))))
+            servers = _count(nd.get("servers", 1), f"node {nd['name']!r} servers", 1)
+            out_stations.append(Station(nd["name"], demand, servers=servers))
     return MultiClassNetwork(out_stations, out_classes)
 
 

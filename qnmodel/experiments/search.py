@@ -75,13 +75,27 @@ class SearchSpace:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
+        for name in (*_FACTORS, "start"):
+            v = getattr(self, name)
+            seq = isinstance(v, Sequence | np.ndarray) and not isinstance(v, str | bytes)
+            if not seq or len(v) == 0:
+                raise InvalidModelError(f"{name} must be a non-empty sequence, got {v!r}")
+        if len(self.start) != len(_FACTORS):
+            raise InvalidModelError(
+                f"start must be one level of each of {', '.join(_FACTORS)}, got {self.start!r}"
+            )
+        if not isinstance(self.options, Mapping):
+            raise InvalidModelError(
+                f"options must be a mapping of qnbench options, got {self.options!r}"
+            )
+        as_positive_int(self.members, "members", 2)
         object.__setattr__(
             self, "chunk", tuple(int(v) for v in as_quantities(self.chunk, "chunk", "size"))
         )
         object.__setattr__(self, "bs", tuple(int(v) for v in as_quantities(self.bs, "bs", "size")))
         object.__setattr__(self, "jobs", tuple(as_positive_int(j, "jobs") for j in self.jobs))
         as_choice(self.rw, "rw", ("read", "write", "randread", "randwrite"))
-        if self.raid not in (0, 5):
+        if isinstance(self.raid, bool) or self.raid not in (0, 5):
             raise InvalidModelError(f"raid must be 0 or 5 (qnbench stripe), got {self.raid!r}")
         for name, value, levels in zip(
             _FACTORS, self.start, (self.chunk, self.bs, self.jobs), strict=True

@@ -44,6 +44,7 @@ __all__ = [
     "load_study",
     "mape",
     "mean_ci",
+    "parse_study",
     "summarize",
     "validate",
     "write_outputs",
@@ -113,6 +114,28 @@ def _kind_module(kind: str):
         ) from None
 
 
+def parse_study(path: str | Path) -> tuple[dict, Any, dict]:
+    """Read and check a study file without running it: ``(spec, topology, params)``.
+
+    ``params`` is the kind's own table checked and in SI units, as the kind's ``parse(spec,
+    topology)`` returns it (what ``run`` measures); nothing is brought up or written.
+
+    Raises
+    ------
+    InvalidModelError, InvalidTypeError, UnitError
+        as :func:`load_study`, or a kind's table with an unknown key or a bad value (naming
+        the field and the value).
+    """
+    spec, topology = load_study(path)
+    module = _kind_module(spec["study"]["kind"])
+    parse = getattr(module, "parse", None)
+    if parse is None:
+        raise InvalidModelError(
+            f"study.kind: the {spec['study']['kind']!r} study has no parser of its table"
+        )
+    return spec, topology, parse(spec, topology)
+
+
 def validate(
     study_path: str | Path,
     out_dir: str | Path,
@@ -149,6 +172,8 @@ def validate(
     spec, topology = load_study(study_path)
     spec["study"]["path"] = str(study_path)
     module = _kind_module(spec["study"]["kind"])
+    if hasattr(module, "parse"):  # a bad table is refused before anything is created
+        module.parse(spec, topology)
     out.mkdir(parents=True, exist_ok=True)
     handler = _LogHandler(log) if log is not None else None
     if handler is not None:

@@ -58,7 +58,7 @@ from ._nfs_runs import (
     _slowest,
 )
 
-__all__ = ["run", "parse_spec", "three_case_model", "study_topology", "machine_info"]
+__all__ = ["run", "parse", "parse_spec", "three_case_model", "study_topology", "machine_info"]
 
 MiB = 1024**2
 _DEFAULTS = {
@@ -176,6 +176,11 @@ def parse_spec(spec: dict) -> dict:
             "nfs.mixed.config", i, f"needs the pure cases measured (nfs.configs[{i}].cases = true)"
         )
     return out
+
+
+def parse(spec: dict, topology: Topology | None = None) -> dict:
+    """The study's ``[nfs]`` table checked (:func:`parse_spec`); the topology is not needed."""
+    return parse_spec(spec)
 
 
 def study_topology(topo: Topology, link: float, disk: float) -> tuple[Topology, str, str]:

@@ -113,7 +113,7 @@ def parse(spec: dict, topology: Topology | None) -> dict:
     if not tcp:
         raise InvalidModelError(f"{topology.source}: a raid study needs tcp servers")
     client = raw.get("client", topology.clients[0].name)
-    if topology.node(client).role != "client":
+    if not isinstance(client, str) or client not in {n.name for n in topology.clients}:
         raise InvalidModelError(f"raid.client: {client!r} is not a client of the topology")
     pops = raw.get("populations", [1, 2, 4, 8, 16, 32])
     if (
@@ -123,7 +123,7 @@ def parse(spec: dict, topology: Topology | None) -> dict:
     ):
         raise InvalidModelError(f"raid.populations must be integers 1..256, got {pops!r}")
     repeat = raw.get("repeat", 3)
-    if not isinstance(repeat, int) or not 1 <= repeat <= 50:
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= 50:
         raise InvalidModelError(f"raid.repeat must be an integer 1..50, got {repeat!r}")
     cyc = {}
     for key, default in (("cycles", 8.0), ("warmup_cycles", 3.0)):
@@ -132,7 +132,7 @@ def parse(spec: dict, topology: Topology | None) -> dict:
             raise InvalidModelError(f"raid.{key} must be a number 0..1000, got {v!r}")
         cyc[key] = float(v)
     form = raw.get("form", "corrected")
-    if form not in ("paper", "corrected"):
+    if not isinstance(form, str) or form not in ("paper", "corrected"):
         raise InvalidModelError(f"raid.form must be 'paper' or 'corrected', got {form!r}")
     out = dict(
         client=client, chunk=as_quantity(raw.get("chunk", 65536), "raid.chunk", "size",
@@ -142,6 +142,8 @@ def parse(spec: dict, topology: Topology | None) -> dict:
         warmup=as_quantity(raw.get("warmup", "500 ms"), "raid.warmup", "time"),
     )  # fmt: skip
     cases = raw.get("cases") or [{"raid": "raid0", "op": "read", "servers": len(tcp)}]
+    if not isinstance(cases, list):
+        raise InvalidModelError(f"raid.cases must be a list of [[raid.cases]] tables: {cases!r}")
     out["cases"] = [_case(c, i, len(tcp)) for i, c in enumerate(cases)]
     return out
 
@@ -153,22 +155,24 @@ def _case(c: Any, i: int, k_max: int) -> dict:
     for k in c:
         if k not in _CASE_KEYS:
             raise InvalidModelError(f"{name}.{k}: unknown key (allowed: {', '.join(_CASE_KEYS)})")
-    raid = {0: "raid0", 5: "raid5"}.get(c.get("raid"), c.get("raid", "raid0"))
-    if raid not in ("raid0", "raid5"):
+    raid = c.get("raid", "raid0")
+    if isinstance(raid, int) and not isinstance(raid, bool):
+        raid = {0: "raid0", 5: "raid5"}.get(raid, raid)
+    if not isinstance(raid, str) or raid not in ("raid0", "raid5"):
         raise InvalidModelError(f"{name}.raid must be 'raid0' or 'raid5', got {c.get('raid')!r}")
     op = c.get("op", "read")
-    if op not in ("read", "write"):
+    if not isinstance(op, str) or op not in ("read", "write"):
         raise InvalidModelError(f"{name}.op must be 'read' or 'write', got {op!r}")
     k = c.get("servers", k_max)
     low = 3 if raid == "raid5" else 2
-    if not isinstance(k, int) or not low <= k <= k_max:
+    if isinstance(k, bool) or not isinstance(k, int) or not low <= k <= k_max:
         raise InvalidModelError(
             f"{name}.servers must be {low}..{k_max} (the topology's tcp servers) for {raid}, "
             f"got {k!r}"
         )
     data = k - 1 if raid == "raid5" else k
     chunks = c.get("chunks", data)
-    if not isinstance(chunks, int) or chunks < 1:
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
         raise InvalidModelError(f"{name}.chunks must be a positive integer, got {chunks!r}")
     label = f"{raid.upper()} {op}, {k} servers, {chunks} x chunk"
     return dict(raid=raid, op=op, servers=k, chunks=chunks, label=label)

@@ -78,6 +78,7 @@ __all__ = [
     "naive_networks",
     "histogram_quantile",
     "main",
+    "parse",
     "run",
 ]
 
@@ -532,6 +533,14 @@ def load(path: str | os.PathLike):
     return pd.DataFrame(doc["points"]).astype({"n": int}), doc
 
 
+def parse(spec: dict[str, Any], topology: Any = None) -> dict[str, Any]:
+    """Check the ``[stripe]`` table (:func:`qnmodel.validation._spec.parse_stripe`): the cases,
+    jobs, service and runtime that :func:`run` measures, in SI."""
+    from ._spec import parse_stripe
+
+    return parse_stripe(spec)
+
+
 def run(spec: dict[str, Any], topology: Any = None, out_dir: Any = None) -> dict[str, Any]:
     """The study as a ``qnmodel validate`` kind: ``[study] kind = "stripe"`` (no testbed).
 
@@ -543,14 +552,8 @@ def run(spec: dict[str, Any], topology: Any = None, out_dir: Any = None) -> dict
     and the optimistic bounds X <= min(1/D_max, n/R(1)), R >= max(R(1), n D_max) (no
     pessimistic bound is known for fork-join networks: ``x_lower`` 0, ``r_upper`` inf).
     """
-    cfg = dict(spec.get("stripe", {}))
-    kinds = {"emu-exp": ("emu", "exp"), "emu-const": ("emu", "const"), "file": ("file", "-")}
-    members = [kinds[m] for m in cfg.get("members", ["emu-exp"])]
-    cases = _grid(tuple(cfg.get("workloads", ["raid0-read"])), tuple(cfg.get("widths", [4])),
-                  tuple(members))  # fmt: skip
-    jobs = tuple(int(n) for n in cfg.get("jobs", (1, 4, 16)))
-    rows = measure(cases, jobs, service=float(cfg.get("service", SERVICE)),
-                   runtime=float(cfg.get("runtime", 3.0)))  # fmt: skip
+    cfg = parse(spec, topology)
+    rows = measure(cfg["cases"], cfg["jobs"], service=cfg["service"], runtime=cfg["runtime"])
     points = predict(rows)
     if out_dir is not None:
         record(Path(out_dir) / "stripe.json", points=points)

@@ -174,6 +174,19 @@ def _study(text: str) -> Callable[[Path], object]:
     return run
 
 
+RAID_STUDY = f"""\
+[study]
+kind = "raid"
+topology = "{Path(__file__).resolve().parents[2] / "examples" / "testbed" / "raid_100mbit.toml"}"
+[raid]
+populations = [1]
+"""
+LINE_BAD_ROUTING = (
+    '{"model": {"type": "Network", "nodes": [{"name": "q", "type": "Queue", "service": {"a": '
+    '{"type": "Exp", "params": {"lambda": 2.0}}}}], "classes": [{"name": "a", "type": "Closed", '
+    '"population": 1, "refNode": "q"}], "routing": {"matrix": {"a,a": {"q": {"q": "half"}}}}}}'
+)
+
 GOOD_TOPOLOGY = """\
 [testbed]
 name = "tb"
@@ -703,6 +716,25 @@ ROWS: list[Row] = [
     Row(QNB, "`--file-layout striped`", "Exit2", r"--file-layout: 'striped' is not one of per-job,shared", _qnbench("--engine", "file", "--file-layout", "striped")),
     Row(QNB, "`--netns a,b` for a run of one rank", "Exit2", r"--netns names 2 namespace\(s\) for 1 rank\(s\)", _qnbench("--engine", "null", "--netns", "a,b")),
     Row(QNB, "`--netns ../etc` (not a namespace name)", "Exit2", r"'\.\./etc' \(rank 0\) is not a namespace name", _qnbench("--engine", "null", "--netns", "../etc")),
+    # found by the fuzzers of tests/fuzz/test_parsers_formats.py and test_qnbench_options.py
+    Row(PY, "a LINE JSON node without a name", "InvalidModelError", r"LINE nodes\[0\]: name must be a string, got None",
+        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json('{"model": {"type": "Network", "nodes": [{"type": "Queue"}], "classes": [{"name": "a"}]}}')),
+    Row(PY, "LINE JSON bytes that are not UTF-8", "InvalidModelError", r"not a LINE JSON document: 'utf-8' codec can't decode",
+        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json(b'{"model": "\xff"}')),
+    Row(PY, "a LINE JSON routing probability given as text", "InvalidModelError", r"routing probability 'q' -> 'q' must be in \[0, 1\], got 'half'",
+        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json(LINE_BAD_ROUTING)),
+    Row(PY, "a stripe study with an unknown member kind (`members = [\"ssd\"]`)", "InvalidModelError", r"stripe\.members: 'ssd' is not one of 'emu-exp', 'emu-const', 'file'",
+        _study('[study]\nkind = "stripe"\n[stripe]\nmembers = ["ssd"]\n')),
+    Row(PY, "a stripe study with a width qnbench cannot run (`widths = [64]`)", "InvalidModelError", r"stripe\.widths must be integers 2\.\.16, got \[64\]",
+        _study('[study]\nkind = "stripe"\n[stripe]\nwidths = [64]\n')),
+    Row(PY, "a raid study case whose level is a list (`raid = []`)", "InvalidModelError", r"raid\.cases\[0\]\.raid must be 'raid0' or 'raid5', got \[\]",
+        _study(RAID_STUDY + '[[raid.cases]]\nraid = []\n')),
+    Row(PY, "a raid study with `repeat = true`", "InvalidModelError", r"raid\.repeat must be an integer 1\.\.50, got True",
+        _study(RAID_STUDY.replace("[raid]\n", "[raid]\nrepeat = true\n"))),
+    Row(PY, "a search space whose start point has two levels", "InvalidModelError", r"start must be one level of each of chunk, bs, jobs, got \(65536, 1\)",
+        lambda tmp: __import__("qnmodel.experiments.search", fromlist=["x"]).SearchSpace(start=(65536, 1))),
+    Row(QNB, "an option value holding a newline and a terminal escape sequence", "Exit2", r"exit 2: qnbench: --arrivals: 'po\\x0aisson\\x1b\[31m' is not one of poisson,constant$",
+        _qnbench("--engine", "emu", "--rate", "100/s", "--arrivals", "po\nisson\x1b[31m")),
 ]  # fmt: skip
 
 

@@ -7,9 +7,12 @@ import pytest
 from qnmodel.calibration import Parameter, Parameters
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
 
+from .._tol import EPS
+
 
 def test_unit_string_value_is_parsed_to_si():
-    assert Parameter("a", "4.9 ms", unit="s").value == pytest.approx(0.0049)
+    # 4.9 x 1e-3: one rounding, against the literal's (EPS: two half-ulps)
+    assert Parameter("a", "4.9 ms", unit="s").value == pytest.approx(0.0049, rel=EPS)
     assert Parameter("r", "35 MB/s", min="1 MB/s", unit="B/s").min == 1e6
 
 

@@ -13,6 +13,7 @@ from qnmodel.calibration.pipeline import (
 )
 from qnmodel.errors import InvalidModelError, TraceError
 
+from .._tol import closed_form, exact_fit, exact_mva
 from .conftest import make_document
 
 A, R, B, K, Z = 4e-3, 80e6, 65536, 4, 0.010
@@ -44,14 +45,23 @@ def _closed_doc(jobs=(1, 2, 4, 8, 16, 32), scale=1.0):
     return doc
 
 
+def _fit_tol() -> float:
+    """The device fit's rounding floor on these noise-free latencies (3.7e-15)."""
+    return exact_fit(lambda s, a, r: a + s / r, np.array(SIZES, float), {"a": A, "r": R}, ops=2)
+
+
 def test_exact_data_gives_zero_error_and_full_coverage(tmp_path):
     c = calibrate_and_compare(_device_doc(), _closed_doc())
     fit = c.calibration["device"]
-    assert fit.values["a"] == pytest.approx(A, rel=1e-8)
-    assert fit.values["r"] == pytest.approx(R, rel=1e-8)
+    assert fit.values["a"] == pytest.approx(A, rel=_fit_tol())  # measured 0
+    assert fit.values["r"] == pytest.approx(R, rel=_fit_tol())  # measured 6.7e-16
     assert c.network.K == K and c.network.think_time == Z
-    assert c.mape_throughput == pytest.approx(0.0, abs=1e-6)
-    assert c.mape_response_time == pytest.approx(0.0, abs=1e-6)
+    # The model's X moves by at most the demand's relative error (the fit's floor) plus both
+    # MVA runs' rounding; R = n / X - Z multiplies that by (R + Z) / R <= 1 + Z / R(1) (3.1).
+    # Bounds 1.1e-12 % and 3.3e-12 %; measured 1.3e-14 % and 2.4e-14 %.
+    x_rel = _fit_tol() + 2 * exact_mva(K)
+    assert c.mape_throughput == pytest.approx(0.0, abs=100 * x_rel)
+    assert c.mape_response_time == pytest.approx(0.0, abs=100 * x_rel * (1 + Z / (A + B / R)))
     assert c.coverage == 1.0 and c.coverage_aba == 1.0
     md = write_report(c, tmp_path)
     text = md.read_text()
@@ -62,8 +72,11 @@ def test_exact_data_gives_zero_error_and_full_coverage(tmp_path):
 
 def test_a_ten_percent_faster_system_shows_ten_percent_mape():
     c = calibrate_and_compare(_device_doc(), _closed_doc(scale=1.1))
-    # model/measured - 1 = 1/1.1 - 1 = -9.09% at every point
-    assert c.mape_throughput == pytest.approx(100 * (1 - 1 / 1.1), rel=1e-6)
+    # model/measured - 1 = 1/1.1 - 1 = -9.09% at every point; an error e in model/measured
+    # (fit floor, two MVA runs, 3 roundings) is e / (1 - 1/1.1) = 11 e relative in the MAPE:
+    # bound 1.3e-13, measured 5.9e-16
+    e = _fit_tol() + 2 * exact_mva(K) + closed_form(3)
+    assert c.mape_throughput == pytest.approx(100 * (1 - 1 / 1.1), rel=11 * e)
     assert (c.table["throughput_error_pct"] < 0).all()
 
 
@@ -74,8 +87,12 @@ def test_measured_curve_error_bars_and_littles_law_propagation():
     from scipy import stats
 
     half = stats.t.ppf(0.975, 9) * s.std(ddof=1) / np.sqrt(10)
-    assert row["throughput_err"] == pytest.approx(half, rel=1e-9)
-    assert row["response_time_err"] == pytest.approx(8 / row["throughput"] ** 2 * half)
+    # the same t half-width on both sides: mean, 10 squared deviations, a square root, 3
+    # products (about 40 roundings; measured 0); Little's law adds 3 more
+    assert row["throughput_err"] == pytest.approx(half, rel=closed_form(40))
+    assert row["response_time_err"] == pytest.approx(
+        8 / row["throughput"] ** 2 * half, rel=closed_form(43)
+    )
     assert bool(row["steady"])
 
 
@@ -90,7 +107,7 @@ def test_inconsistent_inputs_are_refused():
     import pandas as pd
 
     net = build_device_network({"a": A, "r": R}, "64 KiB", devices=2)
-    assert net.demands[0] == pytest.approx((A + B / R) / 2)
+    assert net.demands[0] == pytest.approx((A + B / R) / 2, rel=closed_form(3))
     # One comparison serves `calibrate` and `report --measured`: either quantity may be
     # missing (its columns are NaN), not both.
     with pytest.raises(InvalidModelError, match="needs a 'throughput' or a 'response_time'"):
@@ -124,10 +141,14 @@ def test_relative_errors_are_model_minus_measured_over_measured():
          "response_time": m.response_time[[0, 3]] * 1.25}
     )  # fmt: skip
     c = compare(net, measured)
-    # model/measured - 1 = 1/0.8 - 1 = +25% (X), 1/1.25 - 1 = -20% (R)
-    assert c.table["throughput_error_pct"].tolist() == pytest.approx([25.0, 25.0])
-    assert c.table["response_time_error_pct"].tolist() == pytest.approx([-20.0, -20.0])
-    assert c.mape_throughput == pytest.approx(25.0) and c.mape_response_time == pytest.approx(20.0)
+    # model/measured - 1 = 1/0.8 - 1 = +25% (X), 1/1.25 - 1 = -20% (R): 3 roundings in the
+    # ratio, amplified 1.25 / 0.25 = 5 (X) and 0.8 / 0.2 = 4 (R) by the subtraction, one more
+    # for x 100 and one for the mean (measured 7.1e-16, bound 5.0e-15)
+    rel = 5 * closed_form(5)
+    assert c.table["throughput_error_pct"].tolist() == pytest.approx([25.0, 25.0], rel=rel)
+    assert c.table["response_time_error_pct"].tolist() == pytest.approx([-20.0, -20.0], rel=rel)
+    assert c.mape_throughput == pytest.approx(25.0, rel=rel)
+    assert c.mape_response_time == pytest.approx(20.0, rel=rel)
 
 
 def test_report_names_the_traces_own_sample_interval(tmp_path):

@@ -8,14 +8,25 @@ import pytest
 from qnmodel.calibration.raid import fit_raid_speedup, raid_speedup_curve
 from qnmodel.errors import InvalidModelError, MeasurementArtefactWarning
 
+from .._tol import closed_form, exact_fit
+
 B = np.array([4096 * 4**k for k in range(5)] + [2 * 2**20], dtype=float)
 
 
 def test_curve_limits_and_crossover():
     # S -> s0 for small blocks, s_inf for large ones, halfway (in 1/S) at B = B_m
-    assert raid_speedup_curve(1e-6, 3.0, 0.5, 1e5) == pytest.approx(3.0)
-    assert raid_speedup_curve(1e15, 3.0, 0.5, 1e5) == pytest.approx(0.5, rel=1e-8)
-    assert raid_speedup_curve(1e5, 3.0, 0.5, 1e5) == pytest.approx(2 / (1 / 3 + 1 / 0.5))
+    # with x = B / B_m: S / s0 - 1 = x (1 - s0/s_inf) / (1 + x s0/s_inf), at most x |1 - s0/s_inf|
+    # (5e-11 here, reached); S / s_inf - 1 = (1 - s_inf/s0) / (x + s_inf/s0) < (1 - s_inf/s0) / x
+    x, big = 1e-6 / 1e5, 1e15 / 1e5
+    assert raid_speedup_curve(1e-6, 3.0, 0.5, 1e5) == pytest.approx(
+        3.0, rel=x * abs(1 - 3.0 / 0.5) + closed_form(5)
+    )
+    assert raid_speedup_curve(1e15, 3.0, 0.5, 1e5) == pytest.approx(
+        0.5, rel=(1 - 0.5 / 3.0) / big + closed_form(5)
+    )
+    assert raid_speedup_curve(1e5, 3.0, 0.5, 1e5) == pytest.approx(
+        2 / (1 / 3 + 1 / 0.5), rel=closed_form(5)
+    )
 
 
 def test_fit_recovers_the_emulated_array_exactly():
@@ -23,10 +34,13 @@ def test_fit_recovers_the_emulated_array_exactly():
     a, r, s0, sinf = 1e-4, 1e9, 3.9, 0.62
     S = (a + B / r) / (a / s0 + B / (r * sinf))
     res = fit_raid_speedup(B, S, level="raid0", disks=4, op="read", pattern="sequential")
-    assert res.values["s0"] == pytest.approx(s0, rel=1e-6)
-    assert res.values["s_inf"] == pytest.approx(sinf, rel=1e-6)
-    assert res.values["B_m"] == pytest.approx(a * r, rel=1e-5)
-    assert res.values["E0"] == pytest.approx(s0 / 4) and res.extra["T"] == 4.0
+    # noise-free data: the fit's rounding floor (2.0e-14; measured 4.4e-16); E0 = s0 / T
+    # divides by a power of two, exactly
+    truth = {"s0": s0, "s_inf": sinf, "B_m": a * r}
+    tol = exact_fit(raid_speedup_curve, B, truth, ops=6)
+    for k, v in truth.items():
+        assert res.values[k] == pytest.approx(v, rel=tol), k
+    assert res.values["E0"] == pytest.approx(s0 / 4, rel=tol) and res.extra["T"] == 4.0
 
 
 def test_intervals_cover_under_noise_and_artefacts_are_dropped():

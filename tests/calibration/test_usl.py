@@ -10,6 +10,8 @@ from qnmodel.calibration import fit_usl
 from qnmodel.errors import InvalidTypeError
 from qnmodel.models import nfs, usl
 
+from .._tol import closed_form
+
 
 def _x(n, lam, sigma, kappa):
     n = np.asarray(n, dtype=float)
@@ -34,8 +36,10 @@ def test_fit_peak_throughput_is_the_usl_max_throughput():
     n = np.array([1, 2, 3, 4, 6, 8, 12])
     r = fit_usl(n, _x(n, 1.0, 0.1, 0.04))
     u = usl.USL(r.values["lam"], r.values["sigma"], r.values["kappa"])
-    assert r.values["peak"] == pytest.approx(u.peak_concurrency, rel=1e-12)
-    assert r.values["peak_throughput"] == pytest.approx(u.max_throughput, rel=1e-12)
+    # the same fitted values through two codings of N* = sqrt((1 - sigma) / kappa) (3 roundings)
+    # and of X(N*) (about 10)
+    assert r.values["peak"] == pytest.approx(u.peak_concurrency, rel=closed_form(3))
+    assert r.values["peak_throughput"] == pytest.approx(u.max_throughput, rel=closed_form(13))
     assert r.values["peak_throughput"] == pytest.approx(2.2754510, rel=1e-6)
 
 

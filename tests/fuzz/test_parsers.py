@@ -8,7 +8,7 @@ or ``RecursionError`` from inside. Each parser is fed both unstructured text or 
 structured mutations of a valid input (one field replaced by an arbitrary value), which reach
 far deeper than random text does.
 
-Bounded for CI (``FUZZ`` below: 60 examples a test, about 10 s for the module); run longer
+Bounded for CI (``FUZZ``, in ``_strategies.py``: 60 examples a test, about 10 s for the module); run longer
 on demand with ``HYPOTHESIS_PROFILE=long`` (5000 examples a test)::
 
     HYPOTHESIS_PROFILE=long .venv/bin/pytest tests/fuzz -q
@@ -19,11 +19,9 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from qnmodel import units
@@ -35,99 +33,32 @@ from qnmodel.modelfile import loads as load_model_text
 from qnmodel.modelfile import solve
 from qnmodel.testbed.topology import parse_topology
 
-# CI: the same 60 examples a test every run (derandomized), so a failure is reproducible and
-# the suite deterministic; "long" draws fresh examples each run, to explore.
-settings.register_profile(
-    "fuzz",
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "long", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-FUZZ = settings.get_profile("long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "fuzz")
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def ours_or_value(f, *args, check=None):
-    """Call ``f``; a QNModelError is fine, any other exception fails with the input shown."""
-    try:
-        value = f(*args)
-    except QNModelError:
-        return None
-    if check is not None:
-        check(value)
-    return value
-
-
-# -- value strategies ------------------------------------------------------------------------
-UNIT_WORDS = ["s", "ms", "us", "ns", "B", "kB", "KiB", "MiB", "GB", "bit", "Mbit", "Mbit/s",
-              "MB/s", "Gbps", "Hz", "IOPS", "/s", "KB", "Mb", "MT/s", "x", "", "min", "h"]  # fmt: skip
-numbers_text = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True).map(repr),
-    st.integers(-(10**30), 10**30).map(str),
-    st.sampled_from(["1e308", "1e-320", "-0", "1_000", "1__0", ".5", "5.", "0x10", "1e", "++1"]),
-)
-quantity_text = st.builds(
-    lambda n, sp, u: f"{n}{sp}{u}", numbers_text, st.sampled_from(["", " ", "  "]),
-    st.sampled_from(UNIT_WORDS),
-)  # fmt: skip
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(10**20), 10**20),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=12),
+from ._strategies import (
+    FUZZ,
+    ROOT,
+    finite,
+    json_values,
+    numbers_text,
+    ours_or_value,
+    paths_of,
     quantity_text,
+    scalars,
+    toml_value,
+    toml_values,
 )
-json_values = st.recursive(
-    scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
-)  # fmt: skip
-
-
-def toml_value(v) -> str:
-    """A Python value as TOML (strings via JSON escapes, which TOML's basic strings share)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return (
-            "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
-        )
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return (
-            "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(x)}" for k, x in v.items()) + " }"
-        )
-    return '""'  # None has no TOML form: an empty string
-
-
-toml_values = json_values.filter(lambda v: v is not None)
-
-
-def _finite(x: float) -> None:
-    assert math.isfinite(x), x
 
 
 # -- units -----------------------------------------------------------------------------------
 @FUZZ
 @given(st.one_of(st.text(max_size=20), quantity_text), st.sampled_from([None, *units.DIMENSIONS]))
 def test_units_parse(text, dimension):
-    ours_or_value(units.parse, text, dimension, check=_finite)
+    ours_or_value(units.parse, text, dimension, check=finite)
 
 
 @FUZZ
 @given(scalars, st.sampled_from(list(units.DIMENSIONS)))
 def test_units_parse_any_object(value, dimension):
-    ours_or_value(units.parse, value, dimension, check=_finite)
+    ours_or_value(units.parse, value, dimension, check=finite)
 
 
 # -- TOML model files --------------------------------------------------------------------------
@@ -195,17 +126,7 @@ def test_model_file_one_model_field_replaced(key, value):
 TRACE = json.loads((ROOT / "data" / "traces" / "emu-closed-loop.json").read_text())
 
 
-def _paths(obj, prefix=()):
-    yield prefix
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj[:2]):
-            yield from _paths(v, (*prefix, i))
-
-
-TRACE_PATHS = [p for p in _paths(TRACE) if p]
+TRACE_PATHS = [p for p in paths_of(TRACE) if p]
 
 
 def test_trace_template_is_valid():
@@ -262,7 +183,7 @@ TOPOLOGY = {
     "clients": [{"name": "c1", "link": {"rate": "100 Mbit/s", "delay": "1 ms"}}],
     "servers": [{"name": "s1", "service": "nfs", "disk": {"kind": "tmpfs", "size": "64 MiB"}}],
 }
-TOPOLOGY_PATHS = [p for p in _paths(TOPOLOGY) if p]
+TOPOLOGY_PATHS = [p for p in paths_of(TOPOLOGY) if p]
 
 
 def test_topology_template_is_valid():

@@ -15,14 +15,24 @@
 
 volatile sig_atomic_t qnb_stop_signal;
 
+/* One diagnostic line on stderr. Values a user typed are echoed inside messages, so control
+ * characters (a newline, an escape sequence) are written as \xNN: the message stays one line
+ * and never drives the terminal. */
 void qnb_diag(const char *fmt, ...)
 {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("qnbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fputs("qnbench: ", stderr);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(stderr, "\\x%02x", *p);
+        else
+            fputc(*p, stderr);
+    }
+    fputc('\n', stderr);
 }
 
 void qnb_worker_error(struct qnb_worker *w, const char *fmt, ...)

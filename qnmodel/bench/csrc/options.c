@@ -157,11 +157,11 @@ static int set_value(struct qnb_config *c, const struct opt *o, const char *val)
     switch (o->type) {
     case T_STR:
         if (o->choices && !qnb_list_contains(o->choices, val)) {
-            fprintf(stderr, "qnbench: --%s: '%s' is not one of %s\n", o->name, val, o->choices);
+            qnb_diag("--%s: '%s' is not one of %s", o->name, val, o->choices);
             return -1;
         }
         if (strlen(val) >= o->len) {
-            fprintf(stderr, "qnbench: --%s: value longer than %zu characters\n", o->name,
+            qnb_diag("--%s: value longer than %zu characters", o->name,
                     o->len - 1);
             return -1;
         }
@@ -169,14 +169,14 @@ static int set_value(struct qnb_config *c, const struct opt *o, const char *val)
         return 0;
     case T_STRLIST: {
         if (strlen(val) >= o->len || !*val) {
-            fprintf(stderr, "qnbench: --%s: empty or too long list '%s'\n", o->name, val);
+            qnb_diag("--%s: empty or too long list '%s'", o->name, val);
             return -1;
         }
         char tmp[256];
         snprintf(tmp, sizeof tmp, "%s", val);
         for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
             if (!qnb_list_contains(o->choices, t)) {
-                fprintf(stderr, "qnbench: --%s: '%s' is not one of %s\n", o->name, t, o->choices);
+                qnb_diag("--%s: '%s' is not one of %s", o->name, t, o->choices);
                 return -1;
             }
         strcpy(base, val);
@@ -186,15 +186,15 @@ static int set_value(struct qnb_config *c, const struct opt *o, const char *val)
     case T_BOOL: {
         long long v;
         if (qnb_parse_int(val, &v, err, sizeof err)) {
-            fprintf(stderr, "qnbench: --%s: %s\n", o->name, err);
+            qnb_diag("--%s: %s", o->name, err);
             return -1;
         }
         if (o->type == T_BOOL && v != 0 && v != 1) {
-            fprintf(stderr, "qnbench: --%s: '%s' must be 0 or 1\n", o->name, val);
+            qnb_diag("--%s: '%s' must be 0 or 1", o->name, val);
             return -1;
         }
         if (o->choices && !qnb_list_contains(o->choices, val)) {
-            fprintf(stderr, "qnbench: --%s: '%s' is not one of %s\n", o->name, val, o->choices);
+            qnb_diag("--%s: '%s' is not one of %s", o->name, val, o->choices);
             return -1;
         }
         *(long long *)base = v;
@@ -202,25 +202,25 @@ static int set_value(struct qnb_config *c, const struct opt *o, const char *val)
     }
     case T_SIZE:
         if (qnb_parse_size(val, (long long *)base, err, sizeof err)) {
-            fprintf(stderr, "qnbench: --%s: %s\n", o->name, err);
+            qnb_diag("--%s: %s", o->name, err);
             return -1;
         }
         return 0;
     case T_TIME:
         if (qnb_parse_time(val, (double *)base, err, sizeof err)) {
-            fprintf(stderr, "qnbench: --%s: %s\n", o->name, err);
+            qnb_diag("--%s: %s", o->name, err);
             return -1;
         }
         return 0;
     case T_FREQ:
         if (qnb_parse_frequency(val, (double *)base, err, sizeof err)) {
-            fprintf(stderr, "qnbench: --%s: %s\n", o->name, err);
+            qnb_diag("--%s: %s", o->name, err);
             return -1;
         }
         return 0;
     case T_RATE:
         if (qnb_parse_rate(val, (double *)base, err, sizeof err)) {
-            fprintf(stderr, "qnbench: --%s: %s\n", o->name, err);
+            qnb_diag("--%s: %s", o->name, err);
             return -1;
         }
         return 0;
@@ -229,31 +229,31 @@ static int set_value(struct qnb_config *c, const struct opt *o, const char *val)
         struct qnb_list *l = (struct qnb_list *)base;
         char tmp[1024];
         if (strlen(val) >= sizeof tmp) {
-            fprintf(stderr, "qnbench: --%s: list too long\n", o->name);
+            qnb_diag("--%s: list too long", o->name);
             return -1;
         }
         snprintf(tmp, sizeof tmp, "%s", val);
         l->n = 0;
         for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             if (l->n >= QNB_MAX_LIST) {
-                fprintf(stderr, "qnbench: --%s: more than %d values\n", o->name, QNB_MAX_LIST);
+                qnb_diag("--%s: more than %d values", o->name, QNB_MAX_LIST);
                 return -1;
             }
             long long v;
             int rc = o->type == T_INTLIST ? qnb_parse_int(t, &v, err, sizeof err)
                                           : qnb_parse_size(t, &v, err, sizeof err);
             if (rc) {
-                fprintf(stderr, "qnbench: --%s: %s\n", o->name, err);
+                qnb_diag("--%s: %s", o->name, err);
                 return -1;
             }
             if (v < 1) {
-                fprintf(stderr, "qnbench: --%s: %lld must be >= 1\n", o->name, v);
+                qnb_diag("--%s: %lld must be >= 1", o->name, v);
                 return -1;
             }
             l->v[l->n++] = v;
         }
         if (l->n == 0) {
-            fprintf(stderr, "qnbench: --%s: empty list\n", o->name);
+            qnb_diag("--%s: empty list", o->name);
             return -1;
         }
         return 0;
@@ -322,7 +322,7 @@ int qnb_parse_args(struct qnb_config *c, int argc, char **argv)
             return 3;
         }
         if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "qnbench: unexpected argument '%s' (options start with --; see --help)\n",
+            qnb_diag("unexpected argument '%s' (options start with --; see --help)",
                     a);
             return 2;
         }
@@ -334,7 +334,7 @@ int qnb_parse_args(struct qnb_config *c, int argc, char **argv)
             if (strlen(table[k].name) == nlen && strncmp(table[k].name, name, nlen) == 0)
                 o = &table[k];
         if (!o) {
-            fprintf(stderr, "qnbench: unknown option '--%.*s' (see --help)\n", (int)nlen, name);
+            qnb_diag("unknown option '--%.*s' (see --help)", (int)nlen, name);
             return 2;
         }
         const char *val;
@@ -346,7 +346,7 @@ int qnb_parse_args(struct qnb_config *c, int argc, char **argv)
         else if (i + 1 < argc)
             val = argv[++i];
         else {
-            fprintf(stderr, "qnbench: option --%s needs a value\n", o->name);
+            qnb_diag("option --%s needs a value", o->name);
             return 2;
         }
         if (set_value(c, o, val))
