@@ -24,6 +24,44 @@ def emu(qnb, *args):
     return doc["results"]
 
 
+def edge_ops(n, s, z):
+    """Whole requests a window can gain or lose at its two edges in a constant closed loop.
+
+    Below the knee (n S < S + Z) each of the n clients completes every S + Z seconds, so a window
+    of T seconds holds floor or ceil of T / (S + Z) of its requests: the count is within n of
+    X T. At and past the knee the device completes one request every S: within one.
+    """
+    return n if n * s < s + z else 1
+
+
+def check_constant_loop(points, s, z, n, rt):
+    """The constant closed loop against its closed form X = min(n / (S + Z), 1 / S).
+
+    Each repeat, whatever the load: (1) nothing makes the loop faster than the closed form, up to
+    the window edges; (2) every request the clients counted is one the device served in the
+    window (utilisation law on the device's exact schedule, within the edges); (3) with one client
+    the loop is a renewal process whose cycle is S plus the client's measured time away from the
+    device (think time as slept plus wake-up lateness after the service), so X = 1 / (S + Z_eff)
+    within the edges even when a wake-up is stalled for milliseconds. With real-time clients the
+    best of the repeats also reaches the nominal closed form within the edges plus 0.5 % (a wake-up
+    lateness of 20 us per 4 ms sleep; measured: 2-3 us median).
+    """
+    x = min(n / (s + z), 1 / s)
+    e = edge_ops(n, s, z)
+    for p in points:
+        el, ops, st = p["elapsed_s"], p["ops"], p["engine_stats"]
+        assert ops <= x * el + e
+        assert abs(ops - st["utilization"][0] * el / s) <= e
+        if n == 1:
+            z_eff = p["think_s_mean"] + st["wakeup_late_s_mean"]
+            assert ops >= el / (s + z_eff) - e
+    best = max(p["ops"] - x * p["elapsed_s"] for p in points)
+    if rt:
+        assert best >= -e - 0.005 * x * points[0]["elapsed_s"]
+    else:
+        assert best >= -0.4 * x * points[0]["elapsed_s"]
+
+
 def test_service_time_is_a_plus_b_over_r_per_request_size(qnb, rt):
     a, r = 2e-3, 100e6
     res = emu(
@@ -76,20 +114,9 @@ def test_closed_loop_constant_service_and_think_is_deterministic(qnb, rt):
     )
     assert sorted(p["jobs"] for p in res) == [1, 1, 1, 2, 2, 2, 4, 4, 4]
     for n in (1, 2, 4):
-        x = min(n / (s + z), 1 / s)
-        xs = [p["throughput_ops_s"] for p in res if p["jobs"] == n]
-        # Nothing makes the loop faster than its closed form; a client woken late (or a device
-        # thread preempted: seen about one run in seven even with SCHED_FIFO clients) only makes
-        # it slower. So every repeat stays at or below the closed form, and the best of three
-        # reaches it.
-        assert max(xs) <= x * 1.02
-        if rt:
-            # measured: the best of three fell up to 4.1 % short on this idle 2-core machine in
-            # about one run of the module in three (all three repeats alike, so not a single
-            # stall); the cause is not yet found, see the reliability issue
-            assert max(xs) == pytest.approx(x, rel=0.05)
-        else:
-            assert 0.6 * x < max(xs)
+        # tolerances in whole requests, see check_constant_loop: 1 in 50 (N = 1) and 1 in 100
+        # (N = 2, 4) of the window's requests, where a relative 5 % was allowed before
+        check_constant_loop([p for p in res if p["jobs"] == n], s, z, n, rt)
     for point in res:
         n = point["jobs"]
         # Little's law over the whole loop: N = X (R + Z)
@@ -157,13 +184,15 @@ def test_random_device_choice_is_seeded_and_reproducible(qnb):
         "--seed",
         "7",
     )
-    a = emu(qnb, *args)[0]["engine_stats"]["device_ops"]
-    b = emu(qnb, *args)[0]["engine_stats"]["device_ops"]
-    # the device sequence is seeded; which requests of the warm-up boundary fall into the window
-    # is not (one or two, a few when the main thread is scheduled late): an unseeded choice would
-    # differ by ~9 per device
-    assert sum(a) in (200, 201) and sum(b) in (200, 201)
-    assert all(abs(x - y) <= 3 for x, y in zip(a, b, strict=True))
+    pa, pb = emu(qnb, *args)[0], emu(qnb, *args)[0]
+    a, b = pa["engine_stats"]["device_ops"], pb["engine_stats"]["device_ops"]
+    # With no warm-up the client starts with the measured interval, so every request it issues
+    # is counted, the device sees exactly --ops requests inside the window, and the seeded
+    # sequence is the same run to run: exact equality. (Before, a client issued uncounted
+    # requests while the interval opened: 3 runs in 25 counted 199 with both cores loaded, and
+    # the per-device counts moved by one or two.) An unseeded choice would differ by ~9 per device.
+    assert pa["ops"] == pb["ops"] == 200
+    assert sum(a) == 200 and a == b
     assert min(a) > 25  # uniform over 4 devices: 50 each on average
 
 
@@ -213,18 +242,17 @@ def test_realtime_clients_reach_the_closed_form(qnb):
         assert doc["complete"] is False and "CAP_SYS_NICE" in doc["errors"][0]
         pytest.skip("no permission for SCHED_FIFO here: the refusal is clear, accuracy untested")
     assert rc == 0, err
-    s = 5e-3 + 65536 / 50e6
+    s, z = 5e-3 + 65536 / 50e6, 5e-3
     for n in (1, 4):
-        x = min(n / (s + 5e-3), 1 / s)
         runs = [p for p in doc["results"] if p["jobs"] == n]
         assert len(runs) == 3
-        # constant service and think: a late wake-up or a preempted device thread can only
-        # slow the loop (about one run in seven fell 2-4 % short here, with the binaries before
-        # and after this test was written), while counting whole requests in a 0.5 s window
-        # can add one: every repeat at most the closed form plus one request, the best within
-        # 2 % of it
-        assert all(p["throughput_ops_s"] <= x * 1.005 + 1 / 0.5 for p in runs)
-        # within 2 % in most runs; the best of three fell up to 2.8 % short now and then on an
-        # idle machine (not yet explained: see the reliability issue)
-        assert max(p["throughput_ops_s"] for p in runs) == pytest.approx(x, rel=0.04)
-        assert all(p["engine_stats"]["wakeup_late_s_mean"] < 1e-3 for p in runs)
+        # whole requests: 1 of 44 (N = 1) and 1 of 79 (N = 4) in a 0.5 s window, where a relative
+        # 4 % was allowed before (the count's own quantization was 2.3 % of it at N = 1)
+        check_constant_loop(runs, s, z, n, rt=True)
+    # SCHED_FIFO clients wake within microseconds: the median one-client latency is S plus the
+    # histogram's resolution plus 50 us (measured: 2-5 us). The median, not the mean: one wake-up
+    # stalled for tens of milliseconds (vCPU steal, RT throttling) moves the mean of a 0.5 s run by
+    # a millisecond, which is what this test tripped on under load when it bounded the mean.
+    for p in doc["results"]:
+        if p["jobs"] == 1:
+            assert p["latency_s"]["p50"] <= s * (1 + p["latency_s"]["quantile_rel_error"]) + 50e-6

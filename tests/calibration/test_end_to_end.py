@@ -140,17 +140,22 @@ def test_link_and_cpu_costs_from_real_tcp_and_cpu_sweeps(qnbench):
     )
 
     sizes = [64, 1024, 16384, 65536, 262144]
-    # three repeats: the fit takes the median per size, so one stalled loopback run cannot
-    # bend the line (a single run failed the 40 % check now and then on an idle machine)
+    # Each point's fastest message: other work on the host only adds to a message's time, and
+    # on this 2-core host it does so for whole points, for seconds at a time (at load average 4
+    # a point's median was 40 us against 13 us at 64 B; at 16 up to 3.5 ms against 51 us at
+    # 256 KiB), which is what made the median-based fit miss by 42 % against a 40 % bound (it
+    # missed by 43-745 % in 3 of 6 runs at load average 16). The minima stay put: 13-14 us at
+    # 64 B, 44-64 us at 256 KiB. Three repeats, median per size.
     tcp = bench.run(
         "tcp", jobs=[1], bs=sizes, runtime=0.2, warmup=0.05, repeat=3, executable_path=qnbench
     )
-    link = calibrate_link(tcp)
+    link = calibrate_link(tcp, latency="min")
     assert link.success and link.values["rate"] > 0 and link.values["overhead"] > 0
-    # the fit reproduces the measured medians at both ends of the range
-    # (within 40%: loopback timings wobble on a loaded host)
-    assert link.fitted[0] == pytest.approx(link.y[0], rel=0.4)
-    assert link.fitted[-1] == pytest.approx(link.y[-1], rel=0.4)
+    # the line reproduces the measured minima at both ends of the range: within 15 % (measured
+    # in 18 runs at load average 9-16: at most 5.6 % at 64 B and 8.1 % at 256 KiB; the middle
+    # sizes sit up to 14 % above the line, loopback is not quite linear in size)
+    assert link.fitted[0] == pytest.approx(link.y[0], rel=0.15)
+    assert link.fitted[-1] == pytest.approx(link.y[-1], rel=0.15)
     pkt = calibrate_cpu_per_packet(tcp)
     assert pkt.success and pkt.values["t_packet"] >= 0 and pkt.ndata == len(sizes)
 

@@ -189,3 +189,26 @@ def test_compare_checks_multiserver_models_against_the_asymptotic_band():
     aba = qn.bounds(net, 8, method="aba")
     assert c.table["aba_throughput_upper"].tolist() == aba.throughput_upper[[0, 7]].tolist()
     assert c.mape_throughput == pytest.approx(0.0, abs=1e-12) and c.coverage == 1.0
+
+
+def test_link_fit_on_minima_ignores_points_slowed_by_other_work():
+    # Loopback TCP on a shared host: whole points run slow (their median 3x the stack's cost)
+    # while each point's fastest message still costs overhead + S / rate. The fit on the minima
+    # recovers both exactly; the default fit on medians is bent by the slowed points.
+    from qnmodel.calibration.pipeline import calibrate_link
+
+    ov, rate = 13e-6, 8e9
+    sizes = [64, 1024, 16384, 65536, 262144]
+    doc = make_document([{"jobs": 1, "bs_bytes": s, "latency": ov + s / rate} for s in sizes])
+    doc["engine"] = doc["options"]["engine"] = "tcp"
+    for i, res in enumerate(doc["results"]):
+        t = ov + res["bs_bytes"] / rate
+        res["latency_s"].update(min=t, p50=3 * t if i in (1, 3) else t)
+    fit = calibrate_link(doc, latency="min")
+    assert fit.values["overhead"] == pytest.approx(ov, rel=1e-6)
+    assert fit.values["rate"] == pytest.approx(rate, rel=1e-6)
+    assert np.max(np.abs(np.asarray(fit.fitted) / np.asarray(fit.y) - 1)) < 1e-6
+    bent = calibrate_link(doc)
+    assert abs(bent.values["overhead"] / ov - 1) > 0.1
+    with pytest.raises(InvalidModelError, match="latency"):
+        calibrate_link(doc, latency="p99")

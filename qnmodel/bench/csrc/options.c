@@ -34,7 +34,7 @@ static const struct opt table[] = {
      "file size per job (file), array size (mem), member size (stripe)"},
     {"runtime", T_TIME, F(runtime), "1s", NULL, "general", "measured time per point"},
     {"warmup", T_TIME, F(warmup), "100ms", NULL, "general",
-     "warm-up per point, excluded from all numbers"},
+     "warm-up per point, excluded from all numbers (0: clients start with the measured time)"},
     {"ops", T_INT, F(ops), "0", NULL, "general",
      "stop a point after this many measured operations (0: only --runtime)"},
     {"io-size", T_SIZE, F(io_size), "0", NULL, "general",
