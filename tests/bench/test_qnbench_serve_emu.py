@@ -91,9 +91,7 @@ def _edge(s, servers):
 
 def _closed_form(s, z, n, servers=1):
     """Exact MVA of the finite-source queue: one FCFS station (demand s, m servers), think z."""
-    net = qnmodel.Network(
-        [qnmodel.Station("device", s, servers=servers)], think_time=z
-    )
+    net = qnmodel.Network([qnmodel.Station("device", s, servers=servers)], think_time=z)
     return qnmodel.mva(net, n)
 
 
@@ -119,9 +117,7 @@ def test_n_clients_share_one_fcfs_device_as_the_closed_form_says(qnb, rt, server
         # the utilisation law on the device's own schedule (per server: U = X S / m)
         busy = st["device_busy_s"][0]
         assert abs(busy - ops * st["service_s_mean"]) <= _edge(s, servers)
-        assert st["utilization"][0] == pytest.approx(
-            busy / (servers * r["elapsed_s"]), rel=1e-9
-        )
+        assert st["utilization"][0] == pytest.approx(busy / (servers * r["elapsed_s"]), rel=1e-9)
         # Little's law over the clients: N = X (R + Z)
         cycle = r["latency_s"]["mean"] + r["think_s_mean"]
         assert n_clients == pytest.approx(x * cycle, rel=0.02)
@@ -131,7 +127,5 @@ def test_n_clients_share_one_fcfs_device_as_the_closed_form_says(qnb, rt, server
         assert x == pytest.approx(nominal.throughput[n_clients - 1], rel=tol), (n_clients, tol)
         # against the closed form with this point's measured service and think means (the
         # network path is a delay: the response minus the device's residence is its time)
-        measured = _closed_form(
-            st["service_s_mean"], r["think_s_mean"] + rtt, n_clients, servers
-        )
+        measured = _closed_form(st["service_s_mean"], r["think_s_mean"] + rtt, n_clients, servers)
         assert x == pytest.approx(measured.throughput[-1], rel=0.05), n_clients

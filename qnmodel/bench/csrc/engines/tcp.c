@@ -54,14 +54,13 @@ static int tcp_standalone(struct qnb_run *r)
 {
     if (strcmp(r->cfg->tcp_role, "server") != 0)
         return -1;
-    if (r->cfg->realtime) { /* the connection threads switch to SCHED_FIFO: check it is allowed */
+    if (r->cfg->realtime) { /* the connection threads switch to SCHED_FIFO: say if they cannot */
         int e = qnb_thread_realtime();
-        if (e) {
+        if (e)
             qnb_diag("tcp server: --realtime: cannot switch to SCHED_FIFO: %s (needs root or "
-                     "CAP_SYS_NICE; run without --realtime)",
+                     "CAP_SYS_NICE); serving without it, so replies may leave late on a loaded "
+                     "machine",
                      strerror(e));
-            return 1;
-        }
     }
     struct tcp_server *srv = calloc(1, sizeof *srv);
     if (!srv || qnb_tcp_server_start(r, srv, (int)r->cfg->port, 0)) {
