@@ -230,7 +230,8 @@ def start_server(
         if disk is not None:
             cmd += ["--serve", "file", "--dir", str(disk), "--size", str(int(node.file_size))]
         elif node.disk.kind == "emu":
-            cmd += emu_options(node.disk)
+            # its own --seed: no two servers' disks draw the same service-time sequence
+            cmd += [*emu_options(node.disk), "--seed", str(node.index + 1)]
         port = node.port
     elif node.service == "nfs":
         export = disk

@@ -129,3 +129,24 @@ def test_n_clients_share_one_fcfs_device_as_the_closed_form_says(qnb, rt, server
         # network path is a delay: the response minus the device's residence is its time)
         measured = _closed_form(st["service_s_mean"], r["think_s_mean"] + rtt, n_clients, servers)
         assert x == pytest.approx(measured.throughput[-1], rel=0.05), n_clients
+
+
+def test_striped_members_draw_independent_service_times(qnb, rt):
+    # RAID0 full-stripe reads over 3 loopback block servers, each with its own exponential
+    # 4 ms device: one client waits for the slowest of 3 independent services, E[max] = S H_3
+    # = 7.33 ms (H_3 = 1 + 1/2 + 1/3). Before the fix every server seeded its connections
+    # alike, so the three chunks of a request drew the SAME time and R(1) was S = 4.19 ms.
+    # The max of 3 exponentials has sd S sqrt(1 + 1/4 + 1/9) = 1.17 S; over n ~ 270
+    # requests the mean's sd is 3.9 %, and 4 of them are allowed (plus the loopback path).
+    s = 4e-3
+    rc, doc, _, err = qnb("--engine", "stripe", "--member", "tcp", "--serve", "emu",
+                          "--dev-latency", "4ms", "--dev-rate", 0, "--dev-dist", "exp",
+                          "--members", 3, "--chunk", "64KiB", "--bs", "192KiB", "--jobs", 1,
+                          "--runtime", "2s", "--warmup", "100ms", *rt, timeout=120)  # fmt: skip
+    assert rc == 0, err
+    (r,) = schema.validate(doc)["results"]
+    n = r["ops"]
+    expected = s * (1 + 1 / 2 + 1 / 3)
+    sd = s * math.sqrt(1 + 1 / 4 + 1 / 9) / math.sqrt(n)
+    mean = r["latency_s"]["mean"]
+    assert expected - 4 * sd <= mean <= expected + 4 * sd + 0.5e-3, (mean, expected, sd)

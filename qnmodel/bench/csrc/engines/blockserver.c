@@ -113,8 +113,7 @@ static void *serve_conn(void *arg)
     if (srv->cfg->realtime)
         qnb_thread_realtime();
     if (srv->emu)
-        qnb_rng_seed(&rng, (uint64_t)srv->cfg->seed * 0x9E3779B97F4A7C15ull +
-                               atomic_fetch_add(&srv->conn_seq, 1) + 1);
+        qnb_rng_seed(&rng, srv->seed_base + atomic_fetch_add(&srv->conn_seq, 1) + 1);
     if (!buf)
         goto out;
     memset(buf, 0x5a, SRV_BUF);
@@ -217,6 +216,9 @@ static int resolve(const char *host, int port, struct sockaddr_storage *ss, sock
     return 0;
 }
 
+/* servers started by this process (the K loopback members of stripe --tcp-role self) */
+static _Atomic uint64_t server_instances;
+
 int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port, int log)
 {
     const struct qnb_config *c = r->cfg;
@@ -234,6 +236,14 @@ int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port, in
         }
         srv->emu = 1;
         srv->spin_ns = (int64_t)(c->spin * 1e9);
+        /* Independent service times on every server: the same connection index on two
+         * servers (a striping client's connections to its K members) must not draw the same
+         * sequence, or the members of a stripe would be perfectly correlated. The seed mixes
+         * --seed, the requested port (servers in separate processes listen on different
+         * ports, or are given different --seed) and this process's server count. */
+        uint64_t inst = atomic_fetch_add(&server_instances, 1);
+        srv->seed_base = (uint64_t)c->seed * 0x9E3779B97F4A7C15ull ^
+                         ((uint64_t)port << 32) ^ (inst * 0xBF58476D1CE4E5B9ull);
     }
     if (strcmp(c->serve, "file") == 0) {
         if (qnb_file_layout(r, "serve.dat", c->size, 0, err, sizeof err)) {

@@ -20,6 +20,7 @@ struct tcp_server {
     const struct qnb_config *cfg;
     int64_t spin_ns;
     _Atomic uint64_t conn_seq; /* seeds each connection's service-time generator */
+    uint64_t seed_base;        /* --seed, this server's port and instance (see serve_conn) */
 };
 
 /* listen on --host:port (0: ephemeral), serve from memory, --serve file or --serve emu, in
