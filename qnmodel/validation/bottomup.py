@@ -119,8 +119,8 @@ def disk_service(
 
     qnbench ``tcp`` clients in the server's own namespace keep its block server's emulated
     device busy through loopback (no shaped link in the path): ``jobs`` clients (default
-    4 m + 4 for a device of m servers) so its queue never empties, and by the utilisation law
-    at U = 1 per server, S = m / X ([LZGS84] eq. 3.1). The network time of each request
+    4 m + 4 for a device of m servers, with SCHED_FIFO) so its queue never empties, and by
+    the utilisation law at U = 1 per server, S = m / X ([LZGS84] eq. 3.1). The network time of each request
     overlaps other requests' service, so it does not enter. Each repeat counts n = X x
     ``runtime`` completions; with exponential service its estimate has a relative standard
     deviation of 1 / sqrt(n) (constant service: the window edges only), and the estimate is
@@ -145,9 +145,12 @@ def disk_service(
         )
     size = int(as_quantity(bs, "bs", "size", positive=True))
     jobs = 4 * d.servers + 4 if jobs is None else int(jobs)
+    # real-time clients (the testbed runs as root): on a loaded machine a descheduled set of
+    # clients lets the device idle, and every idle moment reads as a longer service (one
+    # repeat read +17.6 % at load average 14 without them)
     trace = bench_in(topo, server, "tcp", tcp_role="client", host="127.0.0.1", port=node.port,
                      rw=op, bs=size, jobs=jobs, runtime=runtime, warmup="200 ms",
-                     repeat=repeat)  # fmt: skip
+                     repeat=repeat, realtime=True)  # fmt: skip
     xs = [float(r["throughput_ops_s"]) for r in trace.results]
     ops = sum(int(r["ops"]) for r in trace.results)
     elapsed = sum(float(r["elapsed_s"]) for r in trace.results)
