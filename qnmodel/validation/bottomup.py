@@ -118,16 +118,16 @@ def disk_service(
     """Mean service time (s) of an ``emu`` disk for requests of ``bs`` bytes, measured.
 
     qnbench ``tcp`` clients in the server's own namespace keep its block server's emulated
-    device busy through loopback (no shaped link in the path): ``jobs`` clients (default
-    4 m + 4 for a device of m servers, with SCHED_FIFO) so its queue never empties, and by
-    the utilisation law at U = 1 per server, S = m / X ([LZGS84] eq. 3.1). The network time of each request
-    overlaps other requests' service, so it does not enter. Each repeat counts n = X x
+    device busy through loopback (no shaped link in the path): ``jobs`` clients (default 4 m + 4
+    for a device of m servers, with SCHED_FIFO) so its queue never empties, and by the
+    utilisation law at U = 1 per server, S = m / X ([LZGS84] eq. 3.1). The network time of each
+    request overlaps other requests' service, so it does not enter. Each repeat counts n = X x
     ``runtime`` completions; with exponential service its estimate has a relative standard
-    deviation of 1 / sqrt(n) (constant service: the window edges only), and the estimate is
-    the mean over repeats (n summed). Returns ``service``, ``configured``
+    deviation of 1 / sqrt(n) (constant service: the window edges only), and the estimate is the
+    mean over repeats (n summed). Returns ``service``, ``configured``
     (:meth:`~qnmodel.testbed.Disk.service_time`), ``error`` (relative), ``repeats``,
-    ``completions``, ``rel_sd`` (1 / sqrt(completions) for exponential service, else 0),
-    ``bs``, ``engine``.
+    ``completions``, ``rel_sd`` (1 / sqrt(completions) for exponential service, else 0), ``bs``,
+    ``engine``.
 
     References
     ----------
