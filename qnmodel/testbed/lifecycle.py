@@ -282,6 +282,9 @@ def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
             # test hook: die like a killed 'up' (no cleanup), to test 'down' after a crash
             os.kill(os.getpid(), signal.SIGKILL)
         info["disk"] = {"kind": s.disk.kind, "path": str(disk) if disk else None}
+        if s.disk.kind == "emu":  # the emulated device's configuration (SI units)
+            info["disk"].update(latency=s.disk.latency, rate=s.disk.rate, dist=s.disk.dist,
+                                servers=s.disk.servers)  # fmt: skip
         nodes_info[s.name].update(info)
         state.set("nodes", nodes_info)
         _say(log, f"server {s.name}: {s.service} on {topo.address(s.name)} ({s.disk.kind} disk)")

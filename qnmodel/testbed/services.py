@@ -4,7 +4,8 @@
   ``qnm-<name>-<server>`` inside a given directory of a real file system;
 * throttled disks: a cgroup-v1 blkio group ``qnm-<name>-<server>`` with read/write bps limits on
   the block device under the directory; the server process joins it before it execs;
-* ``tcp``: qnbench's TCP block server (``--engine tcp --tcp-role server``);
+* ``tcp``: qnbench's TCP block server (``--engine tcp --tcp-role server``); with an ``emu``
+  disk it serves every request through one emulated device (``--serve emu --dev-*``);
 * ``nfs``: rpcbind + nfs-ganesha (VFS FSAL) in a private mount namespace whose ``/run`` is a
   fresh tmpfs, so each server has its own rpcbind socket and nothing lands in the host's /run.
   ``Graceless = true`` makes ganesha ready in about 0.1 s.
@@ -20,9 +21,17 @@ from pathlib import Path
 
 from .state import State
 from .system import TestbedError, netns_inode, process_start_time, run
-from .topology import Node, Topology
+from .topology import Disk, Node, Topology
 
-__all__ = ["BLKIO", "NFS_EXPORT", "disk_dir", "make_disk", "start_server", "nfs_url"]
+__all__ = [
+    "BLKIO",
+    "NFS_EXPORT",
+    "disk_dir",
+    "emu_options",
+    "make_disk",
+    "start_server",
+    "nfs_url",
+]
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 #: the path under which every NFS server exports its disk
@@ -96,6 +105,20 @@ def make_disk(topo: Topology, node: Node, state: State) -> Path | None:
             if rate is not None:
                 (cg / f"blkio.throttle.{key}_bps_device").write_text(f"{mm} {int(rate)}\n")
     return path
+
+
+def emu_options(disk: Disk) -> list[str]:
+    """qnbench options of the block server of an ``emu`` disk (``--serve emu --dev-*``).
+
+    ``--realtime``: the server's connection threads wake at each request's finish instant with
+    SCHED_FIFO (the testbed runs as root), so a loaded machine does not stretch the replies.
+    """
+    return [
+        "--realtime",
+        "--serve", "emu", "--dev-latency", repr(float(disk.latency)),
+        "--dev-rate", repr(float(disk.rate or 0.0)), "--dev-dist", disk.dist,
+        "--dev-servers", str(int(disk.servers)),
+    ]  # fmt: skip
 
 
 def nfs_url(topo: Topology, server: str, path: str = "") -> str:
@@ -206,6 +229,9 @@ def start_server(
         ]
         if disk is not None:
             cmd += ["--serve", "file", "--dir", str(disk), "--size", str(int(node.file_size))]
+        elif node.disk.kind == "emu":
+            # its own --seed: no two servers' disks draw the same service-time sequence
+            cmd += [*emu_options(node.disk), "--seed", str(node.index + 1)]
         port = node.port
     elif node.service == "nfs":
         export = disk

@@ -23,9 +23,20 @@ Format (every rate, size and time a number in SI units or a unit string)::
     link = { rate = "100 Mbit/s" }
     disk = { kind = "tmpfs", size = "256 MiB" }
     # kinds: tmpfs {size}; dir {path}; throttled {path, read_rate, write_rate};
-    #        memory (tcp only: replies from memory)
+    #        memory (tcp only: replies from memory);
+    #        emu {latency, rate, dist, servers} (tcp only: qnbench's emulated device, below)
     port = 5300                      # tcp only (default 5300)
     file_size = "64 MiB"             # tcp with a disk: size of the file it serves
+
+An ``emu`` disk is qnbench's emulated device inside the block server (``--serve emu``): every
+request the server receives, from all its clients, queues at one FCFS station of ``servers``
+identical servers, each request of B bytes served in ``latency + B / rate`` seconds, constant
+(``dist = "const"``) or exponential with that mean (``dist = "exp"``)::
+
+    disk = { kind = "emu", latency = "4 ms", rate = "100 MB/s", dist = "exp", servers = 1 }
+
+The keys are qnbench's ``--dev-latency``, ``--dev-rate``, ``--dev-dist`` and ``--dev-servers``;
+``rate`` may be left out (no transfer term), ``latency`` too when ``rate`` is given.
 
 Nothing here touches the system; :mod:`qnmodel.testbed.lifecycle` brings a topology up.
 """
@@ -45,6 +56,7 @@ from ..errors import InvalidModelError, InvalidTypeError, UnitError
 
 __all__ = [
     "DISK_KINDS",
+    "EMU_DISTS",
     "MAX_NODES",
     "SERVICES",
     "Disk",
@@ -56,7 +68,12 @@ __all__ = [
 ]
 
 #: disk kinds a server may have
-DISK_KINDS = ("tmpfs", "dir", "throttled", "memory")
+DISK_KINDS = ("tmpfs", "dir", "throttled", "memory", "emu")
+#: service laws of an ``emu`` disk (qnbench ``--dev-dist``), with the spellings accepted
+EMU_DISTS = {"const": "const", "constant": "const", "deterministic": "const",
+             "exp": "exp", "exponential": "exp"}  # fmt: skip
+#: most servers of one emulated device (qnbench QNB_EMU_MAX_SERVERS)
+EMU_MAX_SERVERS = 4096
 #: services a server may run
 SERVICES = ("nfs", "tcp", "none")
 #: at most this many nodes (one /24 of the /16 each, and one switch namespace besides)
@@ -98,13 +115,28 @@ class Link:
 
 @dataclass(frozen=True)
 class Disk:
-    """A server's disk: ``kind`` in :data:`DISK_KINDS` with its parameters (SI units)."""
+    """A server's disk: ``kind`` in :data:`DISK_KINDS` with its parameters (SI units).
+
+    ``emu`` disks: ``latency`` (s), ``rate`` (B/s, None: no transfer term), ``dist``
+    (``"const"`` or ``"exp"``) and ``servers``.
+    """
 
     kind: str = "memory"
     path: str | None = None
     size: float | None = None
     read_rate: float | None = None
     write_rate: float | None = None
+    latency: float = 0.0
+    rate: float | None = None
+    dist: str = "const"
+    servers: int = 1
+
+    def service_time(self, nbytes: float) -> float:
+        """Mean service time (s) of an ``emu`` disk for one request of ``nbytes`` bytes:
+        ``latency + nbytes / rate`` (qnbench ``engines/emu.c``)."""
+        if self.kind != "emu":
+            raise InvalidModelError(f"a {self.kind} disk has no configured service time")
+        return self.latency + (nbytes / self.rate if self.rate else 0.0)
 
 
 @dataclass(frozen=True)
@@ -274,8 +306,11 @@ def _disk(value: Any, name: str, service: str) -> Disk:
         "dir": ("kind", "path"),
         "throttled": ("kind", "path", "read_rate", "write_rate"),
         "memory": ("kind",),
+        "emu": ("kind", "latency", "rate", "dist", "servers"),
     }[kind]
     _check_keys(t, name, allowed)
+    if kind == "emu":
+        return _emu_disk(t, name, service)
     if kind == "memory" and service == "nfs":
         raise InvalidModelError(
             f"{name}.kind: an NFS server exports a file system: use tmpfs, dir or throttled, "
@@ -302,6 +337,44 @@ def _disk(value: Any, name: str, service: str) -> Disk:
         if "write_rate" in t:
             write_rate = _rate(t["write_rate"], f"{name}.write_rate")
     return Disk(kind=kind, path=path, size=size, read_rate=read_rate, write_rate=write_rate)
+
+
+def _emu_disk(t: dict, name: str, service: str) -> Disk:
+    """An ``emu`` disk: qnbench's emulated device inside the block server (module docstring)."""
+    if service != "tcp":
+        why = (
+            "nfs-ganesha exports a file system and an emulated device has none: use tmpfs, "
+            "dir or throttled for an NFS server"
+            if service == "nfs"
+            else "with no service nothing would serve it"
+        )
+        raise InvalidModelError(
+            f"{name}.kind: an emu disk lives inside qnbench's TCP block server: it needs "
+            f"service = 'tcp', not {service!r} ({why})"
+        )
+    latency = _delay(t.get("latency", 0.0), f"{name}.latency")
+    rate = _rate(t["rate"], f"{name}.rate") if "rate" in t else None
+    if latency == 0.0 and rate is None:
+        raise InvalidModelError(
+            f'{name}: an emu disk needs latency > 0 (e.g. "4 ms") and/or a rate '
+            f'(e.g. "100 MB/s"), got {t!r}'
+        )
+    dist = t.get("dist", "const")
+    if not isinstance(dist, str) or dist.strip().lower() not in EMU_DISTS:
+        raise InvalidModelError(
+            f"{name}.dist: unknown service law {dist!r} (one of {', '.join(EMU_DISTS)})"
+        )
+    servers = t.get("servers", 1)
+    if (
+        isinstance(servers, bool)
+        or not isinstance(servers, int)
+        or not 1 <= servers <= EMU_MAX_SERVERS
+    ):
+        raise InvalidModelError(
+            f"{name}.servers must be an integer 1..{EMU_MAX_SERVERS}, got {servers!r}"
+        )
+    return Disk(kind="emu", latency=latency, rate=rate, dist=EMU_DISTS[dist.strip().lower()],
+                servers=servers)  # fmt: skip
 
 
 def _node(value: Any, name: str, role: str, index: int) -> Node:

@@ -9,6 +9,9 @@ Never fitted to the end-to-end curve that the model is then compared with:
 * a server's disk rate: qnbench ``file`` in the server's namespace (direct I/O inside the
   blkio group of a throttled disk; buffered on tmpfs or a directory), or qnbench ``mem``
   copy bandwidth for a ``memory`` disk (the block server replies from a memory buffer);
+* the service time of an ``emu`` disk (qnbench's emulated device inside the block server,
+  :func:`disk_service`): the server's own block server driven to saturation over loopback in
+  its namespace (no link in the path), S = m / X by the utilisation law at U = 1 per server;
 * the master's CPU time per stripe unit: the same striped request with loopback members
   (qnbench ``stripe --member tcp --tcp-role self``, in the master's namespace, no link in
   the path): the time of one request at N = 1 divided by the stripe units it moves. It
@@ -31,7 +34,7 @@ from ..models.storage_corrected import moved_bytes
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in
 from ..testbed.system import TestbedError
 
-__all__ = ["link_rate", "disk_rate", "master_cpu_per_unit"]
+__all__ = ["link_rate", "disk_rate", "disk_service", "master_cpu_per_unit"]
 
 
 def _best(trace, key: str) -> list[float]:
@@ -75,6 +78,12 @@ def disk_rate(topo: Topology, server: str, *, op: str = "read", runtime: Any = "
 
     node = topo.node(server)
     d = node.disk
+    if d.kind == "emu":  # the rate of requests of bs bytes: bs / their calibrated service time
+        svc = disk_service(topo, server, bs=bs, op=op)
+        size = float(svc["bs"])
+        return {"rate": size / svc["service"], "repeats": [size / t for t in svc["repeats"]],
+                "engine": svc["engine"], "configured": size / svc["configured"], "op": op,
+                "service": svc}  # fmt: skip
     if d.kind == "memory":
         trace = bench_in(topo, server, "mem", mem_op="copy", size="16 MiB", runtime=runtime,
                          repeat=repeat)  # fmt: skip
@@ -94,6 +103,63 @@ def disk_rate(topo: Topology, server: str, *, op: str = "read", runtime: Any = "
     # ahead (one of three read 22.0 MB/s through a 20 MB/s throttle, the others 19.92)
     return {"rate": statistics.median(rates), "repeats": rates, "engine": engine,
             "configured": configured, "op": op}  # fmt: skip
+
+
+def disk_service(
+    topo: Topology,
+    server: str,
+    *,
+    bs: Any = "64 KiB",
+    op: str = "read",
+    runtime: Any = "2 s",
+    repeat: int = 3,
+    jobs: int | None = None,
+) -> dict:
+    """Mean service time (s) of an ``emu`` disk for requests of ``bs`` bytes, measured.
+
+    qnbench ``tcp`` clients in the server's own namespace keep its block server's emulated
+    device busy through loopback (no shaped link in the path): ``jobs`` clients (default 4 m + 4
+    for a device of m servers, with SCHED_FIFO) so its queue never empties, and by the
+    utilisation law at U = 1 per server, S = m / X ([LZGS84] eq. 3.1). The network time of each
+    request overlaps other requests' service, so it does not enter. Each repeat counts n = X x
+    ``runtime`` completions; with exponential service its estimate has a relative standard
+    deviation of 1 / sqrt(n) (constant service: the window edges only), and the estimate is the
+    mean over repeats (n summed). Returns ``service``, ``configured``
+    (:meth:`~qnmodel.testbed.Disk.service_time`), ``error`` (relative), ``repeats``,
+    ``completions``, ``rel_sd`` (1 / sqrt(completions) for exponential service, else 0), ``bs``,
+    ``engine``.
+
+    References
+    ----------
+    .. [LZGS84] Lazowska E. D. et al., "Quantitative System Performance", Prentice-Hall,
+       1984, eq. 3.1 (utilisation law).
+    """
+    from .._validate import as_quantity
+
+    node = topo.node(server)
+    d = node.disk
+    if d.kind != "emu" or node.service != "tcp":
+        raise TestbedError(
+            f"disk_service calibrates an emu disk behind a tcp server; {server!r} has a "
+            f"{d.kind} disk and runs {node.service}"
+        )
+    size = int(as_quantity(bs, "bs", "size", positive=True))
+    jobs = 4 * d.servers + 4 if jobs is None else int(jobs)
+    # real-time clients (the testbed runs as root): on a loaded machine a descheduled set of
+    # clients lets the device idle, and every idle moment reads as a longer service (one
+    # repeat read +17.6 % at load average 14 without them)
+    trace = bench_in(topo, server, "tcp", tcp_role="client", host="127.0.0.1", port=node.port,
+                     rw=op, bs=size, jobs=jobs, runtime=runtime, warmup="200 ms",
+                     repeat=repeat, realtime=True)  # fmt: skip
+    xs = [float(r["throughput_ops_s"]) for r in trace.results]
+    ops = sum(int(r["ops"]) for r in trace.results)
+    elapsed = sum(float(r["elapsed_s"]) for r in trace.results)
+    service = d.servers * elapsed / ops if ops else float("inf")
+    configured = d.service_time(size)
+    return {"service": service, "configured": configured, "error": service / configured - 1.0,
+            "repeats": [d.servers / x for x in xs], "completions": ops,
+            "rel_sd": 1.0 / ops**0.5 if d.dist == "exp" and ops else 0.0, "bs": size,
+            "engine": f"tcp loopback, {jobs} clients (saturated emu device)"}  # fmt: skip
 
 
 def master_cpu_per_unit(topo: Topology, client: str, *, raid: str, op: str, chunks: int,

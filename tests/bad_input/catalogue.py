@@ -201,6 +201,12 @@ disk = { kind = "tmpfs", size = "64 MiB" }
 """
 
 
+EMU_TOPOLOGY = GOOD_TOPOLOGY.replace('service = "nfs"', 'service = "tcp"').replace(
+    'disk = { kind = "tmpfs", size = "64 MiB" }',
+    'disk = { kind = "emu", latency = "4 ms", rate = "100 MB/s", dist = "exp", servers = 1 }',
+)
+
+
 def _topology(text: str | bytes) -> Callable[[Path], object]:
     from qnmodel.testbed.topology import load_topology
 
@@ -593,6 +599,15 @@ ROWS: list[Row] = [
         _qnbench("--engine", "emu", "--dev-latency", "nan")),
     Row(QNB, "`--dev-latency 1e999s`", "Exit2", r"--dev-latency.*1e999s",
         _qnbench("--engine", "emu", "--dev-latency", "1e999s")),
+    Row(QNB, "`--serve disk` (unknown server kind)", "Exit2", r"--serve: 'disk' is not one of mem,file,emu",
+        _qnbench("--engine", "tcp", "--serve", "disk")),
+    Row(QNB, "`--serve emu` with no service time (`--dev-latency 0 --dev-rate 0`)", "Exit2",
+        r"--serve emu needs --dev-latency > 0 or --dev-rate > 0",
+        _qnbench("--engine", "tcp", "--serve", "emu", "--dev-latency", "0", "--dev-rate", "0")),
+    Row(QNB, "`--dev-servers 0`", "Exit2", r"--dev-servers 0 must be between 1 and 4096",
+        _qnbench("--engine", "tcp", "--serve", "emu", "--dev-servers", "0")),
+    Row(QNB, "`--dev-dist weibull` (unknown service law)", "Exit2", r"--dev-dist: 'weibull' is not one of const,exp",
+        _qnbench("--engine", "tcp", "--serve", "emu", "--dev-dist", "weibull")),
     Row(QNB, "`--engine warp`", "Exit2", r"warp", _qnbench("--engine", "warp")),
     Row(QNB, "an unknown option `--speed 11`", "Exit2", r"--speed", _qnbench("--engine", "null", "--speed", "11")),
     Row(QNB, "`--think abc`", "Exit2", r"--think.*abc", _qnbench("--engine", "null", "--think", "abc")),
@@ -645,6 +660,24 @@ ROWS: list[Row] = [
     Row(TOPO, "a binary topology file", "InvalidModelError", r"tb\.toml: not a text file",
         _topology(b"\xff\xfe\x00\x00" * 30)),
     Row(TOPO, "not TOML", "InvalidModelError", r"tb\.toml: not valid TOML", _topology("{ nope")),
+    Row(TOPO, "an emu disk with an unknown service law", "InvalidModelError",
+        r"servers\[0\]\.disk\.dist: unknown service law 'weibull'",
+        _topology(EMU_TOPOLOGY.replace('dist = "exp"', 'dist = "weibull"'))),
+    Row(TOPO, "an emu disk with a negative service time", "InvalidModelError",
+        r"servers\[0\]\.disk\.latency must be >= 0, got '-4 ms'",
+        _topology(EMU_TOPOLOGY.replace('"4 ms"', '"-4 ms"'))),
+    Row(TOPO, "an emu disk's service time without a unit", "UnitError",
+        r"servers\[0\]\.disk\.latency = 4 has no unit",
+        _topology(EMU_TOPOLOGY.replace('"4 ms"', "4"))),
+    Row(TOPO, "an emu disk with no service time (neither latency nor rate)", "InvalidModelError",
+        r"servers\[0\]\.disk: an emu disk needs latency > 0",
+        _topology(EMU_TOPOLOGY.replace('latency = "4 ms", rate = "100 MB/s", ', ""))),
+    Row(TOPO, "an emu disk with 0 servers", "InvalidModelError",
+        r"servers\[0\]\.disk\.servers must be an integer 1\.\.4096, got 0",
+        _topology(EMU_TOPOLOGY.replace("servers = 1", "servers = 0"))),
+    Row(TOPO, "an emu disk on an NFS server (ganesha cannot export it)", "InvalidModelError",
+        r"servers\[0\]\.disk\.kind: an emu disk lives inside qnbench's TCP block server.*not 'nfs'.*nfs-ganesha exports a file system",
+        _topology(EMU_TOPOLOGY.replace('service = "tcp"', 'service = "nfs"'))),
     Row(TOPO, "an enormous topology file (70 MiB)", "InvalidModelError",
         r"tb\.toml: .*73400320 bytes.*larger than", _topology(b"#" * (HUGE - 1) + b"\n")),
     # -- hardware descriptions ---------------------------------------------------------------------

@@ -23,6 +23,8 @@ CASES = [
     ["--engine", "file", "--workers", "process", "--jobs", "2", "--size", "256KiB"],
     ["--engine", "mem", "--size", "256KiB"],
     ["--engine", "tcp", "--rw", "write", "--jobs", "2", "--bs", "64KiB"],
+    ["--engine", "tcp", "--serve", "emu", "--jobs", "1,3", "--dev-latency", "200us",
+     "--dev-dist", "exp", "--dev-servers", "2", "--bs", "4KiB"],
     ["--engine", "stripe", "--raid", "5", "--rw", "randwrite", "--size", "256KiB",
      "--chunk", "16KiB", "--dev-latency", "100us", "--jobs", "2"],
 ]  # fmt: skip

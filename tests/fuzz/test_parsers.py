@@ -207,6 +207,50 @@ def test_topology_any_document(doc):
     ours_or_value(parse_topology, doc)
 
 
+# the emu disk table (qnbench's emulated device behind the block server): each key drawn from
+# valid values, near misses (zero, negative, out of range, other spellings, other units) and
+# arbitrary values
+def _mostly(valid, *other):
+    """Valid values three times in four, so the accepted branch is reached too."""
+    v = st.sampled_from(valid)
+    return st.one_of(v, v, v, *other)
+
+
+emu_disks = st.fixed_dictionaries(
+    {"kind": st.just("emu"), "latency": _mostly(["4 ms", "250 us", "1.5 ms", "10 s"], st.sampled_from(["0 s", "0", 0, "10.5 s", "-4 ms", "4 MB", "4", 4, "nan ms"]), quantity_text, scalars)},
+    optional={
+        "rate": _mostly(["100 MB/s", "1 Gbit/s", "1000 B/s"], st.sampled_from(["999 B/s", "0 MB/s", 0, "-1 MB/s", "5 ms"]), quantity_text, scalars),
+        "dist": _mostly(["exp", "const", "exponential", "constant", "deterministic", "EXP "], st.sampled_from(["weibull", ""]), scalars),
+        "servers": _mostly([1, 2, 4096], st.integers(-3, 5000), st.sampled_from([0, 4097, 2**63]), scalars),
+    },
+)  # fmt: skip
+
+
+@FUZZ
+@given(
+    emu_disks,
+    st.one_of(st.just("tcp"), st.just("tcp"), st.just("tcp"), st.sampled_from(["nfs", "none"])),
+)
+def test_topology_emu_disk(disk, service):
+    from qnmodel.testbed.services import emu_options
+
+    doc = copy.deepcopy(TOPOLOGY)
+    doc["servers"][0].update(service=service, disk=disk)
+    topo = ours_or_value(parse_topology, doc)
+    if topo is None:
+        return
+    d = topo.servers[0].disk
+    # accepted: a tcp server, SI values in range, and options qnbench's parser takes as they are
+    assert service == "tcp" and d.kind == "emu" and d.dist in ("const", "exp")
+    assert 0.0 <= d.latency <= 10.0 and (d.rate is None or d.rate >= 1000.0)
+    assert d.latency > 0.0 or d.rate is not None
+    assert isinstance(d.servers, int) and 1 <= d.servers <= 4096
+    _finite(d.service_time(65536))
+    assert d.service_time(65536) > 0.0
+    opts = emu_options(d)
+    assert float(opts[opts.index("--dev-latency") + 1]) == d.latency
+
+
 HARDWARE = """\
 [memory]
 transfer_rate = {tr}

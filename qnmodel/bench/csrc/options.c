@@ -76,6 +76,8 @@ static const struct opt table[] = {
     {"dev-rate", T_RATE, F(dev_rate), "100MB/s", NULL, "emu",
      "r: transfer rate of an emulated device (0: infinite)"},
     {"devices", T_INT, F(devices), "1", NULL, "emu", "number of emulated devices K"},
+    {"dev-servers", T_INT, F(dev_servers), "1", NULL, "emu",
+     "m: identical servers per emulated device behind its one FCFS queue"},
     {"dev-select", T_STR, F(dev_select), "random", "random,roundrobin", "emu",
      "how a request picks its device"},
     {"dev-dist", T_STR, F(dev_dist), "const", "const,exp", "emu",
@@ -103,7 +105,9 @@ static const struct opt table[] = {
      "comma list of network namespaces (ip netns names): rank i of an MPI run joins the i-th "
      "before it measures, so each rank's traffic crosses its own links"},
     {"port", T_INT, F(port), "0", NULL, "tcp", "TCP port (0 with self: ephemeral)"},
-    {"serve", T_STR, F(serve), "mem", "mem,file", "tcp", "server replies from memory or a file"},
+    {"serve", T_STR, F(serve), "mem", "mem,file,emu", "tcp",
+     "server replies from memory, a file, or after one emulated device (--dev-*) shared by all "
+     "its connections"},
     {"raid", T_INT, F(raid), "0", "0,5", "stripe", "RAID level: 0 or 5"},
     {"members", T_INT, F(members), "4", NULL, "stripe", "number of members"},
     {"member", T_STR, F(member), "emu", "emu,file,tcp", "stripe",

@@ -42,6 +42,7 @@ struct qnb_config {
     double dev_latency;
     double dev_rate;
     long long devices;
+    long long dev_servers;
     char dev_select[16];
     char dev_dist[8];
     /* file */

@@ -6,6 +6,12 @@
  * (from memory, or pread from a file it created in --dir with --serve file); write: the client
  * sends `size` payload bytes after the header and the server replies with a 16-byte
  * acknowledgement. The server accepts connections in one thread and serves each in its own.
+ *
+ * --serve emu: every request, once received whole (the header of a read; header and payload of
+ * a write), queues at ONE emulated device of the server (emu.c: --dev-latency a, --dev-rate r,
+ * --dev-dist, --dev-servers m), shared by all connections, first come first served; the reply
+ * leaves when the device has served it. The server's disk is then a real FCFS station with the
+ * configured service law, and the network path around it is real TCP.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -81,6 +87,15 @@ struct conn_arg {
     int fd;
 };
 
+/* --serve emu: queue a request of `size` bytes at the server's device, arriving now, and wait
+ * until the device has served it */
+static void device_serve(struct tcp_server *srv, struct qnb_rng *rng, uint64_t size)
+{
+    int64_t svc = qnb_emu_service_ns(srv->cfg, size, rng);
+    int64_t finish = qnb_emu_reserve(&srv->dev, 0, qnb_now_ns(), svc);
+    qnb_sleep_until_ns(finish, srv->spin_ns);
+}
+
 static void *serve_conn(void *arg)
 {
     struct conn_arg *ca = arg;
@@ -90,6 +105,15 @@ static void *serve_conn(void *arg)
     unsigned char *buf = malloc(SRV_BUF);
     unsigned char hdr[HDR];
     long long foff = 0;
+    struct qnb_rng rng;
+    /* precise device wake-ups: no timer slack, and SCHED_FIFO with --realtime like the clients
+     * (a normal thread on a loaded machine wakes up to milliseconds late, and every late
+     * wake-up adds to its client's response time) */
+    qnb_thread_timer_slack();
+    if (srv->cfg->realtime)
+        qnb_thread_realtime();
+    if (srv->emu)
+        qnb_rng_seed(&rng, srv->seed_base + atomic_fetch_add(&srv->conn_seq, 1) + 1);
     if (!buf)
         goto out;
     memset(buf, 0x5a, SRV_BUF);
@@ -101,6 +125,8 @@ static void *serve_conn(void *arg)
         uint32_t op = get32(hdr + 4);
         uint64_t size = ((uint64_t)get32(hdr + 8) << 32) | get32(hdr + 12);
         if (op == 1) {
+            if (srv->emu)
+                device_serve(srv, &rng, size);
             uint64_t left = size;
             while (left > 0) {
                 size_t chunk = left < SRV_BUF ? (size_t)left : SRV_BUF;
@@ -123,6 +149,8 @@ static void *serve_conn(void *arg)
                     goto out;
                 left -= chunk;
             }
+            if (srv->emu)
+                device_serve(srv, &rng, size);
             if (send_all(fd, hdr, HDR, 0))
                 break;
         } else {
@@ -188,7 +216,10 @@ static int resolve(const char *host, int port, struct sockaddr_storage *ss, sock
     return 0;
 }
 
-int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port)
+/* servers started by this process (the K loopback members of stripe --tcp-role self) */
+static _Atomic uint64_t server_instances;
+
+int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port, int log)
 {
     const struct qnb_config *c = r->cfg;
     char err[512];
@@ -196,6 +227,24 @@ int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port)
     socklen_t sl;
     srv->file_fd = -1;
     srv->lfd = -1;
+    srv->cfg = c;
+    if (strcmp(c->serve, "emu") == 0) {
+        srv->dev.nolog = !log;
+        if (qnb_emu_init(&srv->dev, 1, (int)c->dev_servers)) {
+            qnb_run_error(r, "tcp: out of memory");
+            return -1;
+        }
+        srv->emu = 1;
+        srv->spin_ns = (int64_t)(c->spin * 1e9);
+        /* Independent service times on every server: the same connection index on two
+         * servers (a striping client's connections to its K members) must not draw the same
+         * sequence, or the members of a stripe would be perfectly correlated. The seed mixes
+         * --seed, the requested port (servers in separate processes listen on different
+         * ports, or are given different --seed) and this process's server count. */
+        uint64_t inst = atomic_fetch_add(&server_instances, 1);
+        srv->seed_base = (uint64_t)c->seed * 0x9E3779B97F4A7C15ull ^
+                         ((uint64_t)port << 32) ^ (inst * 0xBF58476D1CE4E5B9ull);
+    }
     if (strcmp(c->serve, "file") == 0) {
         if (qnb_file_layout(r, "serve.dat", c->size, 0, err, sizeof err)) {
             qnb_run_error(r, "tcp: %s", err);
@@ -250,6 +299,12 @@ void qnb_tcp_server_stop(struct tcp_server *srv)
     if (srv->file_fd >= 0)
         close(srv->file_fd);
     srv->file_fd = -1;
+    /* a connection thread still waiting on the device would use it: keep it then (the process
+     * is ending; the threads' clients are gone or stuck) */
+    if (srv->emu && atomic_load(&srv->nconn) == 0) {
+        qnb_emu_destroy(&srv->dev);
+        srv->emu = 0;
+    }
 }
 
 int qnb_tcp_connect(const char *host, int port, char *err, size_t errlen)

@@ -1,8 +1,9 @@
-/* emu engine: K emulated devices, each serving one request at a time, first come first served, a
- * request of B bytes taking a + B/r seconds (or an exponential time with that mean).
+/* emu engine: K emulated devices, each with m identical servers (--dev-servers, default 1)
+ * behind one first-come-first-served queue, a request of B bytes taking a + B/r seconds (or an
+ * exponential time with that mean): an M/M/m (or M/D/m) station per device.
  *
- * The device keeps a virtual schedule: start = max(arrival, device free), finish = start +
- * service. The client sleeps until `finish` with clock_nanosleep(TIMER_ABSTIME) and a short spin
+ * The device keeps a virtual schedule: a request takes the server that frees first,
+ * start = max(arrival, that server free), finish = start + service. The client sleeps until `finish` with clock_nanosleep(TIMER_ABSTIME) and a short spin
  * (qnb_sleep_until_ns), so a late wake-up delays only that client's next request, never the
  * device's busy time: the service times are exact by construction.
  */
@@ -13,14 +14,22 @@
 
 #include "emu.h"
 
-int qnb_emu_init(struct qnb_emu_set *s, int k)
+int qnb_emu_init(struct qnb_emu_set *s, int k, int servers)
 {
     s->k = k;
+    s->servers = servers < 1 ? 1 : servers;
     s->dev = calloc((size_t)k, sizeof *s->dev);
     if (!s->dev)
         return -1;
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
         pthread_mutex_init(&s->dev[i].m, NULL);
+        s->dev[i].free_at_ns = calloc((size_t)s->servers, sizeof(int64_t));
+        if (!s->dev[i].free_at_ns) {
+            s->k = i + 1;
+            qnb_emu_destroy(s);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -31,14 +40,20 @@ void qnb_emu_destroy(struct qnb_emu_set *s)
     for (int i = 0; i < s->k; i++) {
         pthread_mutex_destroy(&s->dev[i].m);
         free(s->dev[i].iv);
+        free(s->dev[i].free_at_ns);
     }
     free(s->dev);
     s->dev = NULL;
 }
 
+double qnb_emu_mean_service_s(const struct qnb_config *c, uint64_t bytes)
+{
+    return c->dev_latency + (c->dev_rate > 0 ? (double)bytes / c->dev_rate : 0.0);
+}
+
 int64_t qnb_emu_service_ns(const struct qnb_config *c, uint64_t bytes, struct qnb_rng *rng)
 {
-    double s = c->dev_latency + (c->dev_rate > 0 ? (double)bytes / c->dev_rate : 0.0);
+    double s = qnb_emu_mean_service_s(c, bytes);
     if (strcmp(c->dev_dist, "exp") == 0)
         s *= -log(qnb_rng_uniform(rng));
     return (int64_t)llround(s * 1e9);
@@ -48,9 +63,17 @@ int64_t qnb_emu_reserve(struct qnb_emu_set *s, int d, int64_t arrival, int64_t s
 {
     struct qnb_emu_dev *dv = &s->dev[d];
     pthread_mutex_lock(&dv->m);
-    int64_t start = arrival > dv->free_at_ns ? arrival : dv->free_at_ns;
+    int first = 0; /* the server that frees first (FCFS over the shared queue) */
+    for (int i = 1; i < s->servers; i++)
+        if (dv->free_at_ns[i] < dv->free_at_ns[first])
+            first = i;
+    int64_t start = arrival > dv->free_at_ns[first] ? arrival : dv->free_at_ns[first];
     int64_t finish = start + service_ns;
-    dv->free_at_ns = finish;
+    dv->free_at_ns[first] = finish;
+    if (s->nolog) {
+        pthread_mutex_unlock(&dv->m);
+        return finish;
+    }
     if (dv->niv == dv->cap && dv->cap < ((size_t)1 << 22)) {
         size_t cap = dv->cap ? 2 * dv->cap : 1024;
         int64_t *iv = realloc(dv->iv, cap * 2 * sizeof *iv);
@@ -107,8 +130,9 @@ void qnb_emu_report(const struct qnb_emu_set *s, int64_t t0, int64_t t1, struct 
     qj_key(j, "utilization");
     qj_arr_begin(j);
     for (int i = 0; i < s->k; i++)
-        qj_num(j, busy && elapsed > 0 ? busy[i] / elapsed : 0.0);
+        qj_num(j, busy && elapsed > 0 ? busy[i] / (elapsed * s->servers) : 0.0);
     qj_arr_end(j);
+    qj_kint(j, "servers", s->servers);
     qj_knum(j, "service_s_mean", svc_n ? svc_sum / (double)svc_n / 1e9 : 0.0);
     uint64_t dropped = 0;
     for (int i = 0; i < s->k; i++)
@@ -131,6 +155,16 @@ struct emu_point {
     int64_t spin_ns;
 };
 
+int qnb_emu_check_servers(const struct qnb_config *c, char *err, size_t len)
+{
+    if (c->dev_servers < 1 || c->dev_servers > QNB_EMU_MAX_SERVERS) {
+        snprintf(err, len, "--dev-servers %lld must be between 1 and %d", c->dev_servers,
+                 QNB_EMU_MAX_SERVERS);
+        return 2;
+    }
+    return 0;
+}
+
 static int emu_check(const struct qnb_config *c, char *err, size_t len)
 {
     if (c->devices < 1 || c->devices > 4096) {
@@ -141,13 +175,13 @@ static int emu_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "emu: give --dev-latency > 0 or --dev-rate > 0 (both are zero)");
         return 2;
     }
-    return 0;
+    return qnb_emu_check_servers(c, err, len);
 }
 
 static int emu_setup(struct qnb_run *r)
 {
     struct emu_point *p = calloc(1, sizeof *p);
-    if (!p || qnb_emu_init(&p->set, (int)r->cfg->devices)) {
+    if (!p || qnb_emu_init(&p->set, (int)r->cfg->devices, (int)r->cfg->dev_servers)) {
         free(p);
         qnb_run_error(r, "emu: out of memory");
         return -1;
@@ -187,8 +221,7 @@ static void emu_report(struct qnb_run *r, struct qnb_json *j)
 {
     struct emu_point *p = r->epriv;
     const struct qnb_config *c = r->cfg;
-    qj_knum(j, "service_s",
-            c->dev_latency + (c->dev_rate > 0 ? (double)r->pt.bs / c->dev_rate : 0.0));
+    qj_knum(j, "service_s", qnb_emu_mean_service_s(c, (uint64_t)r->pt.bs));
     qnb_emu_report(&p->set, r->t_start_ns, atomic_load(&r->t_stop_ns), j);
     double late = 0, n = 0, late_max = 0;
     for (int i = 0; i < r->pt.jobs; i++) {

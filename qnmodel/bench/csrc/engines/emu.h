@@ -5,7 +5,7 @@
 
 struct qnb_emu_dev {
     pthread_mutex_t m;
-    int64_t free_at_ns; /* instant the device finishes its last accepted request */
+    int64_t *free_at_ns; /* per server: the instant it finishes its last accepted request */
     /* every (start, finish) of the point, to intersect with the measured window exactly */
     int64_t *iv;
     size_t niv, cap;
@@ -15,15 +15,24 @@ struct qnb_emu_dev {
 
 struct qnb_emu_set {
     int k;
+    int servers; /* identical servers per device sharing one FCFS queue (--dev-servers) */
+    int nolog;   /* keep no (start, finish) log: a standalone block server reports nothing */
     struct qnb_emu_dev *dev;
 };
 
-int qnb_emu_init(struct qnb_emu_set *s, int k);
+#define QNB_EMU_MAX_SERVERS 4096
+/* 2 with a message when --dev-servers is out of 1..QNB_EMU_MAX_SERVERS, else 0 */
+int qnb_emu_check_servers(const struct qnb_config *c, char *err, size_t len);
+/* k devices with `servers` servers each (0 on success, -1 out of memory) */
+int qnb_emu_init(struct qnb_emu_set *s, int k, int servers);
 void qnb_emu_destroy(struct qnb_emu_set *s);
 /* service time in ns of a request of `bytes` bytes: a + B/r, or exponential with that mean */
+double qnb_emu_mean_service_s(const struct qnb_config *c, uint64_t bytes);
 int64_t qnb_emu_service_ns(const struct qnb_config *c, uint64_t bytes, struct qnb_rng *rng);
-/* queue a request on device d, arriving at `arrival`; returns its finish instant */
+/* queue a request on device d, arriving at `arrival`; returns its finish instant. FCFS: the
+ * request starts on the server that frees first, at max(arrival, that instant). */
 int64_t qnb_emu_reserve(struct qnb_emu_set *s, int d, int64_t arrival, int64_t service_ns);
-/* device_busy_s, device_ops, utilization over the window [t0, t1] (ns) */
+/* device_busy_s (server-seconds), device_ops, utilization (busy / (servers x window), per
+ * server) and service_s_mean over the window [t0, t1] (ns) */
 void qnb_emu_report(const struct qnb_emu_set *s, int64_t t0, int64_t t1, struct qnb_json *j);
 #endif

@@ -99,13 +99,22 @@ static int stripe_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "stripe: --member tcp --tcp-role client needs --port (first member)");
         return 2;
     }
-    if (strcmp(c->member, "tcp") == 0 && strcmp(c->serve, "mem") != 0) {
-        snprintf(err, len, "stripe: --member tcp serves from memory (--serve mem)");
+    if (strcmp(c->member, "tcp") == 0 && strcmp(c->serve, "file") == 0) {
+        snprintf(err, len, "stripe: --member tcp serves from memory or an emulated device "
+                           "(--serve mem or emu), not --serve file");
         return 2;
     }
     if (strcmp(c->member, "emu") == 0 && c->dev_latency <= 0 && c->dev_rate <= 0) {
         snprintf(err, len, "stripe: emulated members need --dev-latency > 0 or --dev-rate > 0");
         return 2;
+    }
+    if (strcmp(c->member, "emu") == 0 ||
+        (strcmp(c->member, "tcp") == 0 && strcmp(c->serve, "emu") == 0)) {
+        if (strcmp(c->member, "tcp") == 0 && c->dev_latency <= 0 && c->dev_rate <= 0) {
+            snprintf(err, len, "stripe: --serve emu needs --dev-latency > 0 or --dev-rate > 0");
+            return 2;
+        }
+        return qnb_emu_check_servers(c, err, len);
     }
     return 0;
 }
@@ -123,7 +132,7 @@ static int stripe_setup(struct qnb_run *r)
     for (int i = 0; i < NLOCKS; i++)
         pthread_mutex_init(&p->lock[i], NULL);
     if (p->emu)
-        return qnb_emu_init(&p->set, (int)c->members);
+        return qnb_emu_init(&p->set, (int)c->members, (int)c->dev_servers);
     struct stripe_run *sr = r->erun;
     if (!sr) {
         sr = calloc(1, sizeof *sr);
@@ -135,7 +144,7 @@ static int stripe_setup(struct qnb_run *r)
         if (strcmp(c->tcp_role, "self") != 0)
             return 0;
         while (sr->nsrv < c->members) {
-            if (qnb_tcp_server_start(r, &sr->srv[sr->nsrv], 0))
+            if (qnb_tcp_server_start(r, &sr->srv[sr->nsrv], 0, 0))
                 return -1;
             sr->nsrv++;
         }

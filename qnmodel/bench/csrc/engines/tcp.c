@@ -3,6 +3,9 @@
  *
  * --tcp-role self runs the server as threads of this process on loopback (an ephemeral port by
  * default), so one command measures the loopback path; server and client split it over two hosts.
+ * With --serve emu the server's requests queue at one emulated device (blockserver.c); with
+ * --tcp-role self the point's engine_stats then hold the device's own busy time, operations,
+ * utilisation and mean service (emu.c), beside the clients' response times.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +38,14 @@ static int tcp_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "tcp: --port %lld is not a TCP port", c->port);
         return 2;
     }
+    if (strcmp(c->serve, "emu") == 0 && strcmp(c->tcp_role, "client") != 0) {
+        if (c->dev_latency <= 0 && c->dev_rate <= 0) {
+            snprintf(err, len, "tcp: --serve emu needs --dev-latency > 0 or --dev-rate > 0 (both "
+                               "are zero)");
+            return 2;
+        }
+        return qnb_emu_check_servers(c, err, len);
+    }
     return 0;
 }
 
@@ -43,8 +54,18 @@ static int tcp_standalone(struct qnb_run *r)
 {
     if (strcmp(r->cfg->tcp_role, "server") != 0)
         return -1;
+    if (r->cfg->realtime) { /* the connection threads switch to SCHED_FIFO: say if they cannot */
+        int e = qnb_thread_realtime();
+        if (e)
+            qnb_diag("tcp server: --realtime: cannot switch to SCHED_FIFO: %s (needs root or "
+                     "CAP_SYS_NICE); serving without it, so replies may leave late on a loaded "
+                     "machine",
+                     strerror(e));
+    }
     struct tcp_server *srv = calloc(1, sizeof *srv);
-    if (!srv || qnb_tcp_server_start(r, srv, (int)r->cfg->port)) {
+    if (!srv || qnb_tcp_server_start(r, srv, (int)r->cfg->port, 0)) {
+        if (srv)
+            qnb_tcp_server_stop(srv);
         free(srv);
         return 1;
     }
@@ -66,7 +87,7 @@ static int tcp_setup(struct qnb_run *r)
         qnb_run_error(r, "tcp: out of memory");
         return -1;
     }
-    if (qnb_tcp_server_start(r, srv, (int)r->cfg->port)) {
+    if (qnb_tcp_server_start(r, srv, (int)r->cfg->port, 1)) {
         qnb_tcp_server_stop(srv);
         free(srv);
         return -1;
@@ -134,6 +155,11 @@ static void tcp_report(struct qnb_run *r, struct qnb_json *j)
 {
     qj_kint(j, "connections", r->pt.jobs);
     qj_kint(j, "port", r->erun ? ((struct tcp_server *)r->erun)->port : r->cfg->port);
+    struct tcp_server *srv = r->erun;
+    if (srv && srv->emu) {
+        qj_knum(j, "service_s", qnb_emu_mean_service_s(r->cfg, (uint64_t)r->pt.bs));
+        qnb_emu_report(&srv->dev, r->t_start_ns, atomic_load(&r->t_stop_ns), j);
+    }
 }
 
 static void tcp_run_teardown(struct qnb_run *r)
