@@ -259,7 +259,11 @@ def _calibrate(topo: Topology, p: dict) -> dict:
         links[s.name] = {op: link_rate(topo, client, s.name, op=op) for op in ("read", "write")}
         LOG.info("link %s: read %.4g B/s, write %.4g B/s", s.name,
                  links[s.name]["read"]["rate"], links[s.name]["write"]["rate"])  # fmt: skip
-    disks = {s.name: disk_rate(topo, s.name, runtime=CAL_RUNTIME) for s in tcp}
+    # an emulated disk's rate depends on the request size (latency + bytes / rate): calibrate
+    # it at the study's chunk, the request its members serve; media of a fixed rate at 1 MiB
+    disks = {s.name: disk_rate(topo, s.name, runtime=CAL_RUNTIME,
+                               bs=p["chunk"] if s.disk.kind == "emu" else "1 MiB")
+             for s in tcp}  # fmt: skip
     cpu = {}
     for c in p["cases"]:
         cpu[c["label"]] = master_cpu_per_unit(topo, client, raid=c["raid"], op=c["op"],
