@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +42,7 @@ from .._validate import as_choice, as_quantities
 from ..calibration.steady import steady_state
 from ..errors import BenchError, InvalidModelError
 from ..models.raid import theoretical_speedup
+from ..validation._common import machine_info
 
 __all__ = [
     "MEDIA",
@@ -267,16 +266,3 @@ def table_markdown(grid: pd.DataFrame, medium: str, level: str, op: str, value: 
             cells.append("" if pd.isna(v) else f"{v:.2f}" + ("*" if art.loc[b, c] else ""))
         lines.append(f"| {b // 1024} KiB | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def machine_info() -> dict:
-    """Where and when a grid was measured: host, kernel, CPU count, Python, date (UTC)."""
-    return {
-        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": platform.machine(),
-        "kernel": platform.release(),
-        "system": platform.system(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "processor": platform.processor() or "unknown",
-    }

@@ -15,8 +15,12 @@ Every relative error is (model - measured) / measured, as in
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
+import os
+import platform
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,12 +29,62 @@ import numpy as np
 
 __all__ = [
     "POINT_KEYS",
+    "machine_info",
     "mean_ci",
     "mape",
     "inside",
     "summarize",
     "write_outputs",
 ]
+
+
+def machine_info(packages: Sequence[str] = ()) -> dict[str, Any]:
+    """Where and when a study ran, as every recorded study and grid stores it.
+
+    Keys: ``date`` (UTC, ISO 8601), ``hostname``, ``system``, ``kernel`` (release),
+    ``machine`` (architecture), ``cpu_model``, ``cpus``, ``load_average`` (1, 5, 15 min) and
+    ``python``; with ``packages``, also ``packages`` mapping each Debian package name to its
+    installed version (None when it is not installed or dpkg is absent). The same facts as the
+    ``host`` object of a qnbench document, plus the load the measurement ran under.
+    """
+    model = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            model = next(
+                (ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), model
+            )
+    except OSError:
+        pass
+    info: dict[str, Any] = {
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "hostname": platform.node(),
+        "system": platform.system(),
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+        "cpu_model": model,
+        "cpus": os.cpu_count(),
+        "load_average": list(os.getloadavg()),
+        "python": platform.python_version(),
+    }
+    if packages:
+        info["packages"] = {name: _package_version(name) for name in packages}
+    return info
+
+
+def _package_version(name: str) -> str | None:
+    """The installed version of Debian package ``name``, or None."""
+    try:
+        cp = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", name],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return cp.stdout.strip() or None
+
 
 #: keys every point of a summary carries
 POINT_KEYS = (

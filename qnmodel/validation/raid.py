@@ -49,9 +49,7 @@ References
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import platform
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +63,7 @@ from ..solvers.bounds import bounds as _bounds
 from ..solvers.mva import mva as _mva
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in, down, stripe_options, up
 from . import LOG
-from ._common import inside, mean_ci, summarize
+from ._common import inside, machine_info, mean_ci, summarize
 from .bottomup import disk_rate, link_rate, master_cpu_per_unit
 
 __all__ = [
@@ -231,22 +229,6 @@ def predict(model: NetworkedRAID, populations: list[int], *,
             x_forkjoin=float(fj.throughput[i]), r_forkjoin=float(fj.response_time[i]),
         )  # fmt: skip
     return out
-
-
-def machine_info() -> dict:
-    """The machine a study ran on, and when (UTC)."""
-    try:
-        model = next(
-            (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-             if line.startswith("model name")), platform.processor(),
-        )  # fmt: skip
-    except OSError:
-        model = platform.processor()
-    return dict(
-        date=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        cpu=model, cores=os.cpu_count(), kernel=platform.release(),
-        load_average=list(os.getloadavg()), python=platform.python_version(),
-    )  # fmt: skip
 
 
 def _calibrate(topo: Topology, p: dict) -> dict:

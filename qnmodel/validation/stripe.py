@@ -49,7 +49,6 @@ import datetime as _dt
 import json
 import math
 import os
-import platform
 import shutil
 import subprocess
 import tempfile
@@ -60,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import mean_ci
+from ._common import machine_info, mean_ci
 
 __all__ = [
     "WORKLOADS",
@@ -467,24 +466,6 @@ def summary(frame):
 
 
 # ------------------------------------------------------------------------------ record
-def machine() -> dict[str, Any]:
-    """Where the study ran: host name, kernel, CPU model and count."""
-    model = ""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return {
-        "hostname": platform.node(),
-        "system": f"{platform.system()} {platform.release()}",
-        "machine": platform.machine(),
-        "cpu_model": model,
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-    }
-
-
 def record(
     path: str | os.PathLike,
     rows: Sequence[dict[str, Any]] | None = None,
@@ -503,7 +484,7 @@ def record(
         "study": "stripe",
         "qnmodel_version": __version__,
         "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "machine": machine(),
+        "machine": machine_info(),
         "settings": {
             "member_service_s": SERVICE,
             "chunk_bytes": CHUNK,

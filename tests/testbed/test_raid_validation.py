@@ -65,7 +65,7 @@ def test_quick_raid_study(tmp_path):
     s = validation.validate(QUICK, out)
     assert leftovers("trraid") == []
     doc = json.loads((out / "summary.json").read_text())
-    assert doc["machine"]["cores"] == os.cpu_count() and doc["machine"]["date"]
+    assert doc["machine"]["cpus"] == os.cpu_count() and doc["machine"]["date"]
     cal = doc["calibration"]
     print(json.dumps({c["label"]: (round(c["mape_x"], 2), round(c["mape_r"], 2),
                                    c["inside_bounds_share"]) for c in s["cases"]}))  # fmt: skip

@@ -7,6 +7,7 @@ module returns known points, so MAPE and the inside-bounds share are checked by 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 
@@ -135,3 +136,17 @@ def test_kind_without_required_keys(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "qnmodel.validation.partial", mod)
     with pytest.raises(InvalidModelError, match="returned no mape_x, mape_r"):
         validation.validate(write(tmp_path, '[study]\nkind = "partial"\n'), tmp_path / "o")
+
+
+def test_every_study_records_the_machine_the_same_way():
+    from qnmodel.experiments import raid_study
+    from qnmodel.validation import _common, raid, stripe
+
+    m = _common.machine_info(packages=["python3", "qnmodel-no-such-package"])
+    assert set(m) == {"date", "hostname", "system", "kernel", "machine", "cpu_model", "cpus",
+                      "load_average", "python", "packages"}  # fmt: skip
+    assert m["cpus"] == os.cpu_count() and len(m["load_average"]) == 3
+    assert m["date"].endswith("+00:00") and m["packages"]["qnmodel-no-such-package"] is None
+    # one home: the studies and the RAID efficiency grid use this function, not copies
+    assert raid.machine_info is stripe.machine_info is raid_study.machine_info
+    assert raid.machine_info is _common.machine_info
