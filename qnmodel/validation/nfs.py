@@ -48,12 +48,12 @@ from ..errors import InvalidModelError, InvalidTypeError
 from ..testbed import Topology, down, up
 from ..testbed.delay import goodput_factor
 from ..testbed.pagecache import disk_read_rate, evict, prepare_files, server_dir
+from ._common import mape as _mape
 from ._nfs_runs import (
     _bw,
     _check_alive,
     _clients,
     _err,
-    _mape,
     _nfs_read,
     _slowest,
 )
@@ -98,6 +98,8 @@ def parse_spec(spec: dict) -> dict:
         n = [1, 2, 4, 8, 12, 16]
         runtime = "3 s"
         bs = "64 KiB"                # request size of the N-client curve
+        namespaces = true            # one namespace (MPI rank) per client, each behind its
+                                     # own link; false: N jobs in one client namespace
     """
     if not isinstance(spec, dict):
         raise InvalidTypeError(f"study must be a table (the parsed TOML), got {spec!r}")
@@ -169,6 +171,10 @@ def parse_spec(spec: dict) -> dict:
             entry["runtime"] = as_quantity(
                 t.get("runtime", out["runtime"]), "study nfs.clients.runtime", "time", positive=True
             )
+            ns = t.get("namespaces", True)
+            if not isinstance(ns, bool):
+                raise _spec_error("nfs.clients.namespaces", ns, "must be true or false")
+            entry["namespaces"] = ns
         out[part] = entry
     if out["mixed"] and not out["configs"][out["mixed"]["config"]]["cases"]:
         i = out["mixed"]["config"]
@@ -178,11 +184,15 @@ def parse_spec(spec: dict) -> dict:
     return out
 
 
-def study_topology(topo: Topology, link: float, disk: float) -> tuple[Topology, str, str]:
-    """``topo`` with both nodes' links at ``link`` and the NFS server's disk throttled to ``disk``.
+def study_topology(
+    topo: Topology, link: float, disk: float, clients: int = 1
+) -> tuple[Topology, str, str]:
+    """``topo`` with every node's link at ``link`` and the NFS server's disk throttled to ``disk``.
 
-    Returns the topology, the client's and the server's names. The topology must have a client
-    and an NFS server on a ``dir`` or ``throttled`` disk (a tmpfs cannot miss).
+    Returns the topology, the first client's and the server's names. The topology must have a
+    client and an NFS server on a ``dir`` or ``throttled`` disk (a tmpfs cannot miss).
+    ``clients`` > 1 adds copies of the first client (``<name>_2`` ... ``<name>_K``, each its
+    own namespace behind its own link) up to that many clients, for the N-client curve.
     """
     servers = [s for s in topo.servers if s.service == "nfs"]
     if not topo.clients or len(servers) != 1:
@@ -199,11 +209,19 @@ def study_topology(topo: Topology, link: float, disk: float) -> tuple[Topology, 
     disk_t = dataclasses.replace(s.disk, kind="throttled", read_rate=disk, write_rate=disk)
     new_s = dataclasses.replace(s, disk=disk_t, link=dataclasses.replace(s.link, rate=link))
     new_c = dataclasses.replace(c, link=dataclasses.replace(c.link, rate=link))
-    t = dataclasses.replace(
-        topo,
-        clients=(new_c, *topo.clients[1:]),
-        servers=tuple(new_s if x is s else x for x in topo.servers),
+    extra = tuple(
+        dataclasses.replace(new_c, name=f"{c.name[:10]}_{k}") for k in range(2, clients + 1)
     )
+    nodes = (new_c, *topo.clients[1:], *extra)
+    names = [n.name for n in nodes]
+    if len(set(names)) != len(names):
+        raise InvalidModelError(f"topology {topo.source}: client names {names} clash")
+    nodes = tuple(dataclasses.replace(n, index=i) for i, n in enumerate(nodes))
+    servers_t = tuple(
+        dataclasses.replace(new_s if x is s else x, index=len(nodes) + j)
+        for j, x in enumerate(topo.servers)
+    )
+    t = dataclasses.replace(topo, clients=nodes, servers=servers_t)
     return t, c.name, s.name
 
 
@@ -449,8 +467,9 @@ def _parts(summary, i, topo, client, server, cfg, opts, model, best, log) -> Non
             topo, client, server, cfg, opts, opts["mixed"]["server_hit"], model, best
         )
     if opts["clients"] and opts["clients"]["config"] == i:
+        names = [c.name for c in topo.clients] if opts["clients"]["namespaces"] else None
         summary["clients"] = _clients(
-            topo, client, server, cfg, opts, opts["clients"]["n"], model, log
+            topo, client, server, cfg, opts, opts["clients"]["n"], model, log, names
         )
 
 
@@ -480,7 +499,9 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
         "configs": opts["configs"],
     }
     for i, cfg in enumerate(opts["configs"]):
-        topo, client, server = study_topology(topology, cfg["link"], cfg["disk"])
+        cl = opts["clients"]
+        k = max(cl["n"]) if cl and cl["config"] == i and cl["namespaces"] else 1
+        topo, client, server = study_topology(topology, cfg["link"], cfg["disk"], clients=k)
         up(topo, log=log)
         try:
             server_dir(topo, server)
@@ -509,26 +530,46 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
             _parts(summary, i, topo, client, server, cfg, opts, model, best, log)
         finally:
             down(topo, log=log)
+    _totals(summary)
+    summary["machine"]["loadavg_end"] = list(os.getloadavg())
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    return summary
+
+
+def _totals(summary: dict) -> dict:
+    """The study's figures from its parts, in ``summary``: MAPEs in percent (as every study).
+
+    ``mape_x``/``mape_r``: exact MVA against the N-client curve's mean X and R;
+    ``mape_x_best``/``mape_r_best`` against the best repeat; ``inside_bounds_share`` the share
+    of N-client X points whose 95 % interval meets the balanced job bounds;
+    ``mape_three_case`` the three cases' MAPE against seed 001. Relative errors of single
+    rows (``err``) stay fractions, as ``calibration_rows``' ``error``.
+    """
     clients = summary.get("clients")
     pts = clients["points"] if clients else []
     three = summary["three_case"]
+
+    def m(model, measured):
+        return _mape([p[model] for p in pts], [p[measured] for p in pts]) if pts else None
+
     summary.update(
         clients=clients,
         points=pts,
         usl=clients["usl"] if clients else None,
-        mape_x=_mape([p["X_mva"] for p in pts], [p["X_measured"] for p in pts]) if pts else None,
-        mape_r=_mape([p["R_mva"] for p in pts], [p["R_measured"] for p in pts]) if pts else None,
+        mape_x=m("X_mva", "X_measured"),
+        mape_r=m("R_mva", "R_measured"),
         inside_bounds_share=float(np.mean([p["inside_bounds"] for p in pts])) if pts else None,
-        mape_x_best=_mape([p["X_mva"] for p in pts], [p["X_best"] for p in pts]) if pts else None,
-        mape_r_best=_mape([p["R_mva"] for p in pts], [p["R_best"] for p in pts]) if pts else None,
+        mape_x_best=m("X_mva", "X_best"),
+        mape_r_best=m("R_mva", "R_best"),
         three_case_within_5pct=[abs(r["err"]) <= 0.05 for r in three if r["case"] in CASES],
         mape_three_case=_mape(
             [r["model"] for r in three if r["case"] in CASES],
             [r["measured"] for r in three if r["case"] in CASES],
-        ),
+        )
+        if three
+        else None,
+        units={"mape": "percent", "err": "fraction"},
     )
-    summary["machine"]["loadavg_end"] = list(os.getloadavg())
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
     return summary
 
 
