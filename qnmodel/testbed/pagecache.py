@@ -32,7 +32,15 @@ from .lifecycle import exec_argv, status
 from .system import TestbedError, run
 from .topology import Topology
 
-__all__ = ["server_dir", "prepare_files", "evict", "evictable", "job_file", "disk_read_rate"]
+__all__ = [
+    "server_dir",
+    "prepare_files",
+    "evict",
+    "evictable",
+    "job_file",
+    "disk_read_rate",
+    "disk_write_rate",
+]
 
 # Runs in the server's namespace (a fresh interpreter: the caller's threads stay out of it).
 _HELPER = r"""
@@ -142,6 +150,37 @@ def evict(topo: Topology, server: str, paths: list[Any], keep: float = 0.0) -> l
         exec_argv(topo, server, [sys.executable, "-c", _HELPER, json.dumps(args)]), timeout=120.0
     )
     return json.loads(cp.stdout)
+
+
+def disk_write_rate(topo: Topology, server: str, path: Any, size: int) -> float:
+    """Write rate of ``server``'s disk as ganesha sees it, bytes/s: a component benchmark.
+
+    ``dd`` writes ``size`` bytes (1 MiB blocks) to ``path`` on the server's disk and fsyncs it
+    before it exits (``conv=fsync``), inside the server's namespace *and* its blkio cgroup;
+    returns bytes / elapsed and removes the file. This is the write side of b4 measured
+    bottom-up (the file flushed as an NFS COMMIT on close flushes it), never through NFS.
+    """
+    from .services import BLKIO
+
+    d = server_dir(topo, server).resolve()
+    rp = Path(path).resolve()
+    if d not in rp.parents:
+        raise TestbedError(f"{path} is not on the disk of server {server!r} ({d})")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 2**20:
+        raise TestbedError(f"size must be an integer of at least 1 MiB, got {size!r}")
+    _wait_disk_idle(topo, server)
+    cmd = f'dd if=/dev/zero of="$0" bs=1M count={size // 2**20} conv=fsync status=none'
+    argv = exec_argv(topo, server, ["sh", "-c", cmd, str(rp)])
+    procs = BLKIO / topo.namespace(server) / "cgroup.procs"
+    if procs.exists():
+        argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
+    t0 = time.monotonic()
+    try:
+        run(argv, timeout=600.0)
+        elapsed = time.monotonic() - t0
+    finally:
+        rp.unlink(missing_ok=True)
+    return (size // 2**20) * 2**20 / elapsed
 
 
 def _wait_disk_idle(topo: Topology, server: str, quiet: float = 0.5, limit: float = 60.0) -> None:

@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_quantity
 from ..errors import InvalidModelError, InvalidTypeError
 from ..testbed import Topology, down, up
 from ..testbed.delay import goodput_factor
@@ -57,131 +56,11 @@ from ._nfs_runs import (
     _nfs_read,
     _slowest,
 )
+from ._nfs_spec import parse_spec
 
 __all__ = ["run", "parse_spec", "three_case_model", "study_topology", "machine_info"]
 
 MiB = 1024**2
-_DEFAULTS = {
-    "bs": MiB,
-    "repeats": 3,
-    "runtime": 1.5,
-    "warmup": 0.3,
-    "hit_size": 16 * MiB,
-    "client_hit_size": 8 * MiB,
-    "miss_seconds": 3.0,
-    "miss_parallel": 4,
-}
-
-
-def _spec_error(field: str, value: Any, rule: str) -> InvalidModelError:
-    return InvalidModelError(f"study {field} {rule}, got {value!r}")
-
-
-def parse_spec(spec: dict) -> dict:
-    """Validate the study TOML (parsed) and return it in SI units with defaults filled in.
-
-    Format::
-
-        [study]
-        kind = "nfs"
-        [nfs]                        # all optional: bs, repeats, runtime, warmup, hit_size,
-        repeats = 3                  # client_hit_size, miss_seconds (a miss pass lasts ~this)
-        [[nfs.configs]]
-        link = "100 Mbit/s"          # both nodes' link rate
-        disk = "6 MB/s"              # the server disk's read (and write) throttle
-        cases = true                 # false: only the mixed/N-client parts on this one
-        [nfs.mixed]                  # optional
-        config = 0                   # index into nfs.configs
-        server_hit = [0.25, 0.5, 0.75]
-        [nfs.clients]                # optional
-        config = 1
-        n = [1, 2, 4, 8, 12, 16]
-        runtime = "3 s"
-        bs = "64 KiB"                # request size of the N-client curve
-        namespaces = true            # one namespace (MPI rank) per client, each behind its
-                                     # own link; false: N jobs in one client namespace
-    """
-    if not isinstance(spec, dict):
-        raise InvalidTypeError(f"study must be a table (the parsed TOML), got {spec!r}")
-    kind = (spec.get("study") or {}).get("kind") if isinstance(spec.get("study"), dict) else None
-    if kind != "nfs":
-        raise _spec_error("study.kind", kind, 'must be "nfs" for qnmodel.validation.nfs')
-    nfs = spec.get("nfs", {})
-    if not isinstance(nfs, dict):
-        raise InvalidTypeError(f"study nfs must be a table, got {nfs!r}")
-    out: dict[str, Any] = {}
-    dims = {
-        "bs": "size",
-        "runtime": "time",
-        "warmup": "time",
-        "hit_size": "size",
-        "client_hit_size": "size",
-        "miss_seconds": "time",
-    }
-    for key, default in _DEFAULTS.items():
-        v = nfs.get(key, default)
-        if key in ("repeats", "miss_parallel"):
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 20:
-                raise _spec_error(f"nfs.{key}", v, "must be an integer 1..20")
-            out[key] = v
-        else:
-            out[key] = as_quantity(v, f"study nfs.{key}", dims[key], positive=True)
-    configs = nfs.get("configs")
-    if not isinstance(configs, list) or not configs:
-        raise _spec_error("nfs.configs", configs, "needs at least one [[nfs.configs]]")
-    out["configs"] = []
-    for i, c in enumerate(configs):
-        if not isinstance(c, dict) or set(c) - {"link", "disk", "label", "cases"}:
-            raise _spec_error(f"nfs.configs[{i}]", c, "must be a table of link, disk, label, cases")
-        cases = c.get("cases", True)
-        if not isinstance(cases, bool):
-            raise _spec_error(f"nfs.configs[{i}].cases", cases, "must be true or false")
-        link = as_quantity(c.get("link"), f"study nfs.configs[{i}].link", "rate", positive=True)
-        disk = as_quantity(c.get("disk"), f"study nfs.configs[{i}].disk", "rate", positive=True)
-        label = c.get("label") or f"{link * 8 / 1e6:g} Mbit/s, disk {disk / 1e6:g} MB/s"
-        out["configs"].append({"link": link, "disk": disk, "label": str(label), "cases": cases})
-    for part, keys in (("mixed", ("config", "server_hit")), ("clients", ("config", "n"))):
-        t = nfs.get(part)
-        if t is None:
-            out[part] = None
-            continue
-        if not isinstance(t, dict):
-            raise _spec_error(f"nfs.{part}", t, "must be a table")
-        idx = t.get("config", 0)
-        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < len(configs):
-            raise _spec_error(
-                f"nfs.{part}.config", idx, f"must index nfs.configs (0..{len(configs) - 1})"
-            )
-        vals = t.get(keys[1])
-        if not isinstance(vals, list) or not vals:
-            raise _spec_error(f"nfs.{part}.{keys[1]}", vals, "must be a non-empty list")
-        if part == "mixed" and not all(
-            isinstance(h, int | float) and not isinstance(h, bool) and 0 <= h <= 1 for h in vals
-        ):
-            raise _spec_error("nfs.mixed.server_hit", vals, "must be hit ratios in [0, 1]")
-        if part == "clients" and not all(
-            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 64 for n in vals
-        ):
-            raise _spec_error("nfs.clients.n", vals, "must be client counts 1..64")
-        entry = {"config": idx, keys[1]: sorted(set(vals))}
-        if part == "clients":
-            entry["bs"] = as_quantity(
-                t.get("bs", 64 * 1024), "study nfs.clients.bs", "size", positive=True
-            )
-            entry["runtime"] = as_quantity(
-                t.get("runtime", out["runtime"]), "study nfs.clients.runtime", "time", positive=True
-            )
-            ns = t.get("namespaces", True)
-            if not isinstance(ns, bool):
-                raise _spec_error("nfs.clients.namespaces", ns, "must be true or false")
-            entry["namespaces"] = ns
-        out[part] = entry
-    if out["mixed"] and not out["configs"][out["mixed"]["config"]]["cases"]:
-        i = out["mixed"]["config"]
-        raise _spec_error(
-            "nfs.mixed.config", i, f"needs the pure cases measured (nfs.configs[{i}].cases = true)"
-        )
-    return out
 
 
 def study_topology(
@@ -461,13 +340,26 @@ def _memcpy(repeats: int) -> list[float]:
 
 
 def _parts(summary, i, topo, client, server, cfg, opts, model, best, log) -> None:
-    """The mixed-ratio and N-client parts of the study that run on configuration ``i``."""
+    """The mixed-ratio, write and N-client parts of the study that run on configuration ``i``."""
+    from . import _nfs_more
+
+    if i in opts["writes"]:
+        summary["writes"].append(
+            {"config": i, **_nfs_more.writes(topo, client, server, cfg, opts, model.b1, log)}
+        )
+    cm = opts["client_mixed"]
+    if cm and cm["config"] == i:
+        summary["client_mixed"] = _nfs_more.client_mixed(
+            topo, client, server, cfg, opts, cm["client_hit"], model, log
+        )
     if opts["mixed"] and opts["mixed"]["config"] == i:
         summary["mixed"] = _mixed(
             topo, client, server, cfg, opts, opts["mixed"]["server_hit"], model, best
         )
     if opts["clients"] and opts["clients"]["config"] == i:
         names = [c.name for c in topo.clients] if opts["clients"]["namespaces"] else None
+        if log:
+            log(f"{cfg['label']}: N clients ({'one namespace each' if names else 'one namespace'})")
         summary["clients"] = _clients(
             topo, client, server, cfg, opts, opts["clients"]["n"], model, log, names
         )
@@ -495,6 +387,8 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
         "three_case": [],
         "calibration": [],
         "mixed": [],
+        "writes": [],
+        "client_mixed": [],
         "clients": None,
         "configs": opts["configs"],
     }

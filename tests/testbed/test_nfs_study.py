@@ -73,6 +73,15 @@ def spec(**nfs):
          r"nfs\.mixed\.config needs the pure cases measured"),
         (spec(clients={"n": [1, 2], "runtime": -1}), InvalidModelError,
          r"nfs\.clients\.runtime must be"),
+        (spec(clients={"n": [1, 2], "namespaces": "yes"}), InvalidModelError,
+         r"nfs\.clients\.namespaces must be true or false, got 'yes'"),
+        (spec(writes={"configs": [1]}), InvalidModelError,
+         r"nfs\.writes\.configs must be indices of nfs\.configs \(0\.\.0\), got \[1\]"),
+        (spec(writes=[0]), InvalidModelError, r"nfs\.writes must be a table"),
+        (spec(client_mixed={"client_hit": [0.5, 1.0]}), InvalidModelError,
+         r"nfs\.client_mixed\.client_hit must be hit ratios in \(0, 1\)"),
+        (spec(client_mixed={"config": 2, "client_hit": [0.5]}), InvalidModelError,
+         r"nfs\.client_mixed\.config must index"),
     ],
 )  # fmt: skip
 def test_bad_study_specs_are_clear_errors(doc, error, match):
@@ -90,7 +99,25 @@ def test_spec_defaults_and_units():
         "cases": True,
     }
     assert opts["clients"]["n"] == [1, 2, 4] and opts["clients"]["bs"] == 64 * 1024
-    assert opts["mixed"] is None
+    assert opts["clients"]["namespaces"] is True  # one namespace (MPI rank) per client
+    assert opts["mixed"] is None and opts["writes"] == [] and opts["client_mixed"] is None
+    opts = study.parse_spec(spec(writes={"configs": [0, 0]},
+                                 client_mixed={"client_hit": [0.75, 0.25]}))  # fmt: skip
+    assert opts["writes"] == [0] and opts["client_mixed"] == {
+        "config": 0,
+        "client_hit": [0.25, 0.75],
+    }
+
+
+def test_study_topology_adds_one_namespace_per_client(tmp_path):
+    topo = testbed.load_topology(
+        write_topology(tmp_path, TOPOLOGY.format(name="tnst", kind="dir", extra=""))
+    )
+    t, c, s = study.study_topology(topo, 12.5e6, 50e6, clients=16)
+    assert [n.name for n in t.clients] == ["c1"] + [f"c1_{k}" for k in range(2, 17)]
+    assert [n.index for n in t.nodes] == list(range(17))  # one /24 each, the server last
+    assert len({t.address(n.name) for n in t.nodes}) == 17
+    assert all(n.link.rate == 12.5e6 for n in t.nodes) and s == "s1" and c == "c1"
 
 
 def test_study_topology_sets_the_rates_and_refuses_a_tmpfs_server(tmp_path):
