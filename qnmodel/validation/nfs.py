@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import math
 import os
 import pathlib
 import platform
@@ -47,6 +48,7 @@ from ..errors import InvalidModelError, InvalidTypeError
 from ..testbed import Topology, down, up
 from ..testbed.delay import goodput_factor
 from ..testbed.pagecache import disk_read_rate, evict, prepare_files, server_dir
+from ._common import _clean
 from ._common import mape as _mape
 from ._nfs_runs import (
     _bw,
@@ -426,7 +428,7 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
             down(topo, log=log)
     _totals(summary)
     summary["machine"]["loadavg_end"] = list(os.getloadavg())
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+    (out_dir / "summary.json").write_text(json.dumps(_clean(summary), indent=1, default=float))
     return summary
 
 
@@ -443,8 +445,8 @@ def _totals(summary: dict) -> dict:
     pts = clients["points"] if clients else []
     three = summary["three_case"]
 
-    def m(model, measured):
-        return _mape([p[model] for p in pts], [p[measured] for p in pts]) if pts else None
+    def m(model, measured):  # NaN without an N-client part (null in summary.json)
+        return _mape([p[model] for p in pts], [p[measured] for p in pts]) if pts else math.nan
 
     summary.update(
         clients=clients,
@@ -452,7 +454,7 @@ def _totals(summary: dict) -> dict:
         usl=clients["usl"] if clients else None,
         mape_x=m("X_mva", "X_measured"),
         mape_r=m("R_mva", "R_measured"),
-        inside_bounds_share=float(np.mean([p["inside_bounds"] for p in pts])) if pts else None,
+        inside_bounds_share=float(np.mean([p["inside_bounds"] for p in pts])) if pts else math.nan,
         mape_x_best=m("X_mva", "X_best"),
         mape_r_best=m("R_mva", "R_best"),
         three_case_within_5pct=[abs(r["err"]) <= 0.05 for r in three if r["case"] in CASES],

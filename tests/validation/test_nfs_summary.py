@@ -87,3 +87,13 @@ def test_validate_report_of_an_nfs_summary_prints_percent(tmp_path):
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert math.isclose(doc["mape_x"], 10.0, rel_tol=1e-9)
     assert (tmp_path / "n_clients.png").stat().st_size > 0
+
+
+def test_a_study_without_n_clients_still_reports(tmp_path):
+    """Writes or mixtures only: no MAPE to give, and the report says n/a instead of failing."""
+    s = study._totals({"study": "nfs", "three_case": [], "clients": None})
+    assert math.isnan(s["mape_x"]) and math.isnan(s["inside_bounds_share"]) and s["points"] == []
+    s.update(kind="nfs", title="nfs writes", topology=None)
+    validation.write_outputs(s, tmp_path)
+    assert "MAPE of X(n): n/a, of R(n): n/a" in (tmp_path / "report.md").read_text()
+    assert json.loads((tmp_path / "summary.json").read_text())["mape_x"] is None
