@@ -293,10 +293,12 @@ def test_live_subset_three_cases_mixture_and_n_clients(tmp_path):
     (mix,) = s["mixed"]
     rows = {r["case"]: r for r in s["three_case"] if r["config"] == 0}
     assert rows["miss_single"]["measured"] < mix["measured"] < rows["server_hit"]["measured"]
-    # N clients through 100 Mbit/s: exact MVA within 6 %, Little's law R = N x D. The best of
-    # 3 repeats: the link caps each one, other work on the 2 cores only lowers one (the mean of
-    # 2 repeats missed by 18.7 % once during a full test run beside other suites)
+    # N clients through 100 Mbit/s, each in its own namespace behind its own link (one MPI
+    # rank each): exact MVA within 6 %, Little's law R = N x D. The best of 3 repeats: the
+    # link caps each one, other work on the 2 cores only lowers one (the mean of 2 repeats of
+    # N jobs in one namespace missed by 18.7 % once during a full test run beside other suites;
+    # recorded with namespaces: 0.8 % MAPE, N = 1 3.2 % below MVA)
     print({k: s[k] for k in ("mape_x", "mape_r", "mape_x_best", "mape_r_best")})
-    assert s["mape_x_best"] < 0.06 and s["mape_r_best"] < 0.07
-    assert [p["N"] for p in s["points"]] == [1, 2, 4]
+    assert s["mape_x_best"] < 6.0 and s["mape_r_best"] < 7.0  # percent
+    assert [p["N"] for p in s["points"]] == [1, 2, 4] and s["clients"]["namespaces"]
     assert set(s) >= {"mape_x", "mape_r", "inside_bounds_share", "points", "three_case"}
