@@ -97,8 +97,12 @@ static void *worker_main(void *arg)
     }
     atomic_fetch_add(&r->ready, 1);
     int fixed = (eng->flags & QNB_ENG_FIXED_WORK) != 0, open_loop = qnb_openloop_on(c);
-    /* a fixed amount of work is counted whole: it starts with the measured interval */
-    while (fixed && atomic_load(&r->phase) == QNB_PHASE_WARMUP && !qnb_stopping(r))
+    /* a fixed amount of work is counted whole: it starts with the measured interval. So does
+     * every request of a point without warm-up: a request a worker issued while the others were
+     * still setting up would not be counted, yet what it set going (a server's read-ahead)
+     * would serve the interval -- a head start the interval's bytes / time cannot see */
+    while ((fixed || c->warmup <= 0) && atomic_load(&r->phase) == QNB_PHASE_WARMUP &&
+           !qnb_stopping(r))
         qnb_sleep_until_ns(qnb_now_ns() + 100000, 0);
     if (open_loop)
         qnb_openloop_start(w);
