@@ -3,10 +3,11 @@
 **Writes.** One client writes a file of S bytes in 1 MiB WRITEs and closes it; the clock runs
 through the COMMIT and the close (close-to-open consistency makes the data durable only then,
 [Cao07] sec. 2). Seed 001's write path crosses the client's memory, the network and the
-server's disk one after the other, pipelined within the stream, so a timed write runs at its
-slowest stage: min(b1, b2, b3, b4w) (:meth:`~qnmodel.models.nfs.NFSSystem.write_bandwidth`),
-b4w the server disk's *write* rate. b4w is measured bottom-up: ``dd`` of a file of the same
-size with ``conv=fsync`` inside ganesha's namespace and blkio cgroup
+server's disk; pipelined within the stream, a timed write would run at its slowest stage,
+min(b1, b2, b3, b4w) (:meth:`~qnmodel.models.nfs.NFSSystem.write_bandwidth`, ``model``), b4w
+the server disk's *write* rate. The closed network at N = 1 (:func:`write_series`,
+``model_series``) has the stages one after the other instead. b4w is measured bottom-up:
+``dd`` of a file of the same size with ``conv=fsync`` inside ganesha's namespace and blkio cgroup
 (:func:`~qnmodel.testbed.pagecache.disk_write_rate`).
 
 **Mixed client hits.** libnfs' page cache holds the whole file; a time-based warm-up reads its
@@ -65,6 +66,7 @@ def writes(topo, client, server, cfg, opts, memcpy, log=None) -> dict:
     model = NFSSystem(NFSBandwidth(b1=memcpy, b2=b2, b3=memcpy, b4=max(b4w)), wsize=bs)
     configured = NFSSystem(NFSBandwidth(b1=memcpy, b2=b2, b3=memcpy, b4=cfg["disk"]), wsize=bs)
     pred, conf, best = model.write_bandwidth(), configured.write_bandwidth(), max(measured)
+    series = write_series(model, size)
     if log:
         log(f"{cfg['label']}: write {best / 1e6:.2f} MB/s, model {pred / 1e6:.2f} MB/s")
     return {
@@ -81,8 +83,27 @@ def writes(topo, client, server, cfg, opts, memcpy, log=None) -> dict:
         "err": _err(pred, best),
         "model_configured": conf,
         "err_configured": _err(conf, best),
+        "b1": memcpy,
+        "model_series": series,
+        "err_series": _err(series, best),
         "bottleneck": "network" if b2 <= max(b4w) else "server_disk",
     }
+
+
+def write_series(system, size: float) -> float:
+    """Bandwidth of one client writing ``size`` bytes: the closed network at N = 1, bytes/s.
+
+    Exact MVA of :meth:`~qnmodel.models.nfs.NFSSystem.network` (one job = the whole file,
+    op ``"write"``) with one client: R(1) is the sum of the stations' demands, so the file
+    crosses the client, the network and the server's disk one after the other --
+    1/(1/b1 + 1/b2 + 1/b3 + 1/b4w) per byte with zero protocol costs. This is what the testbed
+    shows: the server's page cache takes the WRITEs at the link rate and its disk writes them
+    only at the COMMIT on close.
+    """
+    from ..solvers import mva
+
+    res = mva(system.network(size, "write"), 1)
+    return float(res.throughput[0]) * size
 
 
 def client_mixed(topo, client, server, cfg, opts, hits, model, log=None) -> list[dict]:

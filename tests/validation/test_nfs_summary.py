@@ -97,3 +97,15 @@ def test_a_study_without_n_clients_still_reports(tmp_path):
     validation.write_outputs(s, tmp_path)
     assert "MAPE of X(n): n/a, of R(n): n/a" in (tmp_path / "report.md").read_text()
     assert json.loads((tmp_path / "summary.json").read_text())["mape_x"] is None
+
+
+def test_write_series_is_the_closed_network_at_one_client():
+    """One client writing S bytes: R(1) = the sum of the demands, 1/B = sum of 1/b."""
+    from qnmodel.models.nfs import NFSBandwidth
+    from qnmodel.validation._nfs_more import write_series
+
+    system = NFSSystem(NFSBandwidth(b1=4e9, b2=12e6, b3=4e9, b4=6e6), wsize=2**20)
+    expected = 1.0 / (2 / 4e9 + 1 / 12e6 + 1 / 6e6)  # 3.9999 MB/s
+    assert write_series(system, 22 * 2**20) == pytest.approx(expected, rel=1e-12)
+    # seed 001's pipelined write path is the slowest stage: min(b2, b4) = 6 MB/s, 1.5x above
+    assert system.write_bandwidth() == pytest.approx(6e6, rel=1e-12)
