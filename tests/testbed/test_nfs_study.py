@@ -302,3 +302,34 @@ def test_live_subset_three_cases_mixture_and_n_clients(tmp_path):
     assert s["mape_x_best"] < 6.0 and s["mape_r_best"] < 7.0  # percent
     assert [p["N"] for p in s["points"]] == [1, 2, 4] and s["clients"]["namespaces"]
     assert set(s) >= {"mape_x", "mape_r", "inside_bounds_share", "points", "three_case"}
+
+
+@pytest.mark.testbed
+@pytest.mark.alone
+@pytest.mark.xdist_group("testbed")
+@needs_root
+def test_live_write_runs_at_the_series_rate_not_the_pipelined_one(tmp_path):
+    """A write timed through COMMIT + close: the link, then the disk (1/(1/b2 + 1/b4w)).
+
+    Recorded (data/validation/nfs_writes_20261124.json, load 13-18): -1.6 ... +3.5 % against
+    the series at 100 Mbit/s and 1 Gbit/s, while seed 001's pipelined min(b2, b4w) is 25-64 %
+    high (+24.7 % here, 100 Mbit/s behind a 50 MB/s disk).
+    """
+    topo = testbed.load_topology(
+        write_topology(tmp_path, TOPOLOGY.format(name="tnwrite", kind="dir", extra=""))
+    )
+    doc = spec(
+        repeats=2,
+        miss_seconds="1 s",  # an 11 MiB file
+        configs=[{"link": "100 Mbit/s", "disk": "50 MB/s", "cases": False}],
+        writes={"configs": [0]},
+    )
+    s = study.run(doc, topo, tmp_path / "out")
+    assert leftovers("tnwrite") == []
+    (w,) = s["writes"]
+    print({k: w[k] for k in ("measured", "model", "model_series", "b4_write", "commit_close_s")})
+    # b4w read by dd conv=fsync under the 50 MB/s throttle (recorded 42.5-43.6 MB/s)
+    assert 0.7 * 50e6 <= max(w["b4_write"]) <= 1.05 * 50e6
+    assert w["err_series"] == pytest.approx(0.0, abs=0.08)
+    assert w["measured"] < 0.9 * w["model"]  # the pipelined path is far too fast
+    assert min(w["commit_close_s"]) > 0.1  # the disk works at the COMMIT
