@@ -86,3 +86,27 @@ SERVER_HIT_TOL = 0.03
 N4_TOL = {12.5e6: 0.03, 125e6: 0.03}
 CLIENTS_MAPE_MAX = {12.5e6: 1.5, 125e6: 4.0}
 MAPE_X_MAX = 5.0  # percent
+
+
+def test_writes_follow_the_series_and_the_throttle_is_faithful():
+    w = json.loads((DIR / "nfs_writes_20261124.json").read_text())
+    assert len(w["writes"]) == 4
+    for row in w["writes"]:
+        # recorded -3.8 ... +3.5 % against the closed network at N = 1 (link, then disk) ...
+        assert abs(row["err_series"]) <= 0.05
+        # ... while seed 001's pipelined min(b2, b4w) is 25-64 % high
+        assert row["err"] >= 0.20
+    mixed = w["client_mixed"]
+    assert [r["client_hit"] for r in mixed] == [0.25, 0.5, 0.75]
+    assert all(0 < r["err_from_measured_cases"] <= 0.07 for r in mixed)  # +3.8 ... +6.5 %
+    thr = json.loads((DIR / "nfs_throttle_20261124.json").read_text())
+    assert thr["ganesha_thread_blkio_cgroups"] == ["/qnm-tnthr-s1"]
+    runs = thr["runs"]["6 MB/s, 100 Mbit/s link, with the start barrier, passes of 50 %"]
+    nfs = [r["value"] for r in runs if r["variant"] == "nfs4"]
+    dd = [r["value"] for r in runs if r["variant"] == "dd4"]
+    assert max(nfs) <= 1.01 * max(dd)  # 5.96 against 5.94: no overshoot left
+    before = thr["runs"]["6 MB/s, 100 Mbit/s link, before the start barrier"]
+    assert max(r["value"] for r in before if r["variant"] == "nfs4") > 1.2 * 6.0
+    slow = json.loads((DIR / "nfs_slowdisk_20261124.json").read_text())
+    rows = {r["case"]: r for r in slow["three_case"]}
+    assert abs(rows["miss"]["err"]) <= 0.05 and abs(rows["server_hit"]["err"]) <= 0.03
