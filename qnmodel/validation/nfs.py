@@ -12,8 +12,11 @@ always, also when a measurement fails. It measures, with qnbench's ``nfs`` engin
   (:func:`qnmodel.testbed.pagecache.evict`), read once (min(b2, b4));
 * **mixed** server hit ratios h_s: only the tail ``1 - h_s`` of the file evicted, read once,
   against the expected-bandwidth formula (harmonic mean of the cases, seed 001 sec. 1);
-* **N clients** (closed loop, no think time, 1 MiB requests, server hits) against exact MVA of
-  :class:`~qnmodel.models.nfs.NFSSystem`'s network and a USL fit.
+* **N clients** (closed loop, no think time, 64 KiB requests, server hits), each in its own
+  namespace behind its own link (one MPI rank each; ``nfs.clients.namespaces``), against exact
+  MVA of :class:`~qnmodel.models.nfs.NFSSystem`'s network, balanced job bounds and a USL fit;
+* **writes** timed through COMMIT + close and **mixed client-hit ratios**
+  (:mod:`qnmodel.validation._nfs_more`).
 
 The model is built bottom-up, never from the curves it predicts: b2 = link rate x the TCP
 goodput factor at the link MTU; b4 = the throttled disk read directly on the server (``dd`` of
