@@ -32,7 +32,15 @@ from .lifecycle import exec_argv, status
 from .system import TestbedError, run
 from .topology import Topology
 
-__all__ = ["server_dir", "prepare_files", "evict", "evictable", "job_file", "disk_read_rate"]
+__all__ = [
+    "server_dir",
+    "prepare_files",
+    "evict",
+    "evictable",
+    "job_file",
+    "disk_read_rate",
+    "disk_write_rate",
+]
 
 # Runs in the server's namespace (a fresh interpreter: the caller's threads stay out of it).
 _HELPER = r"""
@@ -144,6 +152,37 @@ def evict(topo: Topology, server: str, paths: list[Any], keep: float = 0.0) -> l
     return json.loads(cp.stdout)
 
 
+def disk_write_rate(topo: Topology, server: str, path: Any, size: int) -> float:
+    """Write rate of ``server``'s disk as ganesha sees it, bytes/s: a component benchmark.
+
+    ``dd`` writes ``size`` bytes (1 MiB blocks) to ``path`` on the server's disk and fsyncs it
+    before it exits (``conv=fsync``), inside the server's namespace *and* its blkio cgroup;
+    returns bytes / elapsed and removes the file. This is the write side of b4 measured
+    bottom-up (the file flushed as an NFS COMMIT on close flushes it), never through NFS.
+    """
+    from .services import BLKIO
+
+    d = server_dir(topo, server).resolve()
+    rp = Path(path).resolve()
+    if d not in rp.parents:
+        raise TestbedError(f"{path} is not on the disk of server {server!r} ({d})")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 2**20:
+        raise TestbedError(f"size must be an integer of at least 1 MiB, got {size!r}")
+    _wait_disk_idle(topo, server)
+    cmd = f'dd if=/dev/zero of="$0" bs=1M count={size // 2**20} conv=fsync status=none'
+    argv = exec_argv(topo, server, ["sh", "-c", cmd, str(rp)])
+    procs = BLKIO / topo.namespace(server) / "cgroup.procs"
+    if procs.exists():
+        argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
+    t0 = time.monotonic()
+    try:
+        run(argv, timeout=600.0)
+        elapsed = time.monotonic() - t0
+    finally:
+        rp.unlink(missing_ok=True)
+    return (size // 2**20) * 2**20 / elapsed
+
+
 def _wait_disk_idle(topo: Topology, server: str, quiet: float = 0.5, limit: float = 60.0) -> None:
     """Wait until the server's throttled disk has moved no byte for ``quiet`` seconds.
 
@@ -166,23 +205,65 @@ def _wait_disk_idle(topo: Topology, server: str, quiet: float = 0.5, limit: floa
             return
 
 
-def disk_read_rate(topo: Topology, server: str, paths: list[Any]) -> float:
+_PREAD = r"""
+import os, sys, threading, time
+size, share, files = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+total = sum(os.path.getsize(f) for f in files)
+done, t_end, lock = [0], [None], threading.Lock()
+def reader(f):
+    fd = os.open(f, os.O_RDONLY)
+    off = 0
+    while True:
+        n = len(os.pread(fd, size, off))
+        if not n:
+            break
+        off += n
+        with lock:
+            done[0] += n
+            if t_end[0] is None and done[0] >= share * total:
+                t_end[0] = time.monotonic()
+    os.close(fd)
+threads = [threading.Thread(target=reader, args=(f,)) for f in files]
+t0 = time.monotonic()
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(share * total / (t_end[0] - t0))
+"""
+
+
+def disk_read_rate(
+    topo: Topology, server: str, paths: list[Any], request: int | None = None, share: float = 1.0
+) -> float:
     """Read rate of ``server``'s disk as ganesha sees it, bytes/s: a component benchmark.
 
-    Evicts ``paths`` (:func:`evict`), then reads them all at once with ``dd`` inside the
-    server's namespace *and* its blkio cgroup (the throttle ganesha runs under), and returns
-    bytes / elapsed. This is b4 measured bottom-up, never through NFS.
+    Evicts ``paths`` (:func:`evict`), then reads them all at once inside the server's
+    namespace *and* its blkio cgroup (the throttle ganesha runs under), and returns bytes /
+    elapsed. This is b4 measured bottom-up, never through NFS. ``request=None``: one ``dd``
+    per file (1 MiB reads); ``request=R``: one thread per file in one process issuing
+    ``pread`` calls of R bytes one after the other -- the way ganesha's workers read for
+    clients with one R-byte READ in flight each -- timed until a ``share`` of all the bytes
+    has arrived (as a study pass that stops there).
     """
     from .services import BLKIO
 
     evict(topo, server, paths)
     files = [str(Path(p).resolve()) for p in paths]
-    reads = 'for f in "$@"; do dd if="$f" of=/dev/null bs=1M status=none & done; wait'
-    argv = exec_argv(topo, server, ["sh", "-c", reads, "sh", *files])
+    if request is None:
+        reads = 'for f in "$@"; do dd if="$f" of=/dev/null bs=1M status=none & done; wait'
+        argv = exec_argv(topo, server, ["sh", "-c", reads, "sh", *files])
+    else:
+        if not 0.0 < share <= 1.0 or int(request) < 4096:
+            raise TestbedError(f"request >= 4096 B and share in (0, 1], got {request}, {share}")
+        cmd = [sys.executable, "-c", _PREAD, str(int(request)), repr(float(share)), *files]
+        argv = exec_argv(topo, server, cmd)
     procs = BLKIO / topo.namespace(server) / "cgroup.procs"
     if procs.exists():  # join the cgroup first: inside the namespace /sys is the netns' own
         argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
     t0 = time.monotonic()
-    run(argv, timeout=600.0)
+    cp = run(argv, timeout=600.0)
     elapsed = time.monotonic() - t0
+    if request is not None:
+        return float(cp.stdout.split()[-1])
     return sum(Path(f).stat().st_size for f in files) / elapsed

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..testbed import TestbedError, Topology, bench_in, status
+from ..testbed import TestbedError, Topology, bench_in, bench_ranks_in, status
 from ..testbed.delay import goodput_factor
 from ..testbed.pagecache import prepare_files
 from ..testbed.services import nfs_url
@@ -70,8 +70,61 @@ def _err(model: float, measured: float) -> float:
     return (model - measured) / measured
 
 
-def _clients(topo, client, server, cfg, opts, ns, model, log) -> dict:
-    """N = 1..max closed-loop clients (server hits) vs exact MVA, bounds and a USL fit."""
+def _ranks_read(topo, clients, server, prefix, size, **opts) -> list[dict]:
+    """One qnbench nfs job per client namespace (one MPI rank each); one row per repeat.
+
+    Each row holds the aggregate bytes/s over the ranks (``throughput_B_s``, bytes of every
+    rank / the longest rank's window), the mean response time over all requests
+    (``latency_mean_s`` = sum of the ranks' windows / sum of their requests: each rank has
+    one request in flight all the time, so its window is its requests' summed response time,
+    Little's law per rank), and rank 0's own latency tail.
+    """
+    trace = bench_ranks_in(
+        topo,
+        clients,
+        "nfs",
+        rw="read",
+        nfs_url=nfs_url(topo, server),
+        nfs_prefix=prefix,
+        size=int(size),
+        jobs=1,
+        **opts,
+    )
+    if "mpi" not in trace.document:  # one rank: qnbench writes no aggregate
+        return [
+            {**r, "jobs": 1, "latency_s": {**r["latency_s"], "mean": r["elapsed_s"] / r["ops"]}}
+            for r in trace.results
+        ]
+    agg = trace.document["mpi"]["aggregate"]
+    rows = []
+    for a, own in zip(agg, trace.results, strict=True):
+        ops = sum(r["ops"] for r in a["per_rank"])
+        busy = sum(r["elapsed_s"] for r in a["per_rank"])
+        rows.append(
+            {
+                "jobs": len(clients),
+                "bs_bytes": own["bs_bytes"],
+                "throughput_B_s": a["throughput_B_s"],
+                "complete": a["complete"],
+                "latency_s": {
+                    "mean": busy / ops if ops else float("nan"),
+                    "p50": own["latency_s"]["p50"],
+                    "p99": own["latency_s"]["p99"],
+                    "max": own["latency_s"]["max"],
+                },
+                "per_rank_B_s": [r["throughput_B_s"] for r in a["per_rank"]],
+            }
+        )
+    return rows
+
+
+def _clients(topo, client, server, cfg, opts, ns, model, log, names=None) -> dict:
+    """N = 1..max closed-loop clients (server hits) vs exact MVA, bounds and a USL fit.
+
+    ``names``: the client nodes, one namespace (and MPI rank) per client -- N clients then
+    cross N shaped client links and the server's link, as in a cluster; None runs the N
+    clients as N jobs of one qnbench in ``client`` (one client link shared by all).
+    """
     from ..calibration.usl import fit_usl
     from ..models.nfs import NFSSystem
     from ..models.nfs_network import aggregate_bandwidth
@@ -79,7 +132,7 @@ def _clients(topo, client, server, cfg, opts, ns, model, log) -> dict:
 
     bs = int(opts["clients"]["bs"])
     size = max(4 * bs, 4 * MiB)
-    prepare_files(topo, server, "tnn", max(ns), size)
+    prepare_files(topo, server, "tnn", 1 if names else max(ns), size)
     # the per-request turnaround, from a separate small-request run (4 KiB READs)
     small = _nfs_read(
         topo,
@@ -96,65 +149,31 @@ def _clients(topo, client, server, cfg, opts, ns, model, log) -> dict:
     )
     r_small = min(r["latency_s"]["mean"] for r in small)
     turnaround = max(r_small - 4096 / model.b2, 0.0)
-    rows = _nfs_read(
-        topo,
-        client,
-        server,
-        "tnn",
-        size,
+    run_opts = dict(
         nfs_cache=0,
         bs=bs,
         rsize=bs,
-        jobs=list(ns),
         runtime=opts["clients"]["runtime"],
         warmup=opts["warmup"],
         repeat=opts["repeats"],
     )
+    if names:
+        # every rank reads job 0's file (one prepared file, in the server's cache)
+        rows = []
+        for n in ns:
+            rows += _ranks_read(topo, names[:n], server, "tnn", size, **run_opts)
+            _check_alive(topo, server, f"after the runs of {n} client namespaces")
+    else:
+        rows = _nfs_read(topo, client, server, "tnn", size, jobs=list(ns), **run_opts)
     _check_alive(topo, server, "after the N-client runs")
+    # one client's link is pipelined with the server's (a frame crosses both at once), so it
+    # adds no station: the closed network is the server's link (queue) + the turnaround (delay)
     system = NFSSystem(model, rsize=bs, client_cpu_per_request=turnaround)
     paper = NFSSystem(model, rsize=bs)
     agg = aggregate_bandwidth(system, max(ns), bs, client_hit=0.0, server_hit=1.0)
     res = mva(system.network(bs, "read", 0.0, 1.0), max(ns))
     res0 = mva(paper.network(bs, "read", 0.0, 1.0), max(ns))
-    points = []
-    for n in ns:
-        reps = [r for r in rows if r["jobs"] == n]
-        # bytes completed in the window / window: unbiased (a request in flight at the start
-        # counts, one at the end does not); Little's N bs / mean R is biased high when some
-        # flows stall past the window's end (their requests are missing from the mean)
-        x = np.array([r["throughput_B_s"] for r in reps])
-        x_little = float(np.mean([_little(r) for r in reps]))
-        rt = np.array([r["latency_s"]["mean"] for r in reps])
-        half = mean_ci(x)[1]
-        lo, hi = float(agg.bandwidth_lower[n - 1]), float(agg.bandwidth_upper[n - 1])
-        xm, rm = float(x.mean()), float(rt.mean())
-        x_mva, r_mva = float(res.throughput[n - 1]) * bs, float(res.response_time[n - 1])
-        points.append(
-            {
-                "N": n,
-                "X_measured": xm,
-                "X_little": x_little,
-                # the link caps every repeat, CPU contention from other work only lowers one
-                "X_best": float(x.max()),
-                "R_best": float(rt.min()),
-                "X_ci_half": float(half),
-                "R_measured": rm,
-                "R_p50": float(np.median([r["latency_s"]["p50"] for r in reps])),
-                "R_p99": float(max(r["latency_s"]["p99"] for r in reps)),
-                "R_max": float(max(r["latency_s"]["max"] for r in reps)),
-                "X_mva": x_mva,
-                "R_mva": r_mva,
-                "err_X": _err(x_mva, xm),
-                "err_R": _err(r_mva, rm),
-                "X_mva_three_case": float(res0.throughput[n - 1]) * bs,
-                "X_lower": lo,
-                "X_upper": hi,
-                "inside_bounds": bool(
-                    xm + half >= lo * (1 - 1e-9) and xm - half <= hi * (1 + 1e-9)
-                ),
-                "repeats": len(x),
-            }
-        )
+    points = [_point(n, [r for r in rows if r["jobs"] == n], bs, res, res0, agg) for n in ns]
     usl = None
     if len(ns) >= 6:
         fit = fit_usl([p["N"] for p in points], [p["X_measured"] for p in points])
@@ -168,7 +187,7 @@ def _clients(topo, client, server, cfg, opts, ns, model, log) -> dict:
             "lam": float(v["lam"]),
             "sigma": float(v["sigma"]),
             "kappa": float(v["kappa"]),
-            "mape_x": _mape([p["X_usl"] for p in points], [p["X_measured"] for p in points]),
+            "mape_x": mape([p["X_usl"] for p in points], [p["X_measured"] for p in points]),
         }
     if log:
         log(
@@ -180,9 +199,60 @@ def _clients(topo, client, server, cfg, opts, ns, model, log) -> dict:
         "points": points,
         "usl": usl,
         "config": opts["clients"]["config"],
+        "namespaces": bool(names),
+        "link_B_s": cfg["link"],
     }
 
 
-def _mape(model, measured) -> float:
-    """MAPE as a fraction (the NFS study's recorded unit; ``_common.mape`` gives percent)."""
-    return mape(model, measured) / 100.0
+def _point(n, reps, bs, res, res0, agg) -> dict:
+    """One N of the curve: measured (mean, best, CI, tails) vs MVA and the bounds.
+
+    Besides its own keys (bytes/s, upper-case ``X``/``R``) the point carries the keys every
+    study's points share (``_common.POINT_KEYS``: requests/s and seconds), for the report.
+    """
+    # bytes completed in the window / window: unbiased (a request in flight at the start
+    # counts, one at the end does not); Little's N bs / mean R is biased high when some
+    # flows stall past the window's end (their requests are missing from the mean)
+    x = np.array([r["throughput_B_s"] for r in reps])
+    x_little = float(np.mean([_little(r) for r in reps]))
+    rt = np.array([r["latency_s"]["mean"] for r in reps])
+    half = mean_ci(x)[1]
+    r_half = mean_ci(rt)[1]
+    lo, hi = float(agg.bandwidth_lower[n - 1]), float(agg.bandwidth_upper[n - 1])
+    xm, rm = float(x.mean()), float(rt.mean())
+    x_mva, r_mva = float(res.throughput[n - 1]) * bs, float(res.response_time[n - 1])
+    return {
+        "N": n,
+        "X_measured": xm,
+        "X_little": x_little,
+        # the link caps every repeat, CPU contention from other work only lowers one
+        "X_best": float(x.max()),
+        "R_best": float(rt.min()),
+        "X_ci_half": float(half),
+        "R_measured": rm,
+        "R_p50": float(np.median([r["latency_s"]["p50"] for r in reps])),
+        "R_p99": float(max(r["latency_s"]["p99"] for r in reps)),
+        "R_max": float(max(r["latency_s"]["max"] for r in reps)),
+        "X_mva": x_mva,
+        "R_mva": r_mva,
+        "err_X": _err(x_mva, xm),
+        "err_R": _err(r_mva, rm),
+        "X_mva_three_case": float(res0.throughput[n - 1]) * bs,
+        "X_lower": lo,
+        "X_upper": hi,
+        "inside_bounds": bool(xm + half >= lo * (1 - 1e-9) and xm - half <= hi * (1 + 1e-9)),
+        "repeats": len(x),
+        # the shared keys: requests/s, seconds; R bounds = N / X bounds (no think time)
+        "n": n,
+        "x_measured": xm / bs,
+        "x_ci": float(half) / bs,
+        "x_model": x_mva / bs,
+        "x_lower": lo / bs,
+        "x_upper": hi / bs,
+        "r_measured": rm,
+        "r_ci": float(r_half),
+        "r_model": r_mva,
+        "r_lower": n * bs / hi,
+        "r_upper": n * bs / lo,
+        "case": "N clients",
+    }

@@ -245,7 +245,7 @@ def test_topology_emu_disk(disk, service):
     assert 0.0 <= d.latency <= 10.0 and (d.rate is None or d.rate >= 1000.0)
     assert d.latency > 0.0 or d.rate is not None
     assert isinstance(d.servers, int) and 1 <= d.servers <= 4096
-    _finite(d.service_time(65536))
+    finite(d.service_time(65536))
     assert d.service_time(65536) > 0.0
     opts = emu_options(d)
     assert float(opts[opts.index("--dev-latency") + 1]) == d.latency

@@ -73,6 +73,15 @@ def spec(**nfs):
          r"nfs\.mixed\.config needs the pure cases measured"),
         (spec(clients={"n": [1, 2], "runtime": -1}), InvalidModelError,
          r"nfs\.clients\.runtime must be"),
+        (spec(clients={"n": [1, 2], "namespaces": "yes"}), InvalidModelError,
+         r"nfs\.clients\.namespaces must be true or false, got 'yes'"),
+        (spec(writes={"configs": [1]}), InvalidModelError,
+         r"nfs\.writes\.configs must be indices of nfs\.configs \(0\.\.0\), got \[1\]"),
+        (spec(writes=[0]), InvalidModelError, r"nfs\.writes must be a table"),
+        (spec(client_mixed={"client_hit": [0.5, 1.0]}), InvalidModelError,
+         r"nfs\.client_mixed\.client_hit must be hit ratios in \(0, 1\)"),
+        (spec(client_mixed={"config": 2, "client_hit": [0.5]}), InvalidModelError,
+         r"nfs\.client_mixed\.config must index"),
     ],
 )  # fmt: skip
 def test_bad_study_specs_are_clear_errors(doc, error, match):
@@ -90,7 +99,25 @@ def test_spec_defaults_and_units():
         "cases": True,
     }
     assert opts["clients"]["n"] == [1, 2, 4] and opts["clients"]["bs"] == 64 * 1024
-    assert opts["mixed"] is None
+    assert opts["clients"]["namespaces"] is True  # one namespace (MPI rank) per client
+    assert opts["mixed"] is None and opts["writes"] == [] and opts["client_mixed"] is None
+    opts = study.parse_spec(spec(writes={"configs": [0, 0]},
+                                 client_mixed={"client_hit": [0.75, 0.25]}))  # fmt: skip
+    assert opts["writes"] == [0] and opts["client_mixed"] == {
+        "config": 0,
+        "client_hit": [0.25, 0.75],
+    }
+
+
+def test_study_topology_adds_one_namespace_per_client(tmp_path):
+    topo = testbed.load_topology(
+        write_topology(tmp_path, TOPOLOGY.format(name="tnst", kind="dir", extra=""))
+    )
+    t, c, s = study.study_topology(topo, 12.5e6, 50e6, clients=16)
+    assert [n.name for n in t.clients] == ["c1"] + [f"c1_{k}" for k in range(2, 17)]
+    assert [n.index for n in t.nodes] == list(range(17))  # one /24 each, the server last
+    assert len({t.address(n.name) for n in t.nodes}) == 17
+    assert all(n.link.rate == 12.5e6 for n in t.nodes) and s == "s1" and c == "c1"
 
 
 def test_study_topology_sets_the_rates_and_refuses_a_tmpfs_server(tmp_path):
@@ -220,8 +247,9 @@ def test_server_dying_mid_study_stops_it_and_down_leaves_nothing(tmp_path):
 # Tolerances from the recorded study (data/validation/nfs_20261123.json, load 12-18 on the 2
 # shared cores) and runs of this subset: server hits within 5 %, the pipelined miss within
 # 2.0 % at 1 Gbit/s behind a 50 MB/s disk, N = 1..4 clients within 5.3 % (X) and 6.6 % (R).
-# The 6 MB/s disk is not used here: its blkio throttle lets ganesha's concurrent readers
-# through at ~7.7 MB/s (see docs/explanation/nfs-validation.md).
+# The 6 MB/s disk is not used here (slow); its several-readers miss read 7.0-7.7 MB/s until
+# passes got qnbench's start barrier and stopped at 50 % of the files (a reader wrapped around
+# to its cached head): see data/validation/nfs_slowdisk_20261124.json and the docs page.
 @pytest.mark.testbed
 @pytest.mark.alone
 @pytest.mark.xdist_group("testbed")
@@ -232,7 +260,7 @@ def test_live_subset_three_cases_mixture_and_n_clients(tmp_path):
     )
     doc = spec(
         repeats=3,
-        miss_seconds="5 s",  # the throttle's burst of a few large requests: +9 % on 2 s passes
+        miss_seconds="5 s",  # +9 % on 2 s passes before the start barrier and 50 % passes
         configs=[
             {"link": "1 Gbit/s", "disk": "50 MB/s"},
             {"link": "100 Mbit/s", "disk": "50 MB/s", "cases": False},  # only N clients
@@ -266,10 +294,43 @@ def test_live_subset_three_cases_mixture_and_n_clients(tmp_path):
     (mix,) = s["mixed"]
     rows = {r["case"]: r for r in s["three_case"] if r["config"] == 0}
     assert rows["miss_single"]["measured"] < mix["measured"] < rows["server_hit"]["measured"]
-    # N clients through 100 Mbit/s: exact MVA within 6 %, Little's law R = N x D. The best of
-    # 3 repeats: the link caps each one, other work on the 2 cores only lowers one (the mean of
-    # 2 repeats missed by 18.7 % once during a full test run beside other suites)
+    # N clients through 100 Mbit/s, each in its own namespace behind its own link (one MPI
+    # rank each): exact MVA within 6 %, Little's law R = N x D. The best of 3 repeats: the
+    # link caps each one, other work on the 2 cores only lowers one (the mean of 2 repeats of
+    # N jobs in one namespace missed by 18.7 % once during a full test run beside other suites;
+    # recorded with namespaces: 0.8 % MAPE, N = 1 3.2 % below MVA)
     print({k: s[k] for k in ("mape_x", "mape_r", "mape_x_best", "mape_r_best")})
-    assert s["mape_x_best"] < 0.06 and s["mape_r_best"] < 0.07
-    assert [p["N"] for p in s["points"]] == [1, 2, 4]
+    assert s["mape_x_best"] < 6.0 and s["mape_r_best"] < 7.0  # percent
+    assert [p["N"] for p in s["points"]] == [1, 2, 4] and s["clients"]["namespaces"]
     assert set(s) >= {"mape_x", "mape_r", "inside_bounds_share", "points", "three_case"}
+
+
+@pytest.mark.testbed
+@pytest.mark.alone
+@pytest.mark.xdist_group("testbed")
+@needs_root
+def test_live_write_runs_at_the_series_rate_not_the_pipelined_one(tmp_path):
+    """A write timed through COMMIT + close: the link, then the disk (1/(1/b2 + 1/b4w)).
+
+    Recorded (data/validation/nfs_writes_20261124.json, load 13-18): -1.6 ... +3.5 % against
+    the series at 100 Mbit/s and 1 Gbit/s, while seed 001's pipelined min(b2, b4w) is 25-64 %
+    high (+24.7 % here, 100 Mbit/s behind a 50 MB/s disk).
+    """
+    topo = testbed.load_topology(
+        write_topology(tmp_path, TOPOLOGY.format(name="tnwrite", kind="dir", extra=""))
+    )
+    doc = spec(
+        repeats=2,
+        miss_seconds="1 s",  # an 11 MiB file
+        configs=[{"link": "100 Mbit/s", "disk": "50 MB/s", "cases": False}],
+        writes={"configs": [0]},
+    )
+    s = study.run(doc, topo, tmp_path / "out")
+    assert leftovers("tnwrite") == []
+    (w,) = s["writes"]
+    print({k: w[k] for k in ("measured", "model", "model_series", "b4_write", "commit_close_s")})
+    # b4w read by dd conv=fsync under the 50 MB/s throttle (recorded 42.5-43.6 MB/s)
+    assert 0.7 * 50e6 <= max(w["b4_write"]) <= 1.05 * 50e6
+    assert w["err_series"] == pytest.approx(0.0, abs=0.08)
+    assert w["measured"] < 0.9 * w["model"]  # the pipelined path is far too fast
+    assert min(w["commit_close_s"]) > 0.1  # the disk works at the COMMIT

@@ -133,7 +133,9 @@ static void *worker_main(void *arg)
      * uncounted requests while the main thread opens the interval, drawing from its seeded
      * random stream and leaving a request in flight across the interval's start, so the
      * device sequence and the counts would depend on that race (measured: 3 runs in 25 counted
-     * 199 device operations for --ops 200 with both cores loaded). */
+     * 199 device operations for --ops 200 with both cores loaded); and what such a request set
+     * going (a server's read-ahead) would serve the interval, a head start its bytes / time
+     * cannot see (4 NFS readers behind a 6 MB/s disk throttle measured 7.0 MB/s). */
     if (fixed || c->warmup <= 0)
         wait_for_measure(r);
     if (open_loop)
