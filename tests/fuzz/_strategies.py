@@ -96,6 +96,14 @@ def toml_value(v) -> str:
 toml_values = json_values.filter(lambda v: v is not None)
 
 
+def model_text(doc: dict) -> str:
+    """A qnmodel model file from ``{"model": {...}, "station": [{...}, ...]}``."""
+    lines = ["[model]"] + [f"{k} = {toml_value(v)}" for k, v in doc["model"].items()]
+    for s in doc["station"]:
+        lines += ["", "[[station]]"] + [f"{k} = {toml_value(v)}" for k, v in s.items()]
+    return "\n".join(lines) + "\n"
+
+
 def finite(x: float) -> None:
     assert math.isfinite(x), x
 

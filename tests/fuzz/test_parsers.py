@@ -38,6 +38,7 @@ from ._strategies import (
     ROOT,
     finite,
     json_values,
+    model_text,
     numbers_text,
     ours_or_value,
     paths_of,
@@ -70,13 +71,6 @@ MODEL = {
         {"name": "pool", "demand": "30 ms", "servers": 4},
     ],
 }
-
-
-def model_text(doc: dict) -> str:
-    lines = ["[model]"] + [f"{k} = {toml_value(v)}" for k, v in doc["model"].items()]
-    for s in doc["station"]:
-        lines += ["", "[[station]]"] + [f"{k} = {toml_value(v)}" for k, v in s.items()]
-    return "\n".join(lines) + "\n"
 
 
 def test_model_template_is_valid():

@@ -29,6 +29,7 @@ from ._strategies import (
     FUZZ,
     ROOT,
     json_values,
+    model_text,
     numbers_text,
     ours_or_value,
     paths_of,
@@ -273,15 +274,8 @@ OPEN_MODEL = {
 }
 
 
-def open_model_text(doc: dict) -> str:
-    lines = ["[model]"] + [f"{k} = {toml_value(v)}" for k, v in doc["model"].items()]
-    for s in doc["station"]:
-        lines += ["", "[[station]]"] + [f"{k} = {toml_value(v)}" for k, v in s.items()]
-    return "\n".join(lines) + "\n"
-
-
 def test_open_model_template_solves():
-    sol = solve(load_model_text(open_model_text(OPEN_MODEL)))
+    sol = solve(load_model_text(model_text(OPEN_MODEL)))
     assert sol is not None
 
 
@@ -298,6 +292,6 @@ rates_text = st.one_of(
 def test_open_model_field_replaced(key, value):
     doc = copy.deepcopy(OPEN_MODEL)
     doc["model"][key] = value
-    spec = ours_or_value(load_model_text, open_model_text(doc))
+    spec = ours_or_value(load_model_text, model_text(doc))
     if spec is not None:
         ours_or_value(solve, spec)
