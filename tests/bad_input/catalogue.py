@@ -181,6 +181,14 @@ topology = "{Path(__file__).resolve().parents[2] / "examples" / "testbed" / "rai
 [raid]
 populations = [1]
 """
+NFS_STUDY = f"""\
+[study]
+kind = "nfs"
+topology = "{Path(__file__).resolve().parents[2] / "examples" / "testbed" / "nfs_study.toml"}"
+[[nfs.configs]]
+link = "100 Mbit/s"
+disk = "6 MB/s"
+"""
 LINE_BAD_ROUTING = (
     '{"model": {"type": "Network", "nodes": [{"name": "q", "type": "Queue", "service": {"a": '
     '{"type": "Exp", "params": {"lambda": 2.0}}}}], "classes": [{"name": "a", "type": "Closed", '
@@ -768,6 +776,21 @@ ROWS: list[Row] = [
         lambda tmp: __import__("qnmodel.experiments.search", fromlist=["x"]).SearchSpace(start=(65536, 1))),
     Row(QNB, "an option value holding a newline and a terminal escape sequence", "Exit2", r"exit 2: qnbench: --arrivals: 'po\\x0aisson\\x1b\[31m' is not one of poisson,constant$",
         _qnbench("--engine", "emu", "--rate", "100/s", "--arrivals", "po\nisson\x1b[31m")),
+    # the testbed's shaper bucket, the RAID study's windows, the NFS study's new parts
+    Row(TOPO, "a link `burst` smaller than one frame (`burst = \"1000 B\"`)", "InvalidModelError", r"clients\[0\]\.link\.burst must hold one frame \(mtu \+ 14 = 1514 B\)",
+        _topology(GOOD_TOPOLOGY.replace('delay = "1 ms" }', 'delay = "1 ms", burst = "1000 B" }'))),
+    Row(TOPO, "a link `burst` given as a rate (`\"1 MB/s\"`)", "UnitError", r"clients\[0\]\.link\.burst: '1 MB/s' is a rate \(bytes/s\), but a size \(bytes\) is required",
+        _topology(GOOD_TOPOLOGY.replace('delay = "1 ms" }', 'delay = "1 ms", burst = "1 MB/s" }'))),
+    Row(PY, "a raid study with `cycles = -1`", "InvalidModelError", r"raid\.cycles must be a number 0\.\.1000, got -1",
+        _study(RAID_STUDY.replace("[raid]\n", "[raid]\ncycles = -1\n"))),
+    Row(PY, "a raid study with `warmup_cycles = \"3\"` (text)", "InvalidModelError", r"raid\.warmup_cycles must be a number 0\.\.1000, got '3'",
+        _study(RAID_STUDY.replace("[raid]\n", '[raid]\nwarmup_cycles = "3"\n'))),
+    Row(PY, "an NFS study writing a configuration that does not exist", "InvalidModelError", r"nfs\.writes\.configs .*must be indices of nfs\.configs \(0\.\.0\)",
+        _study(NFS_STUDY + "[nfs.writes]\nconfigs = [3]\n")),
+    Row(PY, "an NFS study with a client-hit ratio of 1.5", "InvalidModelError", r"nfs\.client_mixed\.client_hit .*must be hit ratios in \(0, 1\)",
+        _study(NFS_STUDY + "[nfs.client_mixed]\nconfig = 0\nclient_hit = [1.5]\n")),
+    Row(PY, "an NFS study with `namespaces = \"yes\"`", "InvalidModelError", r"nfs\.clients\.namespaces .*must be true or false",
+        _study(NFS_STUDY + '[nfs.clients]\nconfig = 0\nn = [1, 2]\nnamespaces = "yes"\n')),
 ]  # fmt: skip
 
 
