@@ -93,9 +93,11 @@ def test_emu_disks_calibrate_and_the_fork_join_model_predicts_the_stripe(tmp_pat
         case = dict(raid="raid0", op="read", servers=K, chunks=K, label="RAID0 read, emu disks")
         model = raid.case_model(case, cal, float(CHUNK))
         pred = raid.predict(model, POPS)
+        # the study's window rule (cycles x R(n) after warmup_cycles x R(n), at least 2 s
+        # after 0.3 s): R(16) is about 40 ms here, so every population runs 2 s
         p = dict(client="master", chunk=float(CHUNK), populations=POPS, runtime=2.0,
-                 warmup=0.3, repeat=2)  # fmt: skip
-        meas = raid.measure(topo, p, case)
+                 warmup=0.3, repeat=2, cycles=8.0, warmup_cycles=3.0)  # fmt: skip
+        meas = raid.measure(topo, p, case, {n: pred[n]["r_model"] for n in POPS})
     finally:
         testbed.down(topo)
     assert leftovers("temu") == []
