@@ -90,7 +90,7 @@ from ..solvers.forkjoin import ForkJoinResult
 from ..solvers.forkjoin import fork_join as _solve_fork_join
 from ..solvers.mva import mva as _solve_mva
 from .raid import disk_demand_multipliers
-from .storage_corrected import corrected_demands, moved_bytes
+from .storage_corrected import corrected_demands, corrected_intermediates
 from .storage_params import (  # the paper's parameters and formulas (re-exported here)
     CHOICES,
     CUI2006,
@@ -100,6 +100,7 @@ from .storage_params import (  # the paper's parameters and formulas (re-exporte
     _field_name,
     _normalise,
     networked_raid_demands,
+    networked_raid_intermediates,
 )
 
 __all__ = [
@@ -378,28 +379,10 @@ class NetworkedRAID:
         servers) and ``read_modify_write`` (1.0 for a RAID5/6 write smaller than a stripe,
         else 0.0), from :func:`qnmodel.models.storage_corrected.moved_bytes`.
         """
-        s_r = _d.raid_bytes(self.job_size, self.raid, self.op, self.stripe_width)
-        ip = _d.ip_packets(s_r, self.mss)
-        out = {
-            "raid_bytes": float(s_r),
-            "byte_factor": float(_d.raid_byte_factor(self.raid, self.op, self.stripe_width)),
-            "packets": float(ip),
-            "server_bytes": float(_d.server_bytes(s_r, self.stripe_width)),
-            "server_packets": float(_d.server_ip_packets(ip, self.stripe_width)),
-            "server_visit_ratio": float(
-                _d.server_visit_ratio(self.stripe_width, self.server_terms)
-            ),
-            "disk_unit_time": float(
-                _d.disk_unit_time(
-                    self.disk_seek, self.disk_latency, self.stripe_unit, self.disk_rate
-                )
-            ),
-        }
+        params = self.parameters()
+        out = networked_raid_intermediates(params, self.raid, self.op, self.server_terms)
         if self.form == "corrected":
-            b_out, b_in, rmw = moved_bytes(
-                self.job_size, self.stripe_unit, self.stripe_width, self.raid, self.op
-            )
-            out.update(bytes_out=float(b_out), bytes_in=float(b_in), read_modify_write=float(rmw))
+            out.update(corrected_intermediates(params, self.raid, self.op))
         return out
 
     def demands(self) -> dict[str, float]:

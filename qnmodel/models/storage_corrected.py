@@ -56,7 +56,13 @@ import numpy as np
 from .. import demands as _d
 from ..raid_levels import RAID
 
-__all__ = ["FORMS", "CORRECTED_STATIONS", "moved_bytes", "corrected_demands"]
+__all__ = [
+    "FORMS",
+    "CORRECTED_STATIONS",
+    "moved_bytes",
+    "corrected_intermediates",
+    "corrected_demands",
+]
 
 #: demand compositions: the paper's eqs. 2-10, or the testbed-corrected one of this module
 FORMS = ("paper", "corrected")
@@ -100,6 +106,18 @@ def moved_bytes(job_size, stripe_unit, stripe_width, raid: str = "raid5", op: st
     out = np.where(rmw, small, full) + zero
     inn = np.where(rmw, small, 0.0) + zero
     return out, inn, rmw + zero.astype(bool)
+
+
+def corrected_intermediates(
+    params: Mapping[str, Any], raid: str = "raid5", op: str = "write"
+) -> dict[str, float]:
+    """What the corrected form moves per job: ``bytes_out`` and ``bytes_in`` (bytes the master
+    sends to and receives from the servers) and ``read_modify_write`` (1.0 for a RAID5/6 write
+    smaller than a stripe, else 0.0), from :func:`moved_bytes`; scalar ``params``."""
+    b_out, b_in, rmw = moved_bytes(
+        params["job_size"], params["stripe_unit"], params["stripe_width"], raid, op
+    )
+    return {"bytes_out": float(b_out), "bytes_in": float(b_in), "read_modify_write": float(rmw)}
 
 
 def corrected_demands(

@@ -33,6 +33,7 @@ __all__ = [
     "CHOICES",
     "CUI2006",
     "networked_raid_demands",
+    "networked_raid_intermediates",
 ]
 
 #: station names, in the order of the paper's fig. 2
@@ -102,6 +103,32 @@ def _field_name(key: str) -> str:
     if key in SYMBOLS:
         return SYMBOLS[key]
     raise InvalidModelError(_unknown(key))
+
+
+def networked_raid_intermediates(
+    params: Mapping[str, Any], raid: str = "raid5", op: str = "write", server_terms: str = "paper"
+) -> dict[str, float]:
+    """The paper's intermediate quantities of one system ([Cui06] eqs. 3-6).
+
+    ``raid_bytes`` S_mRi (eqs. 4-5, bytes), ``packets`` IP_num (eq. 3), ``server_bytes``
+    S_sn, ``server_packets`` IP_snum, ``byte_factor`` S_mRi / S_m, ``server_visit_ratio``
+    (the 1/STP_m prefactor of eqs. 6, 8, 10 under ``server_terms``) and ``disk_unit_time``
+    (s per unit). ``params`` as for :func:`networked_raid_demands`, scalars.
+    """
+    p = params
+    s_r = _d.raid_bytes(p["job_size"], raid, op, p["stripe_width"])
+    ip = _d.ip_packets(s_r, p["mss"])
+    return {
+        "raid_bytes": float(s_r),
+        "byte_factor": float(_d.raid_byte_factor(raid, op, p["stripe_width"])),
+        "packets": float(ip),
+        "server_bytes": float(_d.server_bytes(s_r, p["stripe_width"])),
+        "server_packets": float(_d.server_ip_packets(ip, p["stripe_width"])),
+        "server_visit_ratio": float(_d.server_visit_ratio(p["stripe_width"], server_terms)),
+        "disk_unit_time": float(
+            _d.disk_unit_time(p["disk_seek"], p["disk_latency"], p["stripe_unit"], p["disk_rate"])
+        ),
+    }
 
 
 def networked_raid_demands(
