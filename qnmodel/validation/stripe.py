@@ -515,9 +515,9 @@ def load(path: str | os.PathLike):
 
 
 def parse(spec: dict[str, Any], topology: Any = None) -> dict[str, Any]:
-    """Check the ``[stripe]`` table (:func:`qnmodel.validation._spec.parse_stripe`): the cases,
-    jobs, service and runtime that :func:`run` measures, in SI."""
-    from ._spec import parse_stripe
+    """Check the ``[stripe]`` table (:func:`qnmodel.validation._stripe_spec.parse_stripe`):
+    the cases, jobs, service and runtime that :func:`run` measures, in SI."""
+    from ._stripe_spec import parse_stripe
 
     return parse_stripe(spec)
 

@@ -1,8 +1,9 @@
-"""Checks of the validation studies' own tables, shared by the kinds (``parse`` of each).
+"""The stripe study's ``[stripe]`` table checked (beside ``_nfs_spec`` for the NFS study; the
+RAID study's ``parse`` is in ``raid``).
 
-Each function takes the parsed TOML and returns the table in SI units with defaults filled,
-or raises our error naming the field and the value: a study file is checked before anything
-is brought up (``qnmodel.validation.parse_study``).
+It takes the parsed TOML and returns the table in SI units with defaults filled, or raises
+our error naming the field and the value: a study file is checked before anything is brought
+up (``qnmodel.validation.parse_study``).
 """
 
 from __future__ import annotations
