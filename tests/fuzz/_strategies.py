@@ -8,6 +8,7 @@ reproducible) and ``long`` (5000 fresh examples a test: ``HYPOTHESIS_PROFILE=lon
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -102,6 +103,26 @@ def model_text(doc: dict) -> str:
     for s in doc["station"]:
         lines += ["", "[[station]]"] + [f"{k} = {toml_value(v)}" for k, v in s.items()]
     return "\n".join(lines) + "\n"
+
+
+def replaced(doc, path, value):
+    """A deep copy of ``doc`` with the field at ``path`` (keys and indices) set to ``value``."""
+    doc = copy.deepcopy(doc)
+    here = doc
+    for k in path[:-1]:
+        here = here[k]
+    here[path[-1]] = value
+    return doc
+
+
+def removed(doc, path):
+    """A deep copy of ``doc`` without the field at ``path``."""
+    doc = copy.deepcopy(doc)
+    here = doc
+    for k in path[:-1]:
+        here = here[k]
+    del here[path[-1]]
+    return doc
 
 
 def finite(x: float) -> None:

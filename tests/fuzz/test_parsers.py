@@ -43,6 +43,8 @@ from ._strategies import (
     ours_or_value,
     paths_of,
     quantity_text,
+    removed,
+    replaced,
     scalars,
     toml_value,
     toml_values,
@@ -130,23 +132,13 @@ def test_trace_template_is_valid():
 @FUZZ
 @given(st.sampled_from(TRACE_PATHS), json_values)
 def test_qnbench_trace_one_field_replaced(path, value):
-    doc = copy.deepcopy(TRACE)
-    here = doc
-    for k in path[:-1]:
-        here = here[k]
-    here[path[-1]] = value
-    ours_or_value(load_trace, doc)
+    ours_or_value(load_trace, replaced(TRACE, path, value))
 
 
 @FUZZ
 @given(st.sampled_from(TRACE_PATHS))
 def test_qnbench_trace_one_field_removed(path):
-    doc = copy.deepcopy(TRACE)
-    here = doc
-    for k in path[:-1]:
-        here = here[k]
-    del here[path[-1]]
-    ours_or_value(load_trace, doc)
+    ours_or_value(load_trace, removed(TRACE, path))
 
 
 @FUZZ
@@ -187,12 +179,7 @@ def test_topology_template_is_valid():
 @FUZZ
 @given(st.sampled_from(TOPOLOGY_PATHS), json_values)
 def test_topology_one_field_replaced(path, value):
-    doc = copy.deepcopy(TOPOLOGY)
-    here = doc
-    for k in path[:-1]:
-        here = here[k]
-    here[path[-1]] = value
-    ours_or_value(parse_topology, doc)
+    ours_or_value(parse_topology, replaced(TOPOLOGY, path, value))
 
 
 @FUZZ

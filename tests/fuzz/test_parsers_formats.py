@@ -34,29 +34,12 @@ from ._strategies import (
     ours_or_value,
     paths_of,
     quantity_text,
+    removed,
+    replaced,
     scalars,
     toml_value,
     toml_values,
 )
-
-
-def _replace(doc, path, value):
-    doc = copy.deepcopy(doc)
-    here = doc
-    for k in path[:-1]:
-        here = here[k]
-    here[path[-1]] = value
-    return doc
-
-
-def _remove(doc, path):
-    doc = copy.deepcopy(doc)
-    here = doc
-    for k in path[:-1]:
-        here = here[k]
-    del here[path[-1]]
-    return doc
-
 
 # -- capacity targets ----------------------------------------------------------------------------
 METRIC_WORDS = [
@@ -154,14 +137,14 @@ def test_line_templates_read_back():
 @given(st.sampled_from(LINE_PATHS), json_values)
 def test_line_json_one_field_replaced(where, value):
     doc = LINE if where[0] == "m" else LINE_LD
-    ours_or_value(from_line_json, _replace(doc, where[1], value), check=_valid_network)
+    ours_or_value(from_line_json, replaced(doc, where[1], value), check=_valid_network)
 
 
 @FUZZ
 @given(st.sampled_from(LINE_PATHS))
 def test_line_json_one_field_removed(where):
     doc = LINE if where[0] == "m" else LINE_LD
-    ours_or_value(from_line_json, _remove(doc, where[1]), check=_valid_network)
+    ours_or_value(from_line_json, removed(doc, where[1]), check=_valid_network)
 
 
 @FUZZ
@@ -222,7 +205,7 @@ def test_study_templates_parse(tmp_path):
 @given(st.sampled_from(STUDY_PATHS), toml_values)
 def test_study_one_field_replaced(tmp_path_factory, where, value):
     kind, path = where
-    doc = _replace(STUDIES[kind], path, value)
+    doc = replaced(STUDIES[kind], path, value)
     ours_or_value(_parse_study_text, tmp_path_factory.mktemp("study"), study_text(doc))
 
 
@@ -230,7 +213,7 @@ def test_study_one_field_replaced(tmp_path_factory, where, value):
 @given(st.sampled_from(STUDY_PATHS))
 def test_study_one_field_removed(tmp_path_factory, where):
     kind, path = where
-    doc = _remove(STUDIES[kind], path)
+    doc = removed(STUDIES[kind], path)
     ours_or_value(_parse_study_text, tmp_path_factory.mktemp("study"), study_text(doc))
 
 
@@ -261,7 +244,7 @@ def test_search_space_template_is_valid():
 @FUZZ
 @given(st.sampled_from([p for p in paths_of(SPACE) if p]), json_values)
 def test_search_space_one_field_replaced(path, value):
-    ours_or_value(_space, _replace(SPACE, path, value))
+    ours_or_value(_space, replaced(SPACE, path, value))
 
 
 # -- open model files ([model] arrival_rate) and a target in the file --------------------------
