@@ -78,6 +78,11 @@ def test_testbed_nfs_notebook(monkeypatch):
     assert f"MAPE X {s['mape_x']:.1f} %" in text  # percent, as every study
     rows = re.findall(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+[+-][\d.]+%", text, re.M)
     assert [int(r[0]) for r in rows] == [p["N"] for p in s["points"]]
+    # the writes table: the model's corrected form, then seed 001's min, per configuration
+    for w in json.loads((DIR / "nfs_writes_20261124.json").read_text())["writes"]:
+        cells = (f"{w['model'] / 1e6:5.2f} MB/s {100 * w['err']:+6.1f}% "
+                 f"{w['model_paper'] / 1e6:8.2f} MB/s {100 * w['err_paper']:+6.1f}%")  # fmt: skip
+        assert f"{w['label']:28s} {w['measured'] / 1e6:7.2f} MB/s {cells}" in text
 
 
 SERVER_HIT_TOL = 0.03
