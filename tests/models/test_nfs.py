@@ -313,8 +313,8 @@ def test_corrected_write_equals_the_closed_network_at_one_client():
     closed = float(mva(s.network(S, "write"), 1).throughput[0]) * S
     assert closed == pytest.approx(1 / (2 / 1e15 + 1 / 12.5e6 + 1 / 6e6), rel=1e-12)
     # the two differ by the memory copies alone: 2 x 4.05e6 / 1e15 = 8.1e-9 of the time (the
-    # difference of two numbers near 1 keeps ~1e-16 / 8e-9 of relative accuracy)
-    assert s.write_bandwidth() / closed - 1 == pytest.approx(2 * corrected / 1e15, rel=1e-6)
+    # difference of two numbers near 1 keeps ~1e-16 / 8e-9 of relative accuracy: 1.8e-8 seen)
+    assert s.write_bandwidth() / closed - 1 == pytest.approx(2 * corrected / 1e15, rel=1e-7)
     # the paper's pipelined form is the slowest stage: 6 MB/s, 1.5 x above
     assert NFSSystem(fast, wsize="1 MiB", form="paper").write_bandwidth() == 6e6
 
