@@ -74,7 +74,8 @@ class NFSSystem:
         faster than the link both are ``1/(1/b2 + 1/b4)``.
         Measured on ``qnmodel testbed`` (nfs-ganesha, 1 MiB unstable WRITEs,
         timed through COMMIT and close, four link/disk pairs from 100 Mbit/s
-        with a 6 MB/s disk to 1 Gbit/s with 250 MB/s): within -3.8 .. +3.5 %,
+        with a 6 MB/s disk to 1 Gbit/s with 250 MB/s,
+        ``data/validation/nfs_writes_20261124.json``): within -3.8 .. +3.5 %,
         where ``"paper"`` misses by +25 .. +64 %. ``"paper"``: [Cao07] sec. 1
         as printed, the write path pipelined end to end, ``min(b1, b2, b3, b4)``
         with the protocol costs (the default up to version 0.1.0). Reads
