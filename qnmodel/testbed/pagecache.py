@@ -7,7 +7,9 @@ must be written before they can be dropped) and ``posix_fadvise(POSIX_FADV_DONTN
 byte range of each file, and reports the share of the file's pages resident before and after
 (``mincore`` on an untouched private mapping). Evicting the tail ``[keep * size, size)`` of a
 file read once sequentially gives a server-cache hit ratio ``h_s = keep`` -- seed 001's mixed
-case. :func:`disk_read_rate` measures the disk as the server sees it (b4, bottom-up).
+case. The disk as the server sees it (b4, bottom-up) is measured by
+:func:`qnmodel.validation.bottomup.disk_rate` (``method="dd"`` or ``"pread"``), with the
+mechanics here; ``disk_read_rate`` and ``disk_write_rate`` are its deprecated old names.
 
 On a tmpfs disk the page cache *is* the storage: nothing can be evicted (``evict`` reports the
 pages still resident and :func:`evictable` says so); a miss case needs a ``dir`` or
@@ -25,6 +27,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +41,6 @@ __all__ = [
     "evict",
     "evictable",
     "job_file",
-    "disk_read_rate",
-    "disk_write_rate",
 ]
 
 # Runs in the server's namespace (a fresh interpreter: the caller's threads stay out of it).
@@ -153,12 +154,47 @@ def evict(topo: Topology, server: str, paths: list[Any], keep: float = 0.0) -> l
 
 
 def disk_write_rate(topo: Topology, server: str, path: Any, size: int) -> float:
+    """Deprecated: ``qnmodel.validation.bottomup.disk_rate(op="write", method="dd")``.
+
+    One repeat of it: ``disk_rate(topo, server, op="write", method="dd", files=[path],
+    size=size, repeat=1)["rate"]``.
+    """
+    _deprecated("disk_write_rate", 'op="write", method="dd", files=[path], size=size')
+    return _write_rate(topo, server, path, size)
+
+
+def disk_read_rate(
+    topo: Topology, server: str, paths: list[Any], request: int | None = None, share: float = 1.0
+) -> float:
+    """Deprecated: ``qnmodel.validation.bottomup.disk_rate(method="dd" | "pread")``.
+
+    One repeat of it: ``disk_rate(topo, server, method="dd", files=paths, repeat=1)["rate"]``
+    (``request=None``), or ``method="pread", bs=request, share=share``.
+    """
+    how = 'method="dd", files=paths' if request is None else 'method="pread", bs=request'
+    _deprecated("disk_read_rate", how)
+    return _read_rate(topo, server, paths, request, share)
+
+
+def _deprecated(old: str, how: str) -> None:
+    warnings.warn(
+        f"qnmodel.testbed.pagecache.{old} is deprecated: use "
+        f"qnmodel.validation.bottomup.disk_rate(topo, server, {how}), the one home of a "
+        "server's disk rate (it returns the repeats and their median)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+def _write_rate(topo: Topology, server: str, path: Any, size: int) -> float:
     """Write rate of ``server``'s disk as ganesha sees it, bytes/s: a component benchmark.
 
-    ``dd`` writes ``size`` bytes (1 MiB blocks) to ``path`` on the server's disk and fsyncs it
-    before it exits (``conv=fsync``), inside the server's namespace *and* its blkio cgroup;
-    returns bytes / elapsed and removes the file. This is the write side of b4 measured
-    bottom-up (the file flushed as an NFS COMMIT on close flushes it), never through NFS.
+    The mechanics of :func:`qnmodel.validation.bottomup.disk_rate` with ``op="write"``,
+    ``method="dd"``. ``dd`` writes ``size`` bytes (1 MiB blocks) to ``path`` on the server's
+    disk and fsyncs it before it exits (``conv=fsync``), inside the server's namespace *and*
+    its blkio cgroup; returns bytes / elapsed and removes the file. This is the write side of
+    b4 measured bottom-up (the file flushed as an NFS COMMIT on close flushes it), never
+    through NFS.
     """
     from .services import BLKIO
 
@@ -233,18 +269,19 @@ print(share * total / (t_end[0] - t0))
 """
 
 
-def disk_read_rate(
+def _read_rate(
     topo: Topology, server: str, paths: list[Any], request: int | None = None, share: float = 1.0
 ) -> float:
     """Read rate of ``server``'s disk as ganesha sees it, bytes/s: a component benchmark.
 
-    Evicts ``paths`` (:func:`evict`), then reads them all at once inside the server's
-    namespace *and* its blkio cgroup (the throttle ganesha runs under), and returns bytes /
-    elapsed. This is b4 measured bottom-up, never through NFS. ``request=None``: one ``dd``
-    per file (1 MiB reads); ``request=R``: one thread per file in one process issuing
-    ``pread`` calls of R bytes one after the other -- the way ganesha's workers read for
-    clients with one R-byte READ in flight each -- timed until a ``share`` of all the bytes
-    has arrived (as a study pass that stops there).
+    The mechanics of :func:`qnmodel.validation.bottomup.disk_rate` with ``method="dd"``
+    (``request=None``) or ``"pread"``. Evicts ``paths`` (:func:`evict`), then reads them
+    all at once inside the server's namespace *and* its blkio cgroup (the throttle ganesha
+    runs under), and returns bytes / elapsed. This is b4 measured bottom-up, never through
+    NFS. ``request=None``: one ``dd`` per file (1 MiB reads); ``request=R``: one thread per
+    file in one process issuing ``pread`` calls of R bytes one after the other -- the way
+    ganesha's workers read for clients with one R-byte READ in flight each -- timed until a
+    ``share`` of all the bytes has arrived (as a study pass that stops there).
     """
     from .services import BLKIO
 

@@ -4,11 +4,14 @@
 through the COMMIT and the close (close-to-open consistency makes the data durable only then,
 [Cao07] sec. 2). Seed 001's write path crosses the client's memory, the network and the
 server's disk; pipelined within the stream, a timed write would run at its slowest stage,
-min(b1, b2, b3, b4w) (:meth:`~qnmodel.models.nfs.NFSSystem.write_bandwidth`, ``model``), b4w
-the server disk's *write* rate. The closed network at N = 1 (:func:`write_series`,
-``model_series``) has the stages one after the other instead. b4w is measured bottom-up:
-``dd`` of a file of the same size with ``conv=fsync`` inside ganesha's namespace and blkio cgroup
-(:func:`~qnmodel.testbed.pagecache.disk_write_rate`).
+min(b1, b2, b3, b4w) (``model_paper``: :meth:`~qnmodel.models.nfs.NFSSystem.write_bandwidth`
+with ``form="paper"``), b4w the server disk's *write* rate. The model's default form
+(``model``: ``form="corrected"``) has the transfer and then the commit, 1/(1/B_t + 1/b4w) with
+B_t = min(b1, b2, b3): the server's page cache takes the WRITEs at the link rate and its disk
+writes them at the COMMIT. The closed network at N = 1 (:func:`write_series`, ``model_series``)
+puts every stage in series, the memory copies too. b4w is measured bottom-up: ``dd`` of a file
+of the same size with ``conv=fsync`` inside ganesha's namespace and blkio cgroup
+(:func:`~qnmodel.validation.bottomup.disk_rate` with ``method="dd"``).
 
 **Mixed client hits.** libnfs' page cache holds the whole file; a time-based warm-up reads its
 head (h_c S bytes at the measured server-hit rate), then one timed pass of S bytes reads the
@@ -29,21 +32,28 @@ from __future__ import annotations
 
 from ..testbed import bench_in
 from ..testbed.delay import goodput_factor
-from ..testbed.pagecache import disk_write_rate, prepare_files, server_dir
+from ..testbed.pagecache import prepare_files, server_dir
 from ..testbed.services import nfs_url
 from ._nfs_runs import _bw, _check_alive, _err, _nfs_read, _slowest
+from .bottomup import disk_rate
 
 MiB = 1024**2
 
 
 def writes(topo, client, server, cfg, opts, memcpy, log=None) -> dict:
-    """Timed writes (through COMMIT + close) of one configuration against min(b2, b4w)."""
+    """Timed writes (through COMMIT + close) of one configuration against the write model.
+
+    ``model``/``err``: :class:`~qnmodel.models.nfs.NFSSystem`'s default (corrected) form,
+    ``model_paper``/``err_paper``: seed 001's min(b1, b2, b3, b4w), ``model_series``: the
+    closed network at N = 1; ``*_configured``: the same with the configured disk rate.
+    """
     from ..models.nfs import NFSBandwidth, NFSSystem
 
     rep, bs = opts["repeats"], int(opts["bs"])
     size = int(min(max(_slowest(cfg) * opts["miss_seconds"], 8 * MiB), 512 * MiB) // MiB) * MiB
     cal = server_dir(topo, server) / "tnwcal.dat"
-    b4w = [disk_write_rate(topo, server, cal, size) for _ in range(rep)]
+    b4w = disk_rate(topo, server, op="write", method="dd", files=[cal], size=size,
+                    repeat=rep)["repeats"]  # fmt: skip
     trace = bench_in(
         topo,
         client,
@@ -65,10 +75,14 @@ def writes(topo, client, server, cfg, opts, memcpy, log=None) -> dict:
     b2 = cfg["link"] * goodput_factor()
     model = NFSSystem(NFSBandwidth(b1=memcpy, b2=b2, b3=memcpy, b4=max(b4w)), wsize=bs)
     configured = NFSSystem(NFSBandwidth(b1=memcpy, b2=b2, b3=memcpy, b4=cfg["disk"]), wsize=bs)
+    paper = NFSSystem(model.bandwidths, wsize=bs, form="paper")
+    paper_conf = NFSSystem(configured.bandwidths, wsize=bs, form="paper")
     pred, conf, best = model.write_bandwidth(), configured.write_bandwidth(), max(measured)
+    pred_paper, conf_paper = paper.write_bandwidth(), paper_conf.write_bandwidth()
     series = write_series(model, size)
     if log:
-        log(f"{cfg['label']}: write {best / 1e6:.2f} MB/s, model {pred / 1e6:.2f} MB/s")
+        log(f"{cfg['label']}: write {best / 1e6:.2f} MB/s, model {pred / 1e6:.2f} MB/s "
+            f"(paper's min {pred_paper / 1e6:.2f} MB/s)")  # fmt: skip
     return {
         "label": cfg["label"],
         "link_B_s": cfg["link"],
@@ -81,8 +95,13 @@ def writes(topo, client, server, cfg, opts, memcpy, log=None) -> dict:
         "commit_close_s": [r["engine_stats"]["commit_close_s"] for r in rows],
         "model": pred,
         "err": _err(pred, best),
+        "model_form": model.form,
+        "model_paper": pred_paper,
+        "err_paper": _err(pred_paper, best),
         "model_configured": conf,
         "err_configured": _err(conf, best),
+        "model_configured_paper": conf_paper,
+        "err_configured_paper": _err(conf_paper, best),
         "b1": memcpy,
         "model_series": series,
         "err_series": _err(series, best),

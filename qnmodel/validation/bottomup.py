@@ -8,9 +8,12 @@ Never fitted to the end-to-end curve that the model is then compared with:
   server's turnaround, is no link time), median over 5 repeats; the wire rate is the goodput
   divided by the TCP payload share of a frame, 1448 / 1514 at MTU 1500
   (:data:`qnmodel.testbed.GOODPUT_FACTOR`);
-* a server's disk rate: qnbench ``file`` in the server's namespace (direct I/O inside the
-  blkio group of a throttled disk; buffered on tmpfs or a directory), or qnbench ``mem``
-  copy bandwidth for a ``memory`` disk (the block server replies from a memory buffer);
+* a server's disk rate (:func:`disk_rate`, the one home of it for every study): qnbench
+  ``file`` in the server's namespace (direct I/O inside the blkio group of a throttled disk;
+  buffered on tmpfs or a directory), or qnbench ``mem`` copy bandwidth for a ``memory`` disk
+  (the block server replies from a memory buffer) -- the networked-RAID study; or, for an
+  NFS server, ``dd``/``pread`` of evicted files and ``dd conv=fsync`` inside the server's
+  namespace and blkio group, the disk as the NFS server's page cache uses it -- the NFS study;
 * the service time of an ``emu`` disk (qnbench's emulated device inside the block server,
   :func:`disk_service`): the server's own block server driven to saturation over loopback in
   its namespace (no link in the path), S = m / X by the utilisation law at U = 1 per server;
@@ -113,43 +116,134 @@ def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
             "times": times, "latency": statistics.median(lat)}  # fmt: skip
 
 
-def disk_rate(topo: Topology, server: str, *, op: str = "read", runtime: Any = "1 s",
-              repeat: int = 3, bs: Any = "1 MiB", state_dir: Any = None) -> dict:  # fmt: skip
+DISK_METHODS = ("auto", "file", "mem", "emu", "dd", "pread")
+
+
+def disk_rate(topo: Topology, server: str, *, op: str = "read", method: str = "auto",
+              runtime: Any = "1 s", repeat: int = 3, bs: Any = "1 MiB", state_dir: Any = None,
+              files: Any = None, size: Any = None, share: float = 1.0) -> dict:  # fmt: skip
     """A server's disk rate in bytes/s, measured in its own namespace (median of repeats).
 
-    Returns ``rate``, the repeats, the engine used and the configured rate (None when the
-    topology gives none).
+    The one home of a server's disk rate: the networked-RAID study
+    (:mod:`qnmodel.validation.raid`) and the NFS study (:mod:`qnmodel.validation.nfs`) both
+    measure it here, each with its own ``method``.
+
+    Parameters
+    ----------
+    topo, server : Topology, str
+        The running testbed and the server whose disk is measured.
+    op : {"read", "write"}
+        The disk's read or write rate.
+    method : {"auto", "file", "mem", "emu", "dd", "pread"}
+        How (see Notes). ``"auto"`` (default): by the disk's kind, ``"emu"`` for an ``emu``
+        disk, ``"mem"`` for a ``memory`` disk, ``"file"`` otherwise.
+    runtime, bs, state_dir
+        ``"file"``/``"mem"``: each repeat's window, the request size, the testbed's state
+        directory. ``"emu"``: ``bs`` is the request size (:func:`disk_service`'s own
+        window and repeats). ``"pread"``: ``bs`` is the size
+        of each ``pread``, the NFS study's READ size.
+    repeat : int
+        Repeats (>= 1), one measurement each (not ``"emu"``).
+    files : list of paths, optional
+        ``"dd"``/``"pread"``: files on the server's disk. Reads: evicted from the page cache,
+        then all read at once (one ``dd`` or one ``pread`` thread each). Writes
+        (``"dd"`` only): exactly one path, written and removed.
+    size : int, optional
+        ``"dd"`` writes: bytes to write (an integer >= 1 MiB, in 1 MiB blocks).
+    share : float
+        ``"pread"``: each repeat is timed until this share of all the files' bytes has
+        arrived, in (0, 1].
+
+    Returns
+    -------
+    dict
+        ``rate`` (the median of the repeats; a blkio throttle lets a repeat that follows an
+        idle gap run ahead: one of three read 22.0 MB/s through a 20 MB/s throttle, the others
+        19.92), ``repeats``, ``engine``, ``method``, ``configured`` (the throttle's rate, or
+        None when the topology gives none) and ``op``; ``"emu"`` adds ``service``.
+
+    Notes
+    -----
+    The two studies need different methods because their servers use the disk differently,
+    and each measures it the way its server does:
+
+    * ``"file"`` (RAID study): qnbench ``file``, one job, ``bs`` requests on a 64 MiB file,
+      direct I/O inside the blkio group of a throttled disk (buffered on tmpfs or a plain
+      directory): the device rate the throttle grants, TRate_d of [Cui06], with no page cache
+      in the way. ``"mem"``: qnbench ``mem`` copy of 16 MiB, for a ``memory`` disk (the block
+      server replies from a memory buffer). ``"emu"``: ``bs`` / the service time that
+      :func:`disk_service` measures for qnbench's emulated device.
+    * ``"dd"`` and ``"pread"`` (NFS study): nfs-ganesha reads and writes through the host's
+      page cache, so seed 001's b4 is the disk *behind that cache*: reads of files evicted
+      (``fsync`` + ``POSIX_FADV_DONTNEED``) and read buffered with the kernel's read-ahead,
+      writes into the page cache flushed by ``fsync`` (as a COMMIT flushes them). ``"dd"``
+      runs one ``dd`` per file (1 MiB blocks), or for writes ``dd conv=fsync``, inside the
+      server's namespace and blkio group; ``"pread"`` runs one thread per file issuing ``bs``
+      ``pread`` calls one after the other, the way ganesha's workers serve clients with one
+      READ in flight each (:mod:`qnmodel.testbed.pagecache` holds the mechanics). Direct I/O
+      would skip the read-ahead and the flush the NFS server's requests get.
     """
+    from .._validate import as_choice, as_quantity
+    from ..testbed import pagecache
     from ..testbed.services import disk_dir
     from ..testbed.state import State
 
+    as_choice(op, "op", ("read", "write"))
+    as_choice(method, "method", DISK_METHODS)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise TestbedError(f"repeat must be an integer >= 1, got {repeat!r}")
     node = topo.node(server)
     d = node.disk
-    if d.kind == "emu":  # the rate of requests of bs bytes: bs / their calibrated service time
-        svc = disk_service(topo, server, bs=bs, op=op)
+    if method == "auto":
+        method = {"emu": "emu", "memory": "mem"}.get(d.kind, "file")
+    throttled = d.kind == "throttled"
+    configured = (d.read_rate if op == "read" else d.write_rate) if throttled else None
+    if method in ("dd", "pread"):
+        if files is None or isinstance(files, str | bytes) or not list(files):
+            raise TestbedError(f"disk_rate(method={method!r}) needs files=[...] on the disk")
+        files = list(files)
+        if method == "pread":
+            if op != "read":
+                raise TestbedError("disk_rate(method='pread') measures reads; give op='read'")
+            request = int(as_quantity(bs, "bs", "size", positive=True))
+            rates = [pagecache._read_rate(topo, server, files, request=request, share=share)
+                     for _ in range(repeat)]  # fmt: skip
+            engine = f"pread threads, {request} B (evicted files, blkio group)"
+        elif op == "read":
+            rates = [pagecache._read_rate(topo, server, files) for _ in range(repeat)]
+            engine = "dd (evicted files, blkio group)"
+        else:
+            if len(files) != 1:
+                raise TestbedError(
+                    f"disk_rate(method='dd', op='write') writes one file, got files={files}"
+                )
+            rates = [pagecache._write_rate(topo, server, files[0], size) for _ in range(repeat)]
+            engine = "dd conv=fsync (blkio group)"
+        return {"rate": statistics.median(rates), "repeats": rates, "engine": engine,
+                "method": method, "configured": configured, "op": op}  # fmt: skip
+    if method == "emu":  # the rate of requests of bs bytes: bs / their calibrated service time
+        svc = disk_service(topo, server, bs=bs, op=op)  # its own runtime and 3 repeats
         size = float(svc["bs"])
         return {"rate": size / svc["service"], "repeats": [size / t for t in svc["repeats"]],
-                "engine": svc["engine"], "configured": size / svc["configured"], "op": op,
-                "service": svc}  # fmt: skip
-    if d.kind == "memory":
+                "engine": svc["engine"], "method": method,
+                "configured": size / svc["configured"], "op": op, "service": svc}  # fmt: skip
+    if method == "mem":
         trace = bench_in(topo, server, "mem", mem_op="copy", size="16 MiB", runtime=runtime,
                          repeat=repeat)  # fmt: skip
         engine, configured = "mem copy", None
     else:
         path = disk_dir(topo, node, State(topo.name, state_dir).dir)
-        throttled = d.kind == "throttled"
         rw = "read" if op == "read" else "write"
         trace = bench_in(topo, server, "file", dir=str(path), rw=rw, bs=bs, size="64 MiB",
                          jobs=1, runtime=runtime, warmup="200 ms", repeat=repeat,
                          access="direct" if throttled else "sync",
                          throttled=throttled)  # fmt: skip
         engine = "file direct (blkio group)" if throttled else "file sync"
-        configured = (d.read_rate if op == "read" else d.write_rate) if throttled else None
     rates = _best(trace, "throughput_B_s")
     # the median, not the best: a blkio throttle lets a repeat that follows an idle gap run
     # ahead (one of three read 22.0 MB/s through a 20 MB/s throttle, the others 19.92)
     return {"rate": statistics.median(rates), "repeats": rates, "engine": engine,
-            "configured": configured, "op": op}  # fmt: skip
+            "method": method, "configured": configured, "op": op}  # fmt: skip
 
 
 def disk_service(

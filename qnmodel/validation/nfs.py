@@ -20,7 +20,7 @@ always, also when a measurement fails. It measures, with qnbench's ``nfs`` engin
 
 The model is built bottom-up, never from the curves it predicts: b2 = link rate x the TCP
 goodput factor at the link MTU; b4 = the throttled disk read directly on the server (``dd`` of
-the evicted files inside ganesha's cgroup, :func:`~qnmodel.testbed.pagecache.disk_read_rate`;
+the evicted files inside ganesha's cgroup, :func:`~qnmodel.validation.bottomup.disk_rate`;
 the configured throttle is reported beside it); b1 = b3 = the client's memcpy bandwidth
 (qnbench ``mem``, measured next to the client-hit runs); and a per-request turnaround for the
 N-client model from a separate small-request run (4 KiB READs).
@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import InvalidModelError, InvalidTypeError
 from ..testbed import Topology, down, up
 from ..testbed.delay import goodput_factor
-from ..testbed.pagecache import disk_read_rate, evict, prepare_files, server_dir
+from ..testbed.pagecache import evict, prepare_files, server_dir
 from ._common import _clean, summarize
 from ._common import machine_info as _machine_info
 from ._common import mape as _mape
@@ -60,6 +60,7 @@ from ._nfs_runs import (
     _slowest,
 )
 from ._nfs_spec import parse_spec
+from .bottomup import disk_rate
 
 __all__ = ["run", "parse", "parse_spec", "three_case_model", "study_topology", "machine_info"]
 
@@ -190,12 +191,12 @@ def _measure_cases(topo, client, server, cfg, opts, log) -> dict:
     psize = max(size // p // MiB, 1) * MiB
     paths = prepare_files(topo, server, "tnmissp", p, psize)
     # b4 bottom-up: the same P files read at once on the server, under ganesha's throttle
-    out["disk_rate"] = [disk_read_rate(topo, server, paths) for _ in range(rep)]
+    out["disk_rate"] = disk_rate(topo, server, method="dd", files=paths, repeat=rep)["repeats"]
     # ... and at the server's real concurrency: P threads of one process, one bs pread each in
     # flight (ganesha's workers serving P clients), timed over the share the pass reads
-    out["disk_rate_server"] = [
-        disk_read_rate(topo, server, paths, request=bs, share=PASS_SHARE) for _ in range(rep)
-    ]
+    out["disk_rate_server"] = disk_rate(
+        topo, server, method="pread", files=paths, bs=bs, share=PASS_SHARE, repeat=rep
+    )["repeats"]
     out["miss_parallel"] = []
     for _ in range(rep):
         ev = evict(topo, server, paths)

@@ -448,6 +448,9 @@ ROWS: list[Row] = [
     Row(PY, 'an unknown demand composition: `NetworkedRAID.cui2006(form="pipelined")`', "InvalidModelError",
         r"form must be one of 'paper', 'corrected'; got 'pipelined'",
         _call(lambda: qn.NetworkedRAID.cui2006(form="pipelined"))),
+    Row(PY, 'an unknown NFS write form: `NFSSystem(bw, form="pipelined")`', "InvalidModelError",
+        r"form must be one of 'paper', 'corrected'; got 'pipelined'",
+        _call(lambda: qn.NFSSystem(qn.NFSBandwidth("5 GB/s", "1 Gbit/s", "5 GB/s", "80 MB/s"), form="pipelined"))),
     # -- TOML model files ------------------------------------------------------------------
     Row(TOML, "no `[model]` table", "InvalidModelError", r"missing \[model\] table",
         _model('[[station]]\nname = "d"\ndemand = "1 ms"\n')),

@@ -154,7 +154,10 @@ def test_system_without_protocol_costs_reduces_to_the_paper_model():
     for hc, hs in [(0, 0), (0, 1), (1, 0), (0.3, 0.6), (0.9, 0.1)]:
         assert s.bandwidth("read", hc, hs) == GBE.bandwidth(hc, hs)
     assert s.case_bandwidths("read") == GBE.case_bandwidths()
-    assert s.bandwidth("write") == GBE.miss_bandwidth  # every byte reaches the disk on close
+    # the paper's write: every byte reaches the disk on close, pipelined: min(b2, b4)
+    assert NFSSystem(GBE, form="paper").bandwidth("write") == GBE.miss_bandwidth
+    # corrected: the transfer (b2), then the commit (b4)
+    assert s.bandwidth("write") == pytest.approx(1 / (1 / 125e6 + 1 / 80e6), rel=closed_form(4))
 
 
 def test_requests_per_byte_from_rsize_and_wsize():
@@ -175,12 +178,17 @@ def test_per_request_server_cpu_limits_small_wsize():
         NFSBandwidth("10 GB/s", "1 Gbit/s", "1e15 B/s", "1e15 B/s"),
         wsize="16 KiB",
         server_cpu_per_request="1 ms",
+        form="paper",
     )
-    assert s.bandwidth("write") == pytest.approx(1.0 / (1e-3 / 16384 + 1e-15), rel=closed_form(4))
+    cpu = 1.0 / (1e-3 / 16384 + 1e-15)
+    assert s.bandwidth("write") == pytest.approx(cpu, rel=closed_form(4))
     assert s.bottleneck("write") == "server_cpu"
-    big = NFSSystem(s.bandwidths, wsize="1 MiB", server_cpu_per_request="1 ms")
+    big = NFSSystem(s.bandwidths, wsize="1 MiB", server_cpu_per_request="1 ms", form="paper")
     assert big.bottleneck("write") == "network"
     assert big.bandwidth("write") == pytest.approx(125e6, rel=closed_form(4))
+    # corrected: the CPU-bound transfer, then the commit at the (1e15 B/s) disk
+    corr = NFSSystem(s.bandwidths, wsize="16 KiB", server_cpu_per_request="1 ms")
+    assert corr.bandwidth("write") == pytest.approx(1 / (1 / cpu + 1e-15), rel=closed_form(6))
 
 
 def test_async_export_merges_disk_writes():
@@ -200,9 +208,11 @@ def test_async_export_merges_disk_writes():
 
 
 def test_write_timing_without_close_reports_client_memory_speed():
-    s = NFSSystem(GBE)
+    s = NFSSystem(GBE, form="paper")
     assert s.write_bandwidth(include_close=False) == GBE.b1
     assert s.write_bandwidth(include_close=True) == GBE.miss_bandwidth
+    # the clock stopped before close does not reach the disk: the same in both forms
+    assert NFSSystem(GBE).write_bandwidth(include_close=False) == GBE.b1
     with pytest.raises(InvalidTypeError, match="include_close"):
         s.write_bandwidth("yes")
 
@@ -258,8 +268,77 @@ def test_client_link_is_a_per_client_delay_station():
     assert net.is_delay.tolist() == [True, True, False, False, False]
     assert net.station("server_cpu").servers == 2
     assert net.station("client_link").demand == pytest.approx(10e6 / 12.5e6, rel=closed_form(2))
-    # one streaming client is held to its own 100 Mbit/s link
-    assert s.write_bandwidth() == pytest.approx(12.5e6, rel=closed_form(3))
+    # the paper's form: one streaming client is held to its own 100 Mbit/s link
+    paper = NFSSystem(GBE, client_link="100 Mbit/s", server_cpus=2, form="paper")
+    assert paper.write_bandwidth() == pytest.approx(12.5e6, rel=closed_form(3))
+    # corrected: the transfer at that link, then the commit at b4 = 80 MB/s
+    assert s.write_bandwidth() == pytest.approx(1 / (1 / 12.5e6 + 1 / 80e6), rel=closed_form(4))
+
+
+# -- the write path's form ----------------------------------------------------------------
+def test_corrected_write_is_the_transfer_then_the_commit():
+    """1/B_w = 1/B_t + 1/B_d: the transfer's slowest stage, then the disk at the COMMIT."""
+    s = NFSSystem(GBE, wsize="1 MiB")
+    assert s.form == "corrected"
+    # zero protocol costs, memory far faster than the link: 1/(1/b2 + 1/b4)
+    expected = 1 / (1 / 125e6 + 1 / 80e6)  # 48.78 MB/s, where min(b2, b4) = 80 MB/s
+    assert s.write_bandwidth() == pytest.approx(expected, rel=closed_form(4))
+    assert s.bandwidth("write") == s.write_bandwidth()
+    assert s.case_bandwidths("write") == {"write": s.write_bandwidth()}
+    # with protocol costs: the server CPU (c_s/wsize + 1/b3) is the transfer's slowest
+    # stage, the disk pays its positioning per wsize request
+    c = NFSSystem(GBE, wsize="1 MiB", server_cpu_per_request="20 ms", disk_access_time="5 ms")
+    cpu = 1 / (20e-3 / 2**20 + 1 / 10e9)  # 52.2 MB/s < b2
+    disk = 1 / (1 / 80e6 + 5e-3 / 2**20)
+    assert c.write_bandwidth() == pytest.approx(1 / (1 / cpu + 1 / disk), rel=closed_form(10))
+    # reads, per-byte times, demands and the closed network do not depend on the form
+    p = NFSSystem(GBE, wsize="1 MiB", server_cpu_per_request="20 ms", disk_access_time="5 ms",
+                  form="paper")  # fmt: skip
+    assert p.write_bandwidth() == pytest.approx(min(cpu, disk), rel=closed_form(6))
+    assert p.bandwidth("read", 0.2, 0.3) == c.bandwidth("read", 0.2, 0.3)
+    assert p.demands("8 MiB", "write") == c.demands("8 MiB", "write")
+    assert p.asymptotic_bandwidth("write") == c.asymptotic_bandwidth("write")
+    assert p.to_dict()["form"] == "paper" and c.to_dict()["form"] == "corrected"
+
+
+def test_corrected_write_equals_the_closed_network_at_one_client():
+    """Zero protocol costs: B_w = S / R(1) of exact MVA, up to the memory copies 1/b1 + 1/b3."""
+    from qnmodel.solvers import mva
+
+    fast = NFSBandwidth(1e15, "100 Mbit/s", 1e15, "6 MB/s")  # memory copies negligible
+    s = NFSSystem(fast, wsize="1 MiB")
+    S = 22 * 2**20
+    corrected = 1 / (1 / 12.5e6 + 1 / 6e6)  # 4.054 MB/s
+    assert s.write_bandwidth() == pytest.approx(corrected, rel=closed_form(4))
+    closed = float(mva(s.network(S, "write"), 1).throughput[0]) * S
+    assert closed == pytest.approx(1 / (2 / 1e15 + 1 / 12.5e6 + 1 / 6e6), rel=1e-12)
+    # the two differ by the memory copies alone: 2 x 4.05e6 / 1e15 = 8.1e-9 of the time (the
+    # difference of two numbers near 1 keeps ~1e-16 / 8e-9 of relative accuracy: 1.8e-8 seen)
+    assert s.write_bandwidth() / closed - 1 == pytest.approx(2 * corrected / 1e15, rel=1e-7)
+    # the paper's pipelined form is the slowest stage: 6 MB/s, 1.5 x above
+    assert NFSSystem(fast, wsize="1 MiB", form="paper").write_bandwidth() == 6e6
+
+
+@settings(max_examples=100, deadline=None)
+@given(rates, rates, rates, rates, st.floats(0, 1e-3), st.floats(0, 1e-2))
+def test_property_corrected_write_below_paper_and_above_serial(b1, b2, b3, b4, c, a):
+    """S / sum(D) (all stages in series) <= corrected <= paper (the slowest stage)."""
+    kw = dict(server_cpu_per_request=c, disk_access_time=a, wsize=2**20)
+    corr = NFSSystem(NFSBandwidth(b1, b2, b3, b4), **kw)
+    paper = NFSSystem(NFSBandwidth(b1, b2, b3, b4), form="paper", **kw)
+    serial = 1.0 / sum(corr.per_byte_times("write").values())
+    assert serial <= corr.write_bandwidth() * (1 + 1e-12)
+    assert corr.write_bandwidth() <= paper.write_bandwidth() * (1 + 1e-12)
+    # and at least half the paper's: two stages in series, the slower one at the paper's rate
+    assert corr.write_bandwidth() >= 0.5 * paper.write_bandwidth() * (1 - 1e-12)
+
+
+def test_error_bad_form():
+    msg = r"form must be one of 'paper', 'corrected'; got 'Paper'"
+    with pytest.raises(InvalidModelError, match=msg):
+        NFSSystem(GBE, form="Paper")
+    with pytest.raises(InvalidModelError, match=r"form must be one of .*; got None"):
+        NFSSystem(GBE, form=None)
 
 
 @settings(max_examples=100, deadline=None)
