@@ -55,7 +55,8 @@ Readings where the paper is ambiguous
 * ``network(structure="forkjoin")`` forks each job over the STP_m storage
   servers and joins when all have returned (a full-stripe access), solved by
   :meth:`NetworkedRAID.fork_join` (approximate fork-join MVA); the default
-  ``"paper"`` keeps fig. 2.
+  ``"paper"`` keeps fig. 2. ``fork_join(N, structure="forkjoin_overlap")`` moves the master's
+  data link into the fork (:mod:`qnmodel.models.storage_forkjoin`).
 * The test bed's "35 Mbit/s" disk rate, "200 MB" job and "16 KB" stripe unit:
   :meth:`NetworkedRAID.cui2006` takes an explicit reading of each
   (``data/reference/cui2006.json`` documents them).
