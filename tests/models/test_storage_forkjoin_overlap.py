@@ -177,5 +177,7 @@ def test_bad_structures_and_forms_are_refused():
         sys_.fork_join(0, structure="forkjoin_overlap")
     with pytest.raises(qn.InvalidModelError, match="only the means"):
         sys_.fork_join(2, structure="forkjoin_overlap").response_time_quantile(0.9)
+    with pytest.raises(qn.InvalidModelError, match="throughput is unbounded"):
+        fork_join_overlap([("cpu", 0.0), ("link", 0.0)], 0.0, "link", 3, "read", 2, 0.0)
     with pytest.raises(qn.InvalidModelError, match="chunk index"):
         last_chunk_departure(1.0, 1.0, 3, j=4)
