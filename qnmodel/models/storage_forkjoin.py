@@ -64,7 +64,7 @@ Measured error of R against an event simulation of the same system (``simulate_o
 in ``tests/solvers/fj_sim.py``; N = 1, 2, 4, 8, 16; table in
 ``docs/explanation/fork-join.md``, section "Overlapped link"): reads within 1.1 % (the
 emulated-disk testbed's d = 2.155 ms, c = 0.55 ms, K = 3; four members; a link-bound
-system), writes within 9.7 % (optimistic at N = 2: the K chunks of a write enter the link
+system), writes within 10.5 % (optimistic at N = 2: the K chunks of a write enter the link
 together and the members' mean shift misses their waiting in step). On the testbed itself
 (``tests/testbed/test_emu_disk.py``) the MAPE of X over N = 1..16 was 4.1-5.7 % in two
 runs, against 14.6-16.5 % for the ``forkjoin`` structure.

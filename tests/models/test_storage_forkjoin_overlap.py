@@ -98,13 +98,15 @@ def test_n1_against_simulation():
 # emu read -0.05, +0.85, +0.30, +1.04, -0.21 % (95 % half-widths 0.7-1.0 %);
 # link-bound read (d = c = 1 ms) -0.02, -0.36, 0, 0, 0 % (the link saturates: X = 1/D_link);
 # 4 members, d = 2 ms, c = 0.5 ms: -0.45, +1.08, -0.02, +0.22, +0.07 %;
-# emu write -0.03, -9.64, -3.04, -0.48, -0.29 %; link-bound write -0.05, -2.69, 0, 0, 0 %.
+# emu write -0.03, -9.64, -3.04, -0.48, -0.29 %; link-bound write -0.05, -2.69, 0, 0, 0 %;
+# 2 members, d = 3 ms, c = 1 ms, write: -0.47, -10.54, -3.08, +0.10, -0.76 %.
 CASES = [
     ("emu read", [90e-6], D_MEMBER, C_CHUNK, 3, "read", 0.015),
     ("link-bound read", [90e-6], 1e-3, 1e-3, 3, "read", 0.01),
     ("4 members read", [0.2e-3], 2e-3, 0.5e-3, 4, "read", 0.015),
     ("emu write", [90e-6], D_MEMBER, C_CHUNK, 3, "write", 0.11),
     ("link-bound write", [90e-6], 1e-3, 1e-3, 3, "write", 0.035),
+    ("2 members write", [0.1e-3], 3e-3, 1e-3, 2, "write", 0.12),
 ]
 
 
