@@ -55,7 +55,8 @@ Readings where the paper is ambiguous
 * ``network(structure="forkjoin")`` forks each job over the STP_m storage
   servers and joins when all have returned (a full-stripe access), solved by
   :meth:`NetworkedRAID.fork_join` (approximate fork-join MVA); the default
-  ``"paper"`` keeps fig. 2.
+  ``"paper"`` keeps fig. 2. ``fork_join(N, structure="forkjoin_overlap")`` moves the master's
+  data link into the fork (:mod:`qnmodel.models.storage_forkjoin`).
 * The test bed's "35 Mbit/s" disk rate, "200 MB" job and "16 KB" stripe unit:
   :meth:`NetworkedRAID.cui2006` takes an explicit reading of each
   (``data/reference/cui2006.json`` documents them).
@@ -91,6 +92,7 @@ from ..solvers.forkjoin import fork_join as _solve_fork_join
 from ..solvers.mva import mva as _solve_mva
 from .raid import disk_demand_multipliers
 from .storage_corrected import corrected_demands, corrected_intermediates
+from .storage_forkjoin import FORKJOIN_STRUCTURES, overlap_fork_join
 from .storage_params import (  # the paper's parameters and formulas (re-exported here)
     CHOICES,
     CUI2006,
@@ -518,12 +520,19 @@ class NetworkedRAID:
         stations.append(ForkJoin("storage_servers", branches))
         return Network(tuple(stations), think_time=think_time)
 
-    def fork_join(self, N: int, think_time: float | str = 0.0) -> ForkJoinResult:
+    def fork_join(
+        self, N: int, think_time: float | str = 0.0, structure: str = "forkjoin"
+    ) -> ForkJoinResult:
         """Approximate fork-join MVA of ``network(structure="forkjoin")`` for n = 1..N.
 
         See :func:`qnmodel.fork_join` (Varki's mean value technique); the result
         has per-server utilisations and the join's synchronisation delay.
+        ``structure="forkjoin_overlap"`` (``form="corrected"`` only) moves the master's data
+        link into the fork: each server's chunk crosses it as soon as that server is done,
+        while the slowest still serves (:mod:`qnmodel.models.storage_forkjoin`).
         """
+        if as_choice(structure, "structure", FORKJOIN_STRUCTURES) == "forkjoin_overlap":
+            return overlap_fork_join(self, N, think_time)
         return _solve_fork_join(self.network(think_time, structure="forkjoin"), N)
 
     def _disk_array_multipliers(self, disk_array) -> np.ndarray | None:

@@ -108,6 +108,11 @@ class ForkJoinResult:
         Errors against simulation: ``tests/solvers/fj_sim.py`` and the fork-join docs page.
         """
         m: _Model = self._model
+        if m is None:
+            raise InvalidModelError(
+                f"no response-time distribution for this result ({self.method}): only the "
+                "means are modelled"
+            )
         i = self._row(n)
         closed = self.arrival_rate is None
         # requests found ahead on arrival: Q(n-1) (arrival theorem), none for n = 1

@@ -20,6 +20,8 @@ Study file keys (``[raid]``)::
     warmup_cycles = 3          # warm-up >= warmup_cycles x R(n)
     repeat = 3                 # repeats per point (the 95 % CIs come from them)
     form = "corrected"         # or "paper": the model's demand composition
+    forkjoin = "forkjoin"      # or "forkjoin_overlap": the fork-join model beside MVA
+                               # (the master link inside the fork; form = "corrected" only)
 
     [[raid.cases]]
     raid = "raid0"             # "raid0" or "raid5"
@@ -58,6 +60,7 @@ import numpy as np
 from .._validate import as_quantity
 from ..errors import InvalidModelError
 from ..models.storage import NetworkedRAID
+from ..models.storage_forkjoin import FORKJOIN_STRUCTURES
 from ..network import Network
 from ..solvers.bounds import bounds as _bounds
 from ..solvers.mva import mva as _mva
@@ -86,6 +89,7 @@ _KEYS = (
     "warmup",
     "repeat",
     "form",
+    "forkjoin",
     "cases",
     "cycles",
     "warmup_cycles",
@@ -132,10 +136,20 @@ def parse(spec: dict, topology: Topology | None) -> dict:
     form = raw.get("form", "corrected")
     if not isinstance(form, str) or form not in ("paper", "corrected"):
         raise InvalidModelError(f"raid.form must be 'paper' or 'corrected', got {form!r}")
+    fj = raw.get("forkjoin", "forkjoin")
+    if not isinstance(fj, str) or fj not in FORKJOIN_STRUCTURES:
+        raise InvalidModelError(
+            f"raid.forkjoin must be 'forkjoin' or 'forkjoin_overlap', got {fj!r}"
+        )
+    if fj == "forkjoin_overlap" and form != "corrected":
+        raise InvalidModelError(
+            "raid.forkjoin = 'forkjoin_overlap' needs raid.form = 'corrected' (one master link "
+            f"per direction), got form {form!r}"
+        )
     out = dict(
         client=client, chunk=as_quantity(raw.get("chunk", 65536), "raid.chunk", "size",
                                           positive=True),
-        populations=sorted(set(pops)), repeat=repeat, form=form, **cyc,
+        populations=sorted(set(pops)), repeat=repeat, form=form, forkjoin=fj, **cyc,
         runtime=as_quantity(raw.get("runtime", "1 s"), "raid.runtime", "time", positive=True),
         warmup=as_quantity(raw.get("warmup", "500 ms"), "raid.warmup", "time"),
     )  # fmt: skip
@@ -202,19 +216,22 @@ def _network(model: NetworkedRAID) -> Network:
 
 def predict(model: NetworkedRAID, populations: list[int], *,
             fast: NetworkedRAID | None = None,
-            slow: NetworkedRAID | None = None) -> dict[int, dict]:  # fmt: skip
+            slow: NetworkedRAID | None = None,
+            forkjoin: str = "forkjoin") -> dict[int, dict]:  # fmt: skip
     """Exact MVA, BJB bounds and fork-join MVA of ``model`` at each population.
 
     ``fast`` and ``slow``: the model at the ends of the calibration's interval (module
     docstring); the bounds then span both (``r_lower`` from ``fast``, ``r_upper`` from
     ``slow``) and the point calibration's bounds are kept with the suffix ``_point``.
+    ``forkjoin``: the structure of :meth:`NetworkedRAID.fork_join` behind ``x_forkjoin`` and
+    ``r_forkjoin``.
     """
     net = _network(model)
     top = max(populations)
     m, b = _mva(net, top), _bounds(net, top, method="bjb")
     bf = _bounds(_network(fast), top, method="bjb") if fast is not None else b
     bs = _bounds(_network(slow), top, method="bjb") if slow is not None else b
-    fj = model.fork_join(top)
+    fj = model.fork_join(top, structure=forkjoin)
     out = {}
     for n in populations:
         i = n - 1
@@ -331,7 +348,8 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
             d = ccal["link_rate_ci"]
             fast, slow = (case_model(case, dict(ccal, link_rate=ccal["link_rate"] + s * d),
                                      p["chunk"], p["form"]) for s in (1.0, -1.0))  # fmt: skip
-            pred = predict(model, p["populations"], fast=fast, slow=slow)
+            pred = predict(model, p["populations"], fast=fast, slow=slow,
+                           forkjoin=p["forkjoin"])  # fmt: skip
             LOG.info("measuring %s at n = %s", case["label"], p["populations"])
             meas = measure(topo, p, case, {n: pred[n]["r_model"] for n in p["populations"]})
             pts = [dict(n=n, case=case["label"], **meas[n], **pred[n]) for n in p["populations"]]
@@ -355,7 +373,7 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
     mf = [abs(c["mape_x"]) for c in cases]
     summary["notes"] = [
         f"model: NetworkedRAID(form={p['form']!r}) per case, exact MVA over one station per "
-        "server; BJB bounds; fork-join MVA (Varki) beside it",
+        f"server; BJB bounds; fork-join MVA (Varki, structure {p['forkjoin']!r}) beside it",
         f"worst case MAPE of X: {max(mf):.1f} % ({cases[int(np.argmax(mf))]['label']})",
     ]
     return summary

@@ -794,6 +794,17 @@ ROWS: list[Row] = [
         _study(NFS_STUDY + "[nfs.client_mixed]\nconfig = 0\nclient_hit = [1.5]\n")),
     Row(PY, "an NFS study with `namespaces = \"yes\"`", "InvalidModelError", r"nfs\.clients\.namespaces .*must be true or false",
         _study(NFS_STUDY + '[nfs.clients]\nconfig = 0\nn = [1, 2]\nnamespaces = "yes"\n')),
+    # the networked RAID's fork-join with the master link inside the fork
+    Row(PY, 'an unknown fork-join structure: `NetworkedRAID.cui2006().fork_join(4, structure="overlap")`', "InvalidModelError",
+        r"structure must be one of 'forkjoin', 'forkjoin_overlap'; got 'overlap'",
+        _call(lambda: qn.NetworkedRAID.cui2006().fork_join(4, structure="overlap"))),
+    Row(PY, 'the overlapped link on the paper\'s form: `NetworkedRAID.cui2006(form="paper").fork_join(4, structure="forkjoin_overlap")`', "InvalidModelError",
+        r"structure='forkjoin_overlap' needs form='corrected' .*got form='paper'",
+        _call(lambda: qn.NetworkedRAID.cui2006(form="paper").fork_join(4, structure="forkjoin_overlap"))),
+    Row(PY, "a raid study with an unknown fork-join structure (`forkjoin = \"overlap\"`)", "InvalidModelError", r"raid\.forkjoin must be 'forkjoin' or 'forkjoin_overlap', got 'overlap'",
+        _study(RAID_STUDY.replace("[raid]\n", '[raid]\nforkjoin = "overlap"\n'))),
+    Row(PY, "a raid study with the overlapped link on the paper's form", "InvalidModelError", r"raid\.forkjoin = 'forkjoin_overlap' needs raid\.form = 'corrected'.*got form 'paper'",
+        _study(RAID_STUDY.replace("[raid]\n", '[raid]\nform = "paper"\nforkjoin = "forkjoin_overlap"\n'))),
 ]  # fmt: skip
 
 

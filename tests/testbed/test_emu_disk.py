@@ -34,6 +34,15 @@ of three 2.2 ms exponential disks, 4.0 ms, plus 0.1-0.2 ms; model 5.7 ms). So th
 10 % holds here only once the disks are busy (N >= 8); below, the model errs on the safe side
 (the -11.3 % at N = 2 was the most loaded run, its clients short of CPU).
 
+3. The overlapped fork-join (``NetworkedRAID.fork_join(N, structure="forkjoin_overlap")``:
+   each chunk crosses the master link as soon as its disk is done) against the same
+   measurement. Measured in two runs (load average 1.4, 2.9): X +13.4, +5.5, +4.9, -2.2,
+   +2.4 % and +12.8, +1.3, +1.5, -2.2, +2.6 % at N = 1, 2, 4, 8, 16, MAPE 5.7 and 4.1 %,
+   where join-then-link had +37.4, +24.1, +15.6, +1.8, +3.6 % and +36.7, +19.1, +11.9,
+   +1.8, +3.7 % (MAPE 16.5, 14.6 %); R(1) model 4.72 ms, measured 4.17-4.18 ms. What is
+   left at N = 1 is the shaper's burst: an idle link passes a lone chunk at line rate,
+   about one chunk's 0.55 ms.
+
 References
 ----------
 .. [Varki] Varki E., "Mean value technique for closed fork-join networks", ACM SIGMETRICS
@@ -93,6 +102,7 @@ def test_emu_disks_calibrate_and_the_fork_join_model_predicts_the_stripe(tmp_pat
         case = dict(raid="raid0", op="read", servers=K, chunks=K, label="RAID0 read, emu disks")
         model = raid.case_model(case, cal, float(CHUNK))
         pred = raid.predict(model, POPS)
+        over = raid.predict(model, POPS, forkjoin="forkjoin_overlap")
         # the study's window rule (cycles x R(n) after warmup_cycles x R(n), at least 2 s
         # after 0.3 s): R(16) is about 40 ms here, so every population runs 2 s
         p = dict(client="master", chunk=float(CHUNK), populations=POPS, runtime=2.0,
@@ -116,6 +126,22 @@ def test_emu_disks_calibrate_and_the_fork_join_model_predicts_the_stripe(tmp_pat
               f"(fork-join {q['r_forkjoin'] * 1e3:6.2f}, {er:+.1%})")  # fmt: skip
     mape_x, mape_r = 100 * np.mean(err_x), 100 * np.mean(err_r)
     print(f"MAPE X {mape_x:.1f} %, R {mape_r:.1f} %")
+    # 3. the overlapped form: each chunk crosses the master link as soon as its disk is done
+    ov = {n: meas[n]["x_measured"] / over[n]["x_forkjoin"] - 1 for n in POPS}
+    ov_r = {n: meas[n]["r_measured"] / over[n]["r_forkjoin"] - 1 for n in POPS}
+    for n in POPS:
+        print(f"N={n:2d}: overlapped X {over[n]['x_forkjoin']:7.1f} /s ({ov[n]:+.1%}), R "
+              f"{over[n]['r_forkjoin'] * 1e3:6.2f} ms ({ov_r[n]:+.1%})")  # fmt: skip
+    mape_ov = 100 * np.mean([abs(e) for e in ov.values()])
+    print(f"overlapped: MAPE X {mape_ov:.1f} % (join-then-link {mape_x:.1f} %)")
+    # N = 1: still on the safe side by the shaper's burst (an idle link passes a lone chunk
+    # at line rate): +13.4, +12.8 % measured, +1..+14 % re-read from the three runs above; -5 %
+    # allows a loaded run's slow clients
+    assert -0.05 <= ov[1] <= 0.20, ov
+    # over N = 1..16: MAPE 5.7, 4.1 % measured (6.0-6.9 % re-read from the three runs above,
+    # where join-then-link had 9.8-16.7 %); busy disks (N >= 8) within the 10 %
+    assert mape_ov <= 10.0 and mape_ov < mape_x, (mape_ov, mape_x)
+    assert all(abs(ov[n]) <= 0.10 for n in POPS if n >= 8), ov
     # the fork-join structure is right: closer than the in-series MVA at every N
     assert all(e < abs(meas[n]["x_measured"] / pred[n]["x_model"] - 1)
                for n, e in zip(POPS, err_x, strict=True))  # fmt: skip
