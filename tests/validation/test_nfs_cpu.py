@@ -4,8 +4,8 @@
   through the 1- and 2-page points;
 * a READ's CPU per byte e (``NFSSystem.read_cpu_per_byte``): the client delay's demand per
   file is n_req c_c + S e, so one client's response time is the sum of the demands
-  (S / b2 + c_c + S e + S / b3 at one request per file) and the N-client curve still saturates at the
-  link (the term is private to each client).
+  (S / b2 + c_c + S e + S / b3 at one request per file) and the N-client curve still
+  saturates at the link (the term is private to each client).
 """
 
 from __future__ import annotations
