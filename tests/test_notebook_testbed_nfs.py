@@ -78,6 +78,19 @@ def test_testbed_nfs_notebook(monkeypatch):
     assert f"MAPE X {s['mape_x']:.1f} %" in text  # percent, as every study
     rows = re.findall(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+[+-][\d.]+%", text, re.M)
     assert [int(r[0]) for r in rows] == [p["N"] for p in s["points"]]
+    # the CPU components' section prints the recorded counts and the 1 Gbit/s N = 1 point
+    comp = json.loads(COMPONENTS.read_text())["runs"][0]
+    assert (
+        f"three-case within 5 %: {sum(comp['three_case_within_5pct'])} of 12 with b1 = memcpy, "
+        f"{sum(comp['three_case_within_5pct_pages'])} of 12 with b1 from the pages"
+    ) in text
+    p1 = comp["points"][0]
+    assert re.search(
+        rf"^\s+N =\s+1\s+{p1['X_measured'] / 1e6:.2f}\s+{p1['X_mva'] / 1e6:.2f}\s+"
+        rf"{100 * p1['err_X']:+.1f}%\s+{p1['X_mva_flat'] / 1e6:.2f}",
+        text,
+        re.M,
+    )
 
 
 SERVER_HIT_TOL = 0.03
@@ -110,3 +123,50 @@ def test_writes_follow_the_series_and_the_throttle_is_faithful():
     slow = json.loads((DIR / "nfs_slowdisk_20261124.json").read_text())
     rows = {r["case"]: r for r in slow["three_case"]}
     assert abs(rows["miss"]["err"]) <= 0.05 and abs(rows["server_hit"]["err"]) <= 0.03
+
+
+COMPONENTS = DIR / "nfs_components_20261124.json"
+
+
+def test_cpu_components_recorded_bottom_up_with_the_machine_load():
+    """The CPU components' recording (``examples/validation/nfs_components*.toml``).
+
+    Recorded at load 0.4-2.7: the loopback READ line's slope e = 0.256 and 0.326 ns/B; with
+    it, 1 Gbit/s N = 1 is 2.5 % above the measured 115.5 MB/s (0.2 % without it) and the two
+    curves have MAPE X 1.7 and 1.4 %. Client hits: 15.8-17.7 GB/s, seed 001's b1 = memcpy
+    +18 ... +60 %, b1 from 1- and 2-page hits -1 ... +1404 % (the per-page cost, a difference
+    of two sub-microsecond means, moved 0.016-0.258 us between configurations).
+    """
+    doc = json.loads(COMPONENTS.read_text())
+    assert doc["units"] == {"mape": "percent", "err": "fraction"}
+    three, c100 = doc["runs"]
+    for run in doc["runs"]:  # the machine and its load stored with each recording
+        m = run["machine"]
+        assert m["cpus"] == 2 and len(m["load_average"]) == 3 and len(m["load_average_after"]) == 3
+        cl = run["clients"]
+        lo = cl["loopback"]
+        assert lo["sizes"] == [4096, 65536, 1048576]
+        # the slope through the best 4 KiB and 1 MiB loopback READs
+        r4, r1m = min(lo["response_s"]["4096"]), min(lo["response_s"]["1048576"])
+        assert lo["per_byte_s"] == pytest.approx((r1m - r4) / (1048576 - 4096), rel=1e-12)
+        assert cl["read_cpu_per_byte_s"] == lo["per_byte_s"]
+        assert 0.2e-9 <= lo["per_byte_s"] <= 0.4e-9  # 0.256 and 0.326 ns/B
+        # N clients with the term: every point within 5 %, MAPE X <= 2 %
+        assert all(abs(p["err_X"]) <= 0.05 for p in run["points"]) and run["mape_x"] <= 2.0
+    p1 = three["points"][0]
+    assert three["clients"]["link_B_s"] == 125e6 and p1["N"] == 1
+    assert p1["err_X"] == pytest.approx(-0.025, abs=0.002)  # with the term
+    assert p1["err_X_flat"] == pytest.approx(0.002, abs=0.002)  # the constant turnaround
+    assert c100["clients"]["link_B_s"] == 12.5e6
+    rows = [r for r in three["three_case"] if r["case"] == "client_hit"]
+    assert len(rows) == 4
+    # b1 = memcpy overestimates every client hit on the quiet machine (+18 ... +60 %)
+    assert all(0.15 <= r["err"] <= 0.65 for r in rows)
+    # the page component: b1 = S / (a + 256 c) with a, c through the 1- and 2-page points
+    for r, cal in zip(rows, three["calibration"], strict=True):
+        cc = cal["client_cache"]
+        t1, t2 = min(cc["time_s"]["4096"]), min(cc["time_s"]["8192"])
+        a, c = max(2 * t1 - t2, 0.0), max(t2 - t1, 0.0)
+        assert r["model_pages"] == pytest.approx(1048576 / (a + 256 * c), rel=1e-9)
+    assert sum(three["three_case_within_5pct"]) == 7
+    assert sum(three["three_case_within_5pct_pages"]) == 8
