@@ -79,11 +79,13 @@ def test_testbed_nfs_notebook(monkeypatch):
     rows = re.findall(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+[+-][\d.]+%", text, re.M)
     assert [int(r[0]) for r in rows] == [p["N"] for p in s["points"]]
     # the CPU components' section prints the recorded counts and the 1 Gbit/s N = 1 point
-    comp = json.loads(COMPONENTS.read_text())["runs"][0]
-    assert (
-        f"three-case within 5 %: {sum(comp['three_case_within_5pct'])} of 12 with b1 = memcpy, "
-        f"{sum(comp['three_case_within_5pct_pages'])} of 12 with b1 from the pages"
-    ) in text
+    runs = json.loads(COMPONENTS.read_text())["runs"]
+    for run in (runs[0], runs[2]):
+        assert (
+            f"three-case within 5 %: {sum(run['three_case_within_5pct'])} of 12 with b1 = "
+            f"memcpy, {sum(run['three_case_within_5pct_pages'])} of 12 with b1 from the pages"
+        ) in text
+    comp = runs[0]
     p1 = comp["points"][0]
     assert re.search(
         rf"^\s+N =\s+1\s+{p1['X_measured'] / 1e6:.2f}\s+{p1['X_mva'] / 1e6:.2f}\s+"
@@ -131,18 +133,21 @@ COMPONENTS = DIR / "nfs_components_20261124.json"
 def test_cpu_components_recorded_bottom_up_with_the_machine_load():
     """The CPU components' recording (``examples/validation/nfs_components*.toml``).
 
-    Recorded at load 0.4-2.7: the loopback READ line's slope e = 0.256 and 0.326 ns/B; with
+    Recorded at load 0.4-2.9: the loopback READ line's slope e = 0.256 and 0.326 ns/B; with
     it, 1 Gbit/s N = 1 is 2.5 % above the measured 115.5 MB/s (0.2 % without it) and the two
     curves have MAPE X 1.7 and 1.4 %. Client hits: 15.8-17.7 GB/s, seed 001's b1 = memcpy
     +18 ... +60 %, b1 from 1- and 2-page hits -1 ... +1404 % (the per-page cost, a difference
-    of two sub-microsecond means, moved 0.016-0.258 us between configurations).
+    of two sub-microsecond means, moved 0.016-0.258 us between configurations). The second
+    three-case run (6 s miss passes, load 2.9): client hits 14.0-16.0 GB/s, memcpy -8 ... +13 %,
+    pages -35 ... +118 %.
     """
     doc = json.loads(COMPONENTS.read_text())
     assert doc["units"] == {"mape": "percent", "err": "fraction"}
-    three, c100 = doc["runs"]
+    three, c100, three6 = doc["runs"]
     for run in doc["runs"]:  # the machine and its load stored with each recording
         m = run["machine"]
         assert m["cpus"] == 2 and len(m["load_average"]) == 3 and len(m["load_average_after"]) == 3
+    for run in (three, c100):
         cl = run["clients"]
         lo = cl["loopback"]
         assert lo["sizes"] == [4096, 65536, 1048576]
@@ -163,10 +168,14 @@ def test_cpu_components_recorded_bottom_up_with_the_machine_load():
     # b1 = memcpy overestimates every client hit on the quiet machine (+18 ... +60 %)
     assert all(0.15 <= r["err"] <= 0.65 for r in rows)
     # the page component: b1 = S / (a + 256 c) with a, c through the 1- and 2-page points
-    for r, cal in zip(rows, three["calibration"], strict=True):
-        cc = cal["client_cache"]
-        t1, t2 = min(cc["time_s"]["4096"]), min(cc["time_s"]["8192"])
-        a, c = max(2 * t1 - t2, 0.0), max(t2 - t1, 0.0)
-        assert r["model_pages"] == pytest.approx(1048576 / (a + 256 * c), rel=1e-9)
-    assert sum(three["three_case_within_5pct"]) == 7
-    assert sum(three["three_case_within_5pct_pages"]) == 8
+    for run in (three, three6):
+        rows = [r for r in run["three_case"] if r["case"] == "client_hit"]
+        for r, cal in zip(rows, run["calibration"], strict=True):
+            cc = cal["client_cache"]
+            t1, t2 = min(cc["time_s"]["4096"]), min(cc["time_s"]["8192"])
+            a, c = max(2 * t1 - t2, 0.0), max(t2 - t1, 0.0)
+            assert r["model_pages"] == pytest.approx(1048576 / (a + 256 * c), rel=1e-9)
+    # within 5 %: 7 and 9 of 12 with b1 = memcpy, 8 and 8 with b1 from the pages
+    assert [sum(r["three_case_within_5pct"]) for r in (three, three6)] == [7, 9]
+    assert [sum(r["three_case_within_5pct_pages"]) for r in (three, three6)] == [8, 8]
+    assert three6["clients"] is None and three6["machine"]["load_average"][0] < 4
