@@ -3,9 +3,10 @@
 The notebook reads ``data/validation/nfs_20261123.json`` (the study recorded with
 ``python -m qnmodel.validation.nfs examples/validation/nfs.toml examples/testbed/nfs_study.toml``),
 ``nfs_clients_20261124.json`` (N clients in N namespaces, ``nfs_clients_*.toml``),
-``nfs_writes_20261124.json`` (``examples/validation/nfs_writes.toml``) and
-``nfs_throttle_20261124.json``; the numbers it prints must be the recorded ones, and the recorded
-studies must show what the docs page says they show. MAPEs are percent, as in every study.
+``nfs_writes_20261124.json`` (``examples/validation/nfs_writes.toml``),
+``nfs_throttle_20261124.json`` and ``nfs_components_20261124.json`` (the CPU components,
+``examples/validation/nfs_components*.toml``); the numbers it prints must be the recorded
+ones, and the recorded studies must show what the docs page says they show. MAPEs are percent, as in every study.
 """
 
 from __future__ import annotations
