@@ -6,7 +6,8 @@ The notebook reads ``data/validation/nfs_20261123.json`` (the study recorded wit
 ``nfs_writes_20261124.json`` (``examples/validation/nfs_writes.toml``),
 ``nfs_throttle_20261124.json`` and ``nfs_components_20261124.json`` (the CPU components,
 ``examples/validation/nfs_components*.toml``); the numbers it prints must be the recorded
-ones, and the recorded studies must show what the docs page says they show. MAPEs are percent, as in every study.
+ones, and the recorded studies must show what the docs page says they show. MAPEs are
+percent, as in every study.
 """
 
 from __future__ import annotations
