@@ -96,6 +96,21 @@ def as_quantity(
     return v
 
 
+def as_cost_per_byte(value: Any, name: str) -> float:
+    """A non-negative finite cost in seconds per byte (a number; s/B has no unit string)."""
+    if not _is_real_number(value):
+        raise InvalidTypeError(
+            f"{name} must be a number of seconds per byte, got {value!r} of type "
+            f"{type(value).__name__}"
+        )
+    v = float(value)
+    if not math.isfinite(v) or v < 0.0:
+        raise InvalidModelError(
+            f"{name} must be a finite number of seconds per byte >= 0, got {value!r}"
+        )
+    return v
+
+
 def as_quantities(values: Any, name: str, dimension: str) -> np.ndarray:
     """A 1-D float64 array of non-negative finite quantities (numbers or unit strings)."""
     if isinstance(values, str) or _is_real_number(values):

@@ -378,6 +378,30 @@ def test_nfs_system_equals_model_class():
     assert spec.network.is_delay.tolist() == ref.is_delay.tolist()
 
 
+def test_nfs_system_read_cpu_per_byte_from_a_model_file():
+    from qnmodel.models.nfs import NFSBandwidth, NFSSystem
+
+    text = (
+        (EXAMPLES / "nfs.toml")
+        .read_text()
+        .replace('op = "read"', 'op = "read"\nread_cpu_per_byte = 2.5e-10')
+    )
+    spec = loads(text)
+    system = NFSSystem(
+        NFSBandwidth("5 GB/s", "1 Gbit/s", "5 GB/s", "80 MB/s"),
+        client_link="100 Mbit/s", rsize="32 KiB", server_cpu_per_request="40 us",
+        disk_access_time="1 ms", read_cpu_per_byte=2.5e-10,
+    )  # fmt: skip
+    ref = system.network("64 MiB", op="read", client_hit=0.0, server_hit=0.5)
+    np.testing.assert_array_equal(spec.network.demands, ref.demands)
+    # the client delay carries 64 MiB x 0.25 ns/B = 16.8 ms more than without the term
+    plain = load(EXAMPLES / "nfs.toml").network
+    i = spec.network.names.index("client")
+    assert spec.network.demands[i] - plain.demands[i] == pytest.approx(
+        64 * 2**20 * 2.5e-10, rel=1e-12
+    )
+
+
 @pytest.mark.parametrize(
     ("change", "key", "fragment", "message"),
     [

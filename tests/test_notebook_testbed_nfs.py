@@ -3,9 +3,11 @@
 The notebook reads ``data/validation/nfs_20261123.json`` (the study recorded with
 ``python -m qnmodel.validation.nfs examples/validation/nfs.toml examples/testbed/nfs_study.toml``),
 ``nfs_clients_20261124.json`` (N clients in N namespaces, ``nfs_clients_*.toml``),
-``nfs_writes_20261124.json`` (``examples/validation/nfs_writes.toml``) and
-``nfs_throttle_20261124.json``; the numbers it prints must be the recorded ones, and the recorded
-studies must show what the docs page says they show. MAPEs are percent, as in every study.
+``nfs_writes_20261124.json`` (``examples/validation/nfs_writes.toml``),
+``nfs_throttle_20261124.json`` and ``nfs_components_20261124.json`` (the CPU components,
+``examples/validation/nfs_components*.toml``); the numbers it prints must be the recorded
+ones, and the recorded studies must show what the docs page says they show. MAPEs are
+percent, as in every study.
 """
 
 from __future__ import annotations
@@ -83,6 +85,21 @@ def test_testbed_nfs_notebook(monkeypatch):
         cells = (f"{w['model'] / 1e6:5.2f} MB/s {100 * w['err']:+6.1f}% "
                  f"{w['model_paper'] / 1e6:8.2f} MB/s {100 * w['err_paper']:+6.1f}%")  # fmt: skip
         assert f"{w['label']:28s} {w['measured'] / 1e6:7.2f} MB/s {cells}" in text
+    # the CPU components' section prints the recorded counts and the 1 Gbit/s N = 1 point
+    runs = json.loads(COMPONENTS.read_text())["runs"]
+    for run in (runs[0], runs[2]):
+        assert (
+            f"three-case within 5 %: {sum(run['three_case_within_5pct'])} of 12 with b1 = "
+            f"memcpy, {sum(run['three_case_within_5pct_pages'])} of 12 with b1 from the pages"
+        ) in text
+    comp = runs[0]
+    p1 = comp["points"][0]
+    assert re.search(
+        rf"^\s+N =\s+1\s+{p1['X_measured'] / 1e6:.2f}\s+{p1['X_mva'] / 1e6:.2f}\s+"
+        rf"{100 * p1['err_X']:+.1f}%\s+{p1['X_mva_flat'] / 1e6:.2f}",
+        text,
+        re.M,
+    )
 
 
 SERVER_HIT_TOL = 0.03
@@ -117,3 +134,57 @@ def test_writes_follow_the_series_and_the_throttle_is_faithful():
     slow = json.loads((DIR / "nfs_slowdisk_20261124.json").read_text())
     rows = {r["case"]: r for r in slow["three_case"]}
     assert abs(rows["miss"]["err"]) <= 0.05 and abs(rows["server_hit"]["err"]) <= 0.03
+
+
+COMPONENTS = DIR / "nfs_components_20261124.json"
+
+
+def test_cpu_components_recorded_bottom_up_with_the_machine_load():
+    """The CPU components' recording (``examples/validation/nfs_components*.toml``).
+
+    Recorded at load 0.4-2.9: the loopback READ line's slope e = 0.256 and 0.326 ns/B; with
+    it, 1 Gbit/s N = 1 is 2.5 % above the measured 115.5 MB/s (0.2 % without it) and the two
+    curves have MAPE X 1.7 and 1.4 %. Client hits: 15.8-17.7 GB/s, seed 001's b1 = memcpy
+    +18 ... +60 %, b1 from 1- and 2-page hits -1 ... +1404 % (the per-page cost, a difference
+    of two sub-microsecond means, moved 0.016-0.258 us between configurations). The second
+    three-case run (6 s miss passes, load 2.9): client hits 14.0-16.0 GB/s, memcpy -8 ... +13 %,
+    pages -35 ... +118 %.
+    """
+    doc = json.loads(COMPONENTS.read_text())
+    assert doc["units"] == {"mape": "percent", "err": "fraction"}
+    three, c100, three6 = doc["runs"]
+    for run in doc["runs"]:  # the machine and its load stored with each recording
+        m = run["machine"]
+        assert m["cpus"] == 2 and len(m["load_average"]) == 3 and len(m["load_average_after"]) == 3
+    for run in (three, c100):
+        cl = run["clients"]
+        lo = cl["loopback"]
+        assert lo["sizes"] == [4096, 65536, 1048576]
+        # the slope through the best 4 KiB and 1 MiB loopback READs
+        r4, r1m = min(lo["response_s"]["4096"]), min(lo["response_s"]["1048576"])
+        assert lo["per_byte_s"] == pytest.approx((r1m - r4) / (1048576 - 4096), rel=1e-12)
+        assert cl["read_cpu_per_byte_s"] == lo["per_byte_s"]
+        assert 0.2e-9 <= lo["per_byte_s"] <= 0.4e-9  # 0.256 and 0.326 ns/B
+        # N clients with the term: every point within 5 %, MAPE X <= 2 %
+        assert all(abs(p["err_X"]) <= 0.05 for p in run["points"]) and run["mape_x"] <= 2.0
+    p1 = three["points"][0]
+    assert three["clients"]["link_B_s"] == 125e6 and p1["N"] == 1
+    assert p1["err_X"] == pytest.approx(-0.025, abs=0.002)  # with the term
+    assert p1["err_X_flat"] == pytest.approx(0.002, abs=0.002)  # the constant turnaround
+    assert c100["clients"]["link_B_s"] == 12.5e6
+    rows = [r for r in three["three_case"] if r["case"] == "client_hit"]
+    assert len(rows) == 4
+    # b1 = memcpy overestimates every client hit on the quiet machine (+18 ... +60 %)
+    assert all(0.15 <= r["err"] <= 0.65 for r in rows)
+    # the page component: b1 = S / (a + 256 c) with a, c through the 1- and 2-page points
+    for run in (three, three6):
+        rows = [r for r in run["three_case"] if r["case"] == "client_hit"]
+        for r, cal in zip(rows, run["calibration"], strict=True):
+            cc = cal["client_cache"]
+            t1, t2 = min(cc["time_s"]["4096"]), min(cc["time_s"]["8192"])
+            a, c = max(2 * t1 - t2, 0.0), max(t2 - t1, 0.0)
+            assert r["model_pages"] == pytest.approx(1048576 / (a + 256 * c), rel=1e-9)
+    # within 5 %: 7 and 9 of 12 with b1 = memcpy, 8 and 8 with b1 from the pages
+    assert [sum(r["three_case_within_5pct"]) for r in (three, three6)] == [7, 9]
+    assert [sum(r["three_case_within_5pct_pages"]) for r in (three, three6)] == [8, 8]
+    assert three6["clients"] is None and three6["machine"]["load_average"][0] < 4

@@ -37,6 +37,7 @@ _NFS_SYSTEM_KEYS = (
     "async_merge_size",
     "client_link",
     "server_cpus",
+    "read_cpu_per_byte",
 )
 _NFS_JOB_KEYS = ("file_size", "op", "client_hit", "server_hit")
 _RAID_KEYS = ("level", "disks", "disk_demand", "op", "pattern", "name")

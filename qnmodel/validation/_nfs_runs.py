@@ -148,7 +148,15 @@ def _clients(topo, client, server, cfg, opts, ns, model, log, names=None) -> dic
         repeat=opts["repeats"],
     )
     r_small = min(r["latency_s"]["mean"] for r in small)
-    turnaround = max(r_small - 4096 / model.b2, 0.0)
+    per_byte, loopback = 0.0, None
+    if opts.get("components"):
+        # the READ's CPU per byte, bottom-up: loopback READs at 4 KiB and 1 MiB (_nfs_cpu)
+        from ._nfs_cpu import loopback_read_cost
+
+        loopback = loopback_read_cost(topo, server, opts, size)
+        per_byte = loopback["per_byte_s"]
+    # the 4 KiB READ's turnaround without its transfer and its per-byte CPU
+    turnaround = max(r_small - 4096 / model.b2 - 4096 * per_byte, 0.0)
     run_opts = dict(
         nfs_cache=0,
         bs=bs,
@@ -168,12 +176,20 @@ def _clients(topo, client, server, cfg, opts, ns, model, log, names=None) -> dic
     _check_alive(topo, server, "after the N-client runs")
     # one client's link is pipelined with the server's (a frame crosses both at once), so it
     # adds no station: the closed network is the server's link (queue) + the turnaround (delay)
-    system = NFSSystem(model, rsize=bs, client_cpu_per_request=turnaround)
+    system = NFSSystem(
+        model, rsize=bs, client_cpu_per_request=turnaround, read_cpu_per_byte=per_byte
+    )
     paper = NFSSystem(model, rsize=bs)
+    # the model before the per-byte term (a constant turnaround), for comparison
+    flat = NFSSystem(model, rsize=bs, client_cpu_per_request=max(r_small - 4096 / model.b2, 0.0))
     agg = aggregate_bandwidth(system, max(ns), bs, client_hit=0.0, server_hit=1.0)
     res = mva(system.network(bs, "read", 0.0, 1.0), max(ns))
     res0 = mva(paper.network(bs, "read", 0.0, 1.0), max(ns))
+    res_flat = mva(flat.network(bs, "read", 0.0, 1.0), max(ns))
     points = [_point(n, [r for r in rows if r["jobs"] == n], bs, res, res0, agg) for n in ns]
+    for p in points:
+        p["X_mva_flat"] = float(res_flat.throughput[p["N"] - 1]) * bs
+        p["err_X_flat"] = _err(p["X_mva_flat"], p["X_measured"])
     usl = None
     if len(ns) >= 6:
         fit = fit_usl([p["N"] for p in points], [p["X_measured"] for p in points])
@@ -195,6 +211,8 @@ def _clients(topo, client, server, cfg, opts, ns, model, log, names=None) -> dic
         )
     return {
         "turnaround_s": turnaround,
+        "read_cpu_per_byte_s": per_byte,
+        "loopback": loopback,
         "small_request_s": r_small,
         "points": points,
         "usl": usl,

@@ -33,6 +33,8 @@ def parse_spec(spec: dict) -> dict:
         kind = "nfs"
         [nfs]                        # all optional: bs, repeats, runtime, warmup, hit_size,
         repeats = 3                  # client_hit_size, miss_seconds (a miss pass lasts ~this)
+        components = false           # true: also the bottom-up CPU components (_nfs_cpu):
+                                     # client-cache cost per request/page, READ cost per byte
         [[nfs.configs]]
         link = "100 Mbit/s"          # both nodes' link rate
         disk = "6 MB/s"              # the server disk's read (and write) throttle
@@ -78,6 +80,10 @@ def parse_spec(spec: dict) -> dict:
             out[key] = v
         else:
             out[key] = as_quantity(v, f"study nfs.{key}", dims[key], positive=True)
+    comp = nfs.get("components", False)
+    if not isinstance(comp, bool):
+        raise _spec_error("nfs.components", comp, "must be true or false")
+    out["components"] = comp
     configs = nfs.get("configs")
     if not isinstance(configs, list) or not configs:
         raise _spec_error("nfs.configs", configs, "needs at least one [[nfs.configs]]")

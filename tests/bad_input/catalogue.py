@@ -805,6 +805,12 @@ ROWS: list[Row] = [
         _study(RAID_STUDY.replace("[raid]\n", '[raid]\nforkjoin = "overlap"\n'))),
     Row(PY, "a raid study with the overlapped link on the paper's form", "InvalidModelError", r"raid\.forkjoin = 'forkjoin_overlap' needs raid\.form = 'corrected'.*got form 'paper'",
         _study(RAID_STUDY.replace("[raid]\n", '[raid]\nform = "paper"\nforkjoin = "forkjoin_overlap"\n'))),
+    Row(PY, "an NFS study with `components = \"yes\"`", "InvalidModelError", r"nfs\.components must be true or false, got 'yes'",
+        _study(NFS_STUDY.replace("[[nfs.configs]]", '[nfs]\ncomponents = "yes"\n[[nfs.configs]]'))),
+    Row(PY, "a READ's CPU per byte given as a unit string (`\"1 ns\"`)", "InvalidTypeError", r"read_cpu_per_byte must be a number of seconds per byte, got '1 ns'",
+        _call(lambda: qn.NFSSystem(qn.NFSBandwidth("5 GB/s", "1 Gbit/s", "5 GB/s", "80 MB/s"), read_cpu_per_byte="1 ns"))),
+    Row(PY, "a negative READ CPU per byte", "InvalidModelError", r"read_cpu_per_byte must be a finite number of seconds per byte >= 0, got -1e-09",
+        _call(lambda: qn.NFSSystem(qn.NFSBandwidth("5 GB/s", "1 Gbit/s", "5 GB/s", "80 MB/s"), read_cpu_per_byte=-1e-9))),
 ]  # fmt: skip
 
 

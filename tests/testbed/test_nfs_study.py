@@ -336,3 +336,52 @@ def test_live_write_runs_at_the_series_rate_not_the_pipelined_one(tmp_path):
     assert w["model_form"] == "corrected" and w["err"] == pytest.approx(0.0, abs=0.08)
     assert w["measured"] < 0.9 * w["model_paper"]  # the pipelined path is far too fast
     assert min(w["commit_close_s"]) > 0.1  # the disk works at the COMMIT
+
+
+@pytest.mark.testbed
+@pytest.mark.alone
+@pytest.mark.xdist_group("testbed")
+@needs_root
+def test_live_cpu_components_client_cache_pages_and_read_cpu_per_byte(tmp_path):
+    """The bottom-up CPU components (``components = true``) at 1 Gbit/s, re-measured.
+
+    Recorded (data/validation/nfs_components_20261124.json, load 0.4-2.7, and one earlier
+    run at load 0.6): loopback READs 38.5-62.9 us at 4 KiB and 305.7-496.8 us at 1 MiB, slope
+    e = 0.26-0.42 ns/B; 1 Gbit/s N = 1 with the term 2.5 % above the mean and 3.3 % below the
+    best repeat. Client-cache hits of 1 and 2 pages took 0.23-0.67 us per request. The limits
+    leave room for load (at load 5 the constant turnaround had missed N = 1 by 19 %).
+    """
+    topo = testbed.load_topology(
+        write_topology(tmp_path, TOPOLOGY.format(name="tncpu", kind="dir", extra=""))
+    )
+    doc = spec(
+        repeats=3,
+        miss_seconds="1 s",
+        components=True,
+        configs=[{"link": "1 Gbit/s", "disk": "250 MB/s"}],
+        clients={"config": 0, "n": [1, 2], "runtime": "1.5 s"},
+    )
+    s = study.run(doc, topo, tmp_path / "out")
+    assert leftovers("tncpu") == []
+    cc = s["calibration"][0]["client_cache"]
+    lo = s["clients"]["loopback"]
+    ch = next(r for r in s["three_case"] if r["case"] == "client_hit")
+    p1 = s["points"][0]
+    print({"per_request_us": cc["per_request_s"] * 1e6, "per_page_us": cc["per_page_s"] * 1e6,
+           "b1_pages": cc["b1"], "client_hit": ch["measured"], "err_pages": ch["err_pages"],
+           "e_ns": lo["per_byte_s"] * 1e9, "err_middle": lo["err_middle"],
+           "err_x1": p1["err_X"], "err_x1_flat": p1["err_X_flat"]})  # fmt: skip
+    assert s["machine"]["load_average"] and s["machine"]["load_average_after"]
+    # the loopback line: a positive slope, within a factor 2.5 of the recorded 0.26-0.42 ns/B
+    assert 0.1e-9 <= lo["per_byte_s"] <= 1.0e-9
+    assert lo["per_request_s"] > 0
+    # N = 1 at 1 Gbit/s (not yet link-bound) within 10 % of the best repeat; N = 2 saturates
+    assert p1["X_mva"] == pytest.approx(p1["X_best"], rel=0.10)
+    assert s["points"][1]["X_best"] == pytest.approx(125e6 * 1448 / 1514, rel=0.05)
+    # libnfs' cache: a 1- or 2-page hit costs well under 2 us, and the 1 MiB prediction
+    # is b1 = S / (a + 256 c) of those two
+    t1, t2 = (min(cc["time_s"][k]) for k in ("4096", "8192"))
+    assert 0 < t1 < 2e-6 and 0 < t2 < 2e-6
+    a, c = max(2 * t1 - t2, 0.0), max(t2 - t1, 0.0)
+    assert cc["b1"] == pytest.approx(1048576 / (a + 256 * c), rel=1e-9)
+    assert ch["model_pages"] == cc["b1"]

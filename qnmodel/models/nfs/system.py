@@ -12,7 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from ..._validate import as_choice, as_hit_ratio, as_positive_int, as_quantity
+from ..._validate import (
+    as_choice,
+    as_cost_per_byte,
+    as_hit_ratio,
+    as_positive_int,
+    as_quantity,
+)
 from ...errors import InvalidModelError, InvalidTypeError
 from ...network import Network, Station
 from .cache import NFSBandwidth, _harmonic, _out, _rate
@@ -81,6 +87,19 @@ class NFSSystem:
         with the protocol costs (the default up to version 0.1.0). Reads
         are the paper's in both forms (they pipeline on the testbed too), and
         so are the per-byte times, demands and the closed network.
+    read_cpu_per_byte : float
+        CPU time per byte of a remote READ's data outside the shared stations,
+        s/byte (>= 0): the copies and checksums of the RPC's data path (the
+        server's read into its reply, TCP send and receive, the client's XDR
+        decode into the caller's buffer). It makes a READ's turnaround grow
+        with its size (``c_c + e S`` for an S-byte request), which a constant
+        ``client_cpu_per_request`` cannot. It is charged at the ``client``
+        delay station (every client pays its own; on a machine with more
+        cores than busy clients the work does not queue). Reads only; 0 (the
+        default) is the model without it. Calibrate it bottom-up from READs
+        served by the server's cache over loopback at two sizes, no shaped
+        link (the slope of their response time,
+        :func:`qnmodel.validation._nfs_cpu.fit_line`).
 
     Notes
     -----
@@ -91,7 +110,7 @@ class NFSSystem:
     ==============  ===============================  ===================================
     station         read                             write (timed through close)
     ==============  ===============================  ===================================
-    client          h_c/b1 + (1-h_c) c_c/rsize       1/b1 + c_c/wsize
+    client          h_c/b1 + (1-h_c) (c_c/rsize + e) 1/b1 + c_c/wsize
     client_link     (1-h_c)/client_link              1/client_link
     network         (1-h_c)/b2                       1/b2
     server_cpu      (1-h_c) (c_s/rsize + 1/b3)       c_s/wsize + 1/b3
@@ -99,7 +118,8 @@ class NFSSystem:
                                                      1/b4 + a/async_merge_size (async)
     ==============  ===============================  ===================================
 
-    With all protocol costs zero and no client link these are exactly the
+    (``e`` = ``read_cpu_per_byte``.) With all protocol costs zero and no client link
+    these are exactly the
     paths of :class:`NFSBandwidth`. The client and client link are private to
     each client (delay stations in :meth:`network`); the network, server CPU
     and server disk are shared.
@@ -116,6 +136,7 @@ class NFSSystem:
     client_link: float | None = None
     server_cpus: int = 1
     form: str = "corrected"
+    read_cpu_per_byte: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.bandwidths, NFSBandwidth):
@@ -142,6 +163,7 @@ class NFSSystem:
             )
         s(self, "server_cpus", as_positive_int(self.server_cpus, "server_cpus", 1))
         as_choice(self.form, "form", FORMS)
+        s(self, "read_cpu_per_byte", as_cost_per_byte(self.read_cpu_per_byte, "read_cpu_per_byte"))
 
     # -- per-byte station times -------------------------------------------------------
     def _check_op(self, op: str, client_hit: Any, server_hit: Any) -> tuple[Any, Any]:
@@ -173,6 +195,8 @@ class NFSSystem:
             size = self.wsize
             disk_size = self.wsize if self.export == "sync" else self.async_merge_size
         c_cli = self.client_cpu_per_request / size
+        if op == "read":
+            c_cli += self.read_cpu_per_byte
         remote = {"client": math.inf if c_cli == 0.0 else 1.0 / c_cli}
         if self.client_link is not None:
             remote["client_link"] = self.client_link
@@ -358,7 +382,9 @@ class NFSSystem:
         remote = 1.0 - hc  # fraction of bytes (and requests) that reach the server
         to_disk = remote * (1.0 - hs)
         if op == "read":
-            client = hc * S / b.b1 + remote * n_req * self.client_cpu_per_request
+            client = hc * S / b.b1 + remote * (
+                n_req * self.client_cpu_per_request + S * self.read_cpu_per_byte
+            )
         else:
             client = S / b.b1 + n_req * self.client_cpu_per_request
         d = {"client": client}
@@ -416,4 +442,5 @@ class NFSSystem:
             "client_link": self.client_link,
             "server_cpus": self.server_cpus,
             "form": self.form,
+            "read_cpu_per_byte": self.read_cpu_per_byte,
         }
