@@ -5,7 +5,7 @@ Never fitted to the end-to-end curve that the model is then compared with:
 * a link's rate: one TCP stream (qnbench ``tcp`` client) between two nodes through their
   shaped links, requests of one segment and of a quarter second or more; the goodput is the
   slope of the line through their mean times (its intercept, the request's trip and the
-  server's turnaround, is no link time), median over 5 repeats; the wire rate is the goodput
+  server's turnaround, is no link time), the best of 5 repeats; the wire rate is the goodput
   divided by the TCP payload share of a frame, 1448 / 1514 at MTU 1500
   (:data:`qnmodel.testbed.GOODPUT_FACTOR`);
 * a server's disk rate (:func:`disk_rate`, the one home of it for every study): qnbench
@@ -47,8 +47,9 @@ def _best(trace, key: str) -> list[float]:
 
 
 def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
-              runtime: Any = "200 ms", repeat: int = 5, method: str = "line") -> dict:  # fmt: skip
-    """The wire rate between ``client`` and a ``tcp`` ``server``, bytes/s (median of repeats).
+              runtime: Any = "200 ms", repeat: int = 5, method: str = "line",
+              realtime: bool = True) -> dict:  # fmt: skip
+    """The wire rate between ``client`` and a ``tcp`` ``server``, bytes/s.
 
     ``op="read"`` moves bytes server -> client, ``"write"`` client -> server.
 
@@ -65,8 +66,12 @@ def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
     -0.47 ... +0.30 %; the two-stream estimator below, at load 1.3-2.0: -3.86 ... +0.20 %,
     repeats -6.11 ... +1.98 %.
 
+    The rate is the best of the repeats (the median is returned as ``median``): a
+    disturbance only slows a shaped link. ``realtime`` runs the client with SCHED_FIFO.
+
     ``method="streams"``: the estimator of the studies recorded before 2026-11-24: two streams
-    of 256 KiB requests, goodput = 2 x 256 KiB / mean response time (Little's law).
+    of 256 KiB requests, goodput = 2 x 256 KiB / mean response time (Little's law), median of
+    the repeats.
 
     Returns ``rate`` (goodput / GOODPUT_FACTOR), ``goodput``, the repeats' goodputs
     (``repeats``), ``configured``, ``op``, ``method``; ``line``: also ``sizes`` (bytes),
@@ -105,13 +110,20 @@ def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
         for size in sizes:
             window = max(floor, 4.0 * size / (node.link.rate * GOODPUT_FACTOR))
             trace = bench_in(topo, client, "tcp", bs=size, jobs=1, runtime=window,
-                             warmup="200 ms", repeat=1, realtime=True, **kw)  # fmt: skip
+                             warmup="200 ms", repeat=1, realtime=realtime, **kw)  # fmt: skip
             t.append(float(trace.results[0]["latency_s"]["mean"]))
         good.append((sizes[1] - sizes[0]) / (t[1] - t[0]) if t[1] > t[0] else float("nan"))
         lat.append(t[0] - sizes[0] / good[-1] if good[-1] == good[-1] else float("nan"))
         times.append(t)
-    best = statistics.median(good)
+    # the best repeat: disturbances only slow a shaped link down (a late shaper timer drops
+    # the tokens its bucket cannot hold; a descheduled sender idles the link), and the line
+    # removes the one thing that could speed a repeat up (the bucket passed after the idle
+    # gap before each request). At 1 Gbit/s on an idle machine whole rounds of repeats read
+    # 1-15 % low while the next round read within 0.15 %.
+    ok = [g for g in good if g == g]
+    best = max(ok) if ok else float("nan")
     return {"rate": best / GOODPUT_FACTOR, "goodput": best, "repeats": good,
+            "median": statistics.median(ok) if ok else float("nan"),
             "configured": node.link.rate, "op": op, "method": method, "sizes": sizes,
             "times": times, "latency": statistics.median(lat)}  # fmt: skip
 

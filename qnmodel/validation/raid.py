@@ -22,6 +22,7 @@ Study file keys (``[raid]``)::
     form = "corrected"         # or "paper": the model's demand composition
     forkjoin = "forkjoin"      # or "forkjoin_overlap": the fork-join model beside MVA
                                # (the master link inside the fork; form = "corrected" only)
+    access = "sequential"      # or "random": where each client's next request goes
 
     [[raid.cases]]
     raid = "raid0"             # "raid0" or "raid5"
@@ -36,6 +37,11 @@ read-modify-write's two phases load opposite link directions, so in step they us
 direction at a time), and the long requests in flight at the window's end are left out.
 Measured on the testbed: one-chunk RAID5 writes over 4 servers at N = 32 read R = 444-490 ms
 in 1 s windows after 0.5 s of warm-up and 357-361 ms in 8 s windows after 3 s (model 360 ms).
+
+``access``: with ``"sequential"`` (the default) every client walks the array from its start,
+so at the same moment all clients' requests go to the same members; ``"random"`` places each
+request at a uniformly random aligned offset (qnbench ``randread``/``randwrite``), the
+independent placement a product-form model assumes.
 
 The bounds carry the calibration's uncertainty: ``r_lower`` and ``x_upper`` come from the
 link rate plus the half-width of its 95 % interval (over the repeats of the case's link
@@ -90,6 +96,7 @@ _KEYS = (
     "repeat",
     "form",
     "forkjoin",
+    "access",
     "cases",
     "cycles",
     "warmup_cycles",
@@ -146,10 +153,14 @@ def parse(spec: dict, topology: Topology | None) -> dict:
             "raid.forkjoin = 'forkjoin_overlap' needs raid.form = 'corrected' (one master link "
             f"per direction), got form {form!r}"
         )
+    access = raw.get("access", "sequential")
+    if not isinstance(access, str) or access not in ("sequential", "random"):
+        raise InvalidModelError(f"raid.access must be 'sequential' or 'random', got {access!r}")
     out = dict(
         client=client, chunk=as_quantity(raw.get("chunk", 65536), "raid.chunk", "size",
                                           positive=True),
-        populations=sorted(set(pops)), repeat=repeat, form=form, forkjoin=fj, **cyc,
+        populations=sorted(set(pops)), repeat=repeat, form=form, forkjoin=fj, access=access,
+        **cyc,
         runtime=as_quantity(raw.get("runtime", "1 s"), "raid.runtime", "time", positive=True),
         warmup=as_quantity(raw.get("warmup", "500 ms"), "raid.warmup", "time"),
     )  # fmt: skip
@@ -317,7 +328,8 @@ def measure(topo: Topology, p: dict, case: dict,
     out: dict[int, dict] = {}
     for n in p["populations"]:
         runtime, warmup = win[n]
-        trace = bench_in(topo, p["client"], "stripe", rw=case["op"],
+        rw = ("rand" if p.get("access") == "random" else "") + case["op"]
+        trace = bench_in(topo, p["client"], "stripe", rw=rw,
                          bs=case["chunks"] * p["chunk"], jobs=n, runtime=runtime,
                          warmup=warmup, repeat=p["repeat"], **opts)  # fmt: skip
         rs = [r for r in trace.results if r["jobs"] == n]

@@ -803,6 +803,8 @@ ROWS: list[Row] = [
         _call(lambda: qn.NetworkedRAID.cui2006(form="paper").fork_join(4, structure="forkjoin_overlap"))),
     Row(PY, "a raid study with an unknown fork-join structure (`forkjoin = \"overlap\"`)", "InvalidModelError", r"raid\.forkjoin must be 'forkjoin' or 'forkjoin_overlap', got 'overlap'",
         _study(RAID_STUDY.replace("[raid]\n", '[raid]\nforkjoin = "overlap"\n'))),
+    Row(PY, "a raid study with an unknown access pattern (`access = \"rand\"`)", "InvalidModelError", r"raid\.access must be 'sequential' or 'random', got 'rand'",
+        _study(RAID_STUDY.replace("[raid]\n", '[raid]\naccess = "rand"\n'))),
     Row(PY, "a raid study with the overlapped link on the paper's form", "InvalidModelError", r"raid\.forkjoin = 'forkjoin_overlap' needs raid\.form = 'corrected'.*got form 'paper'",
         _study(RAID_STUDY.replace("[raid]\n", '[raid]\nform = "paper"\nforkjoin = "forkjoin_overlap"\n'))),
     Row(PY, "an NFS study with `components = \"yes\"`", "InvalidModelError", r"nfs\.components must be true or false, got 'yes'",

@@ -52,6 +52,8 @@ def test_example_studies_parse(topo):
         (dict(form="pipelined"), "raid.form must be"),
         (dict(forkjoin="overlap"), "raid.forkjoin must be 'forkjoin' or 'forkjoin_overlap'"),
         (dict(forkjoin=1), "raid.forkjoin must be"),
+        (dict(access="rand"), "raid.access must be 'sequential' or 'random', got 'rand'"),
+        (dict(access=True), "raid.access must be"),
         (dict(form="paper", forkjoin="forkjoin_overlap"), "needs raid.form = 'corrected'"),
         (dict(client="m1"), "raid.client: 'm1' is not a client"),
         (dict(chunk="0 KiB"), "raid.chunk"),
@@ -138,6 +140,11 @@ def test_calibration_band_widens_the_bounds(topo):
     assert rs.inside_point([pt]) == 0.0
     both = summarize([dict(pt, n=1, x_measured=1 / pt["r_measured"], x_ci=0.0)])
     assert both["inside_bounds_share"] == 1.0
+
+
+def test_the_access_pattern_is_a_study_key(topo):
+    assert rs.parse(spec(), topo)["access"] == "sequential"  # the default is unchanged
+    assert rs.parse(spec(access="random"), topo)["access"] == "random"
 
 
 def test_the_fork_join_structure_is_a_study_key(topo):
