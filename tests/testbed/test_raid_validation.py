@@ -70,10 +70,11 @@ def test_quick_raid_study(tmp_path):
     print(json.dumps({c["label"]: (round(c["mape_x"], 2), round(c["mape_r"], 2),
                                    c["inside_bounds_share"]) for c in s["cases"]}))  # fmt: skip
     print("max calibration error", cal["max_abs_error"])
-    # every link of the study within 15 %: the 5 % target is held by the calibration test
-    # above (0.1-1.5 % there, 0.3-3.3 % in the recorded grids), but one of six links here read
-    # 12.6 % off (median of 5 repeats) while other work loaded the 2 cores
-    assert cal["max_abs_error"] < 0.15
+    # every link direction within 3 % of its configured rate (the target is 5 %):
+    # one SCHED_FIFO stream, the slope of two request sizes, the best of 5 repeats; measured
+    # 0.07-0.30 % here and in the recorded 100 Mbit/s grid on an idle machine (the median of
+    # two streams, before, read up to 12.6 % low while other work loaded the 2 cores)
+    assert cal["max_abs_error"] < 0.03
     assert len(s["points"]) == 6
 
     # The corrected model, from component benchmarks only, against the best of the three
@@ -92,6 +93,11 @@ def test_quick_raid_study(tmp_path):
     # BJB's bounds meet at N = 1 (R = D) and are narrow while one station dominates: the
     # recorded grids have 77-89 % of their points inside, live runs 4 or 5 of 6
     assert s["inside_bounds_share"] >= 0.5
+    # full-stripe reads follow exact MVA point by point: within 1.0 % at every N of the
+    # recorded idle grid's 3-server case (measured -0.5 ... +1.0 %; live -0.4 ... +0.1 %)
+    for p in s["points"]:
+        if p["case"].startswith("RAID0"):
+            assert p["r_measured"] == pytest.approx(p["r_model"], rel=0.025), p["n"]
     # A lone read-modify-write is no faster than a real link lets it be: two phases of
     # 2 chunks (91 frames of 1514 B each way) at 12.5 MB/s, 22.04 ms. The topology's one-frame
     # shaper bucket measured 21.82-21.95 ms; htb's default bucket (10 frames, passed at veth

@@ -161,3 +161,22 @@ def test_the_fork_join_structure_is_a_study_key(topo):
     # the overlap: 4.69 ms against 5.69 ms at N = 1 (tests/models/test_storage_forkjoin_overlap)
     assert new[1]["r_forkjoin"] < old[1]["r_forkjoin"] - 0.9e-3
     assert new[1]["r_model"] == old[1]["r_model"]  # MVA and bounds do not change
+
+
+def test_the_shaper_bucket_credit(topo):
+    """burst / rate of the master's link per phase: 1514 B at 12.5 MB/s, 15 140 B at 125 MB/s."""
+    read = dict(raid="raid0", op="read", servers=3, chunks=3)
+    rmw = dict(raid="raid5", op="write", servers=3, chunks=1)
+    full = dict(raid="raid5", op="write", servers=3, chunks=2)  # a full stripe: no read phase
+    assert rs.bucket_credit(topo, "master", read) == 1514 / 12.5e6
+    assert rs.bucket_credit(topo, "master", rmw) == 2 * 1514 / 12.5e6
+    assert rs.bucket_credit(topo, "master", full) == 1514 / 12.5e6
+    fast = testbed.load_topology(EXAMPLES / "raid4_1gbit.toml")
+    assert rs.bucket_credit(fast, "master", read) == 15140 / 125e6
+    # the lower bound moves down by the credit, never below 0; the share counts CIs
+    pts = [dict(r_measured=0.98, r_ci=0.0, r_lower=1.0, r_upper=1.1),
+           dict(r_measured=0.5, r_ci=0.01, r_lower=0.05, r_upper=0.6)]  # fmt: skip
+    got = rs.with_bucket(pts, 0.1)
+    assert [q["r_lower_bucket"] for q in got] == [1.0 - 0.1, 0.0]
+    assert rs.inside_bucket(got) == 1.0
+    assert rs.inside_bucket(rs.with_bucket(pts, 0.01)) == 0.5
