@@ -33,7 +33,6 @@ import math
 
 from ..errors import InvalidModelError
 from ..testbed import bench_in
-from ..testbed.delay import goodput_factor
 from ..testbed.services import nfs_url
 
 #: libnfs 4.0's page-cache page (``NFS_PAGE`` of qnbench's nfs engine)
@@ -77,26 +76,14 @@ def client_cache_cost(topo, client, server, cfg, opts, size: int) -> dict:
     the times, ``per_request_s``, ``per_page_s`` and the predicted ``b1`` for ``size``-byte
     requests (the study's).
     """
-    from ._nfs_runs import _nfs_read
+    from ._nfs_runs import _client_hits
 
     ch = int(opts["client_hit_size"])
     times: dict[int, list[float]] = {}
     for bs in CACHE_SIZES:
         # the fill reads the file in bs requests: a turnaround (~0.1 ms) per page on top
-        fill = 1.5 * ch / (cfg["link"] * goodput_factor()) + 1.5e-4 * ch / bs + 0.3
-        rows = _nfs_read(
-            topo,
-            client,
-            server,
-            "tnch",
-            ch,
-            nfs_cache=1,
-            bs=bs,
-            rsize=bs,
-            runtime="300 ms",
-            warmup=fill,
-            repeat=opts["repeats"],
-        )
+        rows = _client_hits(topo, client, server, ch, cfg["link"], bs, opts["repeats"],
+                            per_request=1.5e-4)  # fmt: skip
         times[bs] = [r["latency_s"]["mean"] for r in rows]
     t1, t2 = (min(times[s]) for s in CACHE_SIZES)
     a, c = fit_line(1, t1, 2, t2)

@@ -41,6 +41,20 @@ def _nfs_read(topo, client, server, prefix, size, **opts) -> list[dict]:
     return trace.results
 
 
+def _client_hits(topo, client, server, size, link, bs, repeats, per_request=0.0) -> list[dict]:
+    """Client-cache hits of ``bs`` requests on ``tnch-job0.dat`` (``size`` bytes), one per repeat.
+
+    The warm-up reads the file once through the link (1.5 x its transfer time at ``link``
+    bytes/s, plus ``per_request`` seconds per request, plus 0.3 s) and fills libnfs' cache;
+    the timed window then hits it.
+    """
+    from ..testbed.delay import goodput_factor
+
+    fill = 1.5 * size / (link * goodput_factor()) + per_request * size / bs + 0.3
+    return _nfs_read(topo, client, server, "tnch", size, nfs_cache=1, bs=bs, rsize=bs,
+                     runtime="300 ms", warmup=fill, repeat=repeats)  # fmt: skip
+
+
 def _bw(r: dict) -> float:
     """Bandwidth of one closed-loop client: bs / mean response time (Little, no edge effect)."""
     return r["bs_bytes"] / r["latency_s"]["mean"]

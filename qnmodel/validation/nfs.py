@@ -54,6 +54,7 @@ from ._common import mape as _mape
 from ._nfs_runs import (
     _bw,
     _check_alive,
+    _client_hits,
     _clients,
     _err,
     _nfs_read,
@@ -145,19 +146,7 @@ def _measure_cases(topo, client, server, cfg, opts, log) -> dict:
     # client hit: a small file, read once through the link during the warm-up
     ch = int(opts["client_hit_size"])
     prepare_files(topo, server, "tnch", 1, ch)
-    fill = 1.5 * ch / (cfg["link"] * goodput_factor()) + 0.3
-    rows = _nfs_read(
-        topo,
-        client,
-        server,
-        "tnch",
-        ch,
-        nfs_cache=1,
-        runtime="300 ms",
-        warmup=fill,
-        repeat=rep,
-        **common,
-    )
+    rows = _client_hits(topo, client, server, ch, cfg["link"], bs, rep)
     out["client_hit"] = [_bw(r) for r in rows]
     if opts["components"]:  # b1 bottom-up from 1- and 2-page hits (libnfs' cache per page)
         from ._nfs_cpu import client_cache_cost
