@@ -94,7 +94,7 @@ def test_quick_raid_study(tmp_path):
     # recorded grids have 77-89 % of their points inside, live runs 4 or 5 of 6
     assert s["inside_bounds_share"] >= 0.5
     # full-stripe reads follow exact MVA point by point: the recorded idle grid's 3-server
-    # case measured -0.5 ... +1.0 % at every N (a live run -0.4 ... +0.1 %); 2.5 % allowed
+    # case measured -0.8 ... +1.3 % at every N (a live run -0.1 ... +0.3 %); 2.5 % allowed
     for p in s["points"]:
         if p["case"].startswith("RAID0"):
             assert p["r_measured"] == pytest.approx(p["r_model"], rel=0.025), p["n"]
