@@ -55,7 +55,8 @@ def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
 
     ``method="line"`` (default): one TCP stream with SCHED_FIFO clients, requests of one
     segment (1448 B) and of B bytes, where B is the power of two of at least 256 KiB that
-    takes 250 ms or more at the configured rate (4 MiB at 100 Mbit/s, 32 MiB at 1 Gbit/s).
+    takes 250 ms or more at the configured rate (4 MiB at 100 Mbit/s, 32 MiB at 1 Gbit/s; at
+    most 64 MiB, which an unshaped link gets).
     Each repeat times both sizes (B for ``runtime`` or 4 requests, whichever is longer) and
     takes goodput = (B - 1448) / (t_B - t_1448): the line through the two mean request times,
     whose intercept -- the request's trip and the server's turnaround -- is no link time.
@@ -100,15 +101,18 @@ def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
     from .._validate import as_quantity
 
     floor = as_quantity(runtime, "runtime", "time", positive=True)
+    # the request sizes and windows follow the configured rate, at most 64 MiB; an unshaped
+    # link (veth speed) is sized as if it ran at 10 Gbit/s
+    nominal = (node.link.rate or 1.25e9) * GOODPUT_FACTOR
     big = 262144
-    while big / (node.link.rate * GOODPUT_FACTOR) < 0.25:
+    while big / nominal < 0.25 and big < 1 << 26:
         big *= 2
     sizes = [1448, big]
     good, lat, times = [], [], []
     for _ in range(int(repeat)):
         t = []
         for size in sizes:
-            window = max(floor, 4.0 * size / (node.link.rate * GOODPUT_FACTOR))
+            window = max(floor, 4.0 * size / nominal)
             trace = bench_in(topo, client, "tcp", bs=size, jobs=1, runtime=window,
                              warmup="200 ms", repeat=1, realtime=realtime, **kw)  # fmt: skip
             t.append(float(trace.results[0]["latency_s"]["mean"]))
