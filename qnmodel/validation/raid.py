@@ -431,18 +431,22 @@ def with_bucket(points: list[dict], credit: float) -> list[dict]:
     return [dict(q, r_lower_bucket=max(0.0, q["r_lower"] - credit)) for q in points]
 
 
+def _r_share(points: list[dict], lower: str, upper: str) -> float:
+    """Share of R points whose interval meets [``lower``, ``upper``] (``r_lower``/``r_upper``
+    where a point lacks them)."""
+    got = [inside(q["r_measured"], q["r_ci"], q.get(lower, q["r_lower"]),
+                  q.get(upper, q["r_upper"])) for q in points]  # fmt: skip
+    return float(np.mean(got)) if got else float("nan")
+
+
 def inside_bucket(points: list[dict]) -> float:
     """Share of R points inside [r_lower_bucket, r_upper] (with their CIs)."""
-    got = [inside(q["r_measured"], q["r_ci"], q["r_lower_bucket"], q["r_upper"])
-           for q in points if "r_lower_bucket" in q]  # fmt: skip
-    return float(np.mean(got)) if got else float("nan")
+    return _r_share([q for q in points if "r_lower_bucket" in q], "r_lower_bucket", "r_upper")
 
 
 def inside_point(points: list[dict]) -> float:
     """Share of R points inside the bounds of the point calibration (no calibration band)."""
-    got = [inside(q["r_measured"], q["r_ci"], q.get("r_lower_point", q["r_lower"]),
-                  q.get("r_upper_point", q["r_upper"])) for q in points]  # fmt: skip
-    return float(np.mean(got)) if got else float("nan")
+    return _r_share(points, "r_lower_point", "r_upper_point")
 
 
 def _calibration_errors(cal: dict) -> dict:
