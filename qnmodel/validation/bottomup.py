@@ -35,6 +35,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from .._validate import as_choice, as_quantity
 from ..models.storage_corrected import moved_bytes
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in
 from ..testbed.system import TestbedError
@@ -98,7 +99,6 @@ def link_rate(topo: Topology, client: str, server: str, *, op: str = "read",
         best = statistics.median(good)
         return {"rate": best / GOODPUT_FACTOR, "goodput": best, "repeats": good,
                 "configured": node.link.rate, "op": op, "method": method}  # fmt: skip
-    from .._validate import as_quantity
 
     floor = as_quantity(runtime, "runtime", "time", positive=True)
     # the request sizes and windows follow the configured rate, at most 64 MiB; an unshaped
@@ -199,7 +199,6 @@ def disk_rate(topo: Topology, server: str, *, op: str = "read", method: str = "a
       READ in flight each (:mod:`qnmodel.testbed.pagecache` holds the mechanics). Direct I/O
       would skip the read-ahead and the flush the NFS server's requests get.
     """
-    from .._validate import as_choice, as_quantity
     from ..testbed import pagecache
     from ..testbed.services import disk_dir
     from ..testbed.state import State
@@ -291,8 +290,6 @@ def disk_service(
     .. [LZGS84] Lazowska E. D. et al., "Quantitative System Performance", Prentice-Hall,
        1984, eq. 3.1 (utilisation law).
     """
-    from .._validate import as_quantity
-
     node = topo.node(server)
     d = node.disk
     if d.kind != "emu" or node.service != "tcp":
