@@ -67,6 +67,10 @@ _MINIMUM = {"jobs": 1}
 _LATENCY = {"count": int, "mean": float, "min": float, "p50": float, "p90": float,
             "p99": float, "max": float}  # fmt: skip
 _CPU = {"user_s": float, "sys_s": float}
+#: Optional keys of ``cpu``: the whole machine's CPU time over the interval (/proc/stat, all
+#: CPUs), its idle part and the part the hypervisor stole (absent where /proc/stat is not
+#: readable, and in documents written before they existed)
+_CPU_OPTIONAL = {"host_total_s": float, "host_idle_s": float, "host_steal_s": float}
 _SAMPLE = {"t_s": float, "ops": float, "bytes": float, "throughput_ops_s": float,
            "throughput_B_s": float}  # fmt: skip
 #: ``open_loop`` of a result of an open-loop run (``--rate``)
@@ -185,6 +189,7 @@ def validate(doc: Any, *, error: type[Exception] = TraceError, source: str = "")
         _check_fields(res, _RESULT_OPTIONAL, where, fail, optional=True)
         _check_fields(res["latency_s"], _LATENCY, f"{where}.latency_s", fail)
         _check_fields(res["cpu"], _CPU, f"{where}.cpu", fail)
+        _check_fields(res["cpu"], _CPU_OPTIONAL, f"{where}.cpu", fail, optional=True)
         for k, s in enumerate(res["samples"]):
             _check_fields(s, _SAMPLE, f"{where}.samples[{k}]", fail)
         _check_workloads(res, where, fail)

@@ -308,3 +308,40 @@ def test_without_warm_up_no_request_starts_before_the_interval(qnb):
     for r in doc["results"]:
         assert r["complete"] and r["ops"] == 4
         assert r["latency_s"]["max"] <= r["elapsed_s"], r
+
+
+def _proc_stat_ticks():
+    """(total, steal) of the whole machine in clock ticks, read as qnbench reads them."""
+    with open("/proc/stat") as fh:
+        v = [int(x) for x in fh.readline().split()[1:9]]
+    return sum(v), v[7]
+
+
+def test_host_cpu_times_cover_the_measured_interval(qnb):
+    """cpu.host_*: the machine's CPU time over the interval, summed over all CPUs (/proc/stat).
+
+    Busy loops on every CPU for 1 s: the machine's time is cpus x the interval (to a few
+    10 ms ticks), almost none of it idle, and the process's own CPU time is part of the
+    busy time; the steal over the interval is no more than over the whole process's life.
+    """
+    import os
+
+    hz = os.sysconf("SC_CLK_TCK")
+    cpus = os.cpu_count()
+    t0, s0 = _proc_stat_ticks()
+    rc, doc, _, err = qnb("--engine", "cpu", "--jobs", str(cpus), "--runtime", "1s",
+                          "--warmup", "100ms")  # fmt: skip
+    t1, s1 = _proc_stat_ticks()
+    assert rc == 0, err
+    schema.validate(doc)
+    tick = 1.0 / hz
+    for r in doc["results"]:
+        c = r["cpu"]
+        # each of the two readings is late by less than a tick per CPU
+        assert c["host_total_s"] == pytest.approx(cpus * r["elapsed_s"], abs=4 * cpus * tick)
+        assert 0 <= c["host_steal_s"] <= c["host_total_s"]
+        assert c["host_idle_s"] < 0.25 * c["host_total_s"]  # every CPU ran a busy loop
+        busy = c["host_total_s"] - c["host_idle_s"] - c["host_steal_s"]
+        assert c["user_s"] + c["sys_s"] <= busy + 2 * cpus * tick
+        assert c["host_steal_s"] <= (s1 - s0) * tick + 1e-9
+    assert sum(r["cpu"]["host_total_s"] for r in doc["results"]) <= (t1 - t0) * tick + 1e-9

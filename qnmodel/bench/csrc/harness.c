@@ -392,6 +392,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     /* warm-up, then the measured interval */
     struct samples ss = {NULL, 0, 0};
     double cu0 = 0, cs0 = 0, cu1 = 0, cs1 = 0;
+    struct qnb_host_cpu hc0, hc1;
+    int host_ok = 0;
     int timed_out = 0;
     /* a fixed amount of work (meta, mpilink) is cut by time only when --runtime is given */
     int limit_only = ((c->ops > 0 || c->io_size > 0) && c->runtime <= 0) ||
@@ -400,6 +402,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         wait_until(r, t_w0 + (int64_t)(c->warmup * 1e9), proc_started, &died);
     double warm_s = (qnb_now_ns() - t_w0) / 1e9;
     qnb_cpu_times(&cu0, &cs0, use_proc);
+    host_ok = qnb_host_cpu(&hc0) == 0;
     int expected = QNB_PHASE_WARMUP;
     r->t_start_ns = qnb_now_ns();
     if (atomic_compare_exchange_strong(&r->phase, &expected, QNB_PHASE_MEASURE))
@@ -440,6 +443,7 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     if (use_proc)
         died += reap_workers(r, started, 1);
     qnb_cpu_times(&cu1, &cs1, use_proc);
+    host_ok = host_ok && qnb_host_cpu(&hc1) == 0;
 
     int64_t t_stop = atomic_load(&r->t_stop_ns);
     if (t_stop < r->t_start_ns)
@@ -525,6 +529,12 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     qj_obj_begin(j);
     qj_knum(j, "user_s", cu1 - cu0);
     qj_knum(j, "sys_s", cs1 - cs0);
+    if (host_ok) {
+        double hz = (double)hc0.hz;
+        qj_knum(j, "host_total_s", (double)(hc1.total - hc0.total) / hz);
+        qj_knum(j, "host_idle_s", (double)(hc1.idle - hc0.idle) / hz);
+        qj_knum(j, "host_steal_s", (double)(hc1.steal - hc0.steal) / hz);
+    }
     qj_obj_end(j);
     qj_key(j, "samples");
     qj_arr_begin(j);

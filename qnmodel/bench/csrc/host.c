@@ -44,6 +44,32 @@ static long long mem_total(void)
     return kib * 1024;
 }
 
+int qnb_host_cpu(struct qnb_host_cpu *h)
+{
+    /* the first line of /proc/stat: the whole machine's time in USER_HZ ticks, per state:
+     * user nice system idle iowait irq softirq steal (guest and guest_nice are already in
+     * user and nice); steal is time the hypervisor ran something else while this machine's
+     * virtual CPUs were ready to run (proc(5)) */
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (n < 8 || hz <= 0)
+        return -1;
+    unsigned long long total = 0;
+    for (int i = 0; i < 8; i++)
+        total += v[i];
+    h->total = total;
+    h->idle = v[3] + v[4];
+    h->steal = v[7];
+    h->hz = hz;
+    return 0;
+}
+
 void qnb_host_json(struct qnb_json *j)
 {
     struct utsname u;

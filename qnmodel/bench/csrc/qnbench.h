@@ -381,5 +381,12 @@ int qnb_rundir_fd(void);
 
 /* ---- host.c ---- */
 void qnb_host_json(struct qnb_json *j);
+/* The whole machine's CPU time so far (all CPUs, from /proc/stat): total, idle (with iowait)
+ * and stolen by the hypervisor, in clock ticks of 1/hz s; -1 when /proc/stat cannot be read. */
+struct qnb_host_cpu {
+    unsigned long long total, idle, steal;
+    long hz;
+};
+int qnb_host_cpu(struct qnb_host_cpu *h);
 
 #endif
