@@ -120,10 +120,28 @@ def test_quick_raid_study(tmp_path):
     # BJB's bounds meet at N = 1 (R = D) and are narrow while one station dominates: the
     # recorded grids have 77-89 % of their points inside, live runs 4 or 5 of 6
     assert s["inside_bounds_share"] >= 0.5
-    # full-stripe reads follow exact MVA point by point: the recorded idle grid's 3-server
-    # case measured -0.8 ... +1.3 % at every N (a live run -0.1 ... +0.3 %); 2.5 % allowed
+    # Repeats with more than 3 % of the CPU stolen by the hypervisor were measured again: the
+    # ones used are under it, unless a point ran out of rounds (then it says so)
+    st = doc["steal"]
+    print("steal", st, [p["steal"] for p in s["points"]])
+    assert st["max_steal"] == 0.03 and st["rejected"] == sum(
+        len(p["rejected"]) for p in s["points"]
+    )
     for p in s["points"]:
-        if p["case"].startswith("RAID0"):
+        assert len(p["steal"]) == p["repeats"] == 3
+        assert sum(v > 0.03 for v in p["steal"]) == p["disturbed"], p["n"]
+        assert all(r["steal"] > 0.03 for r in p["rejected"])
+    # full-stripe reads follow exact MVA point by point: two live runs with the steal limit
+    # -0.9 ... +0.1 % at N = 1, 4, 16; the repeats they set aside, 5.7-7.1 % stolen, read
+    # +1.2 ... +2.1 % (before the limit, one run at load average 0.3 read +2.3, +5.1 and
+    # +7.8 %: stolen CPU slows the shaped link); 2.5 % allowed,
+    # and a point that had to use stolen repeats is only held to the slow side's limit
+    for p in s["points"]:
+        if not p["case"].startswith("RAID0"):
+            continue
+        if p["disturbed"]:
+            assert p["r_measured"] > 0.975 * p["r_model"], p["n"]
+        else:
             assert p["r_measured"] == pytest.approx(p["r_model"], rel=0.025), p["n"]
     # A lone read-modify-write is no faster than a real link lets it be: two phases of
     # 2 chunks (91 frames of 1514 B each way) at 12.5 MB/s, 22.04 ms. The topology's one-frame

@@ -180,3 +180,51 @@ def test_the_shaper_bucket_credit(topo):
     assert [q["r_lower_bucket"] for q in got] == [1.0 - 0.1, 0.0]
     assert rs.inside_bucket(got) == 1.0
     assert rs.inside_bucket(rs.with_bucket(pts, 0.01)) == 0.5
+
+
+def _res(x, steal):
+    """A qnbench result as the stripe engine writes it: throughput, mean latency, CPU times."""
+    cpu = {"user_s": 0.1, "sys_s": 0.1, "host_total_s": 2.0, "host_idle_s": 1.0,
+           "host_steal_s": None if steal is None else 2.0 * steal}  # fmt: skip
+    return {"throughput_ops_s": x, "latency_s": {"mean": 1.0 / x}, "cpu": cpu}
+
+
+def test_repeats_with_too_much_cpu_stolen_are_measured_again(topo):
+    p = rs.parse(spec(), topo)
+    assert (p["max_steal"], p["steal_retries"]) == (0.03, 3)  # the defaults
+    assert rs.parse(spec(max_steal=0.1, steal_retries=0), topo)["max_steal"] == 0.1
+    # round 1: two of three repeats over 3 %; round 2 asks for exactly the two missing ones
+    rounds = iter([[_res(60, 0.01), _res(55, 0.07), _res(57, 0.04)],
+                   [_res(61, 0.02), _res(59, 0.0)]])  # fmt: skip
+    asked = []
+
+    def run_k(k):
+        asked.append(k)
+        return next(rounds)
+
+    used, rejected, disturbed = rs._repeats(p, run_k)
+    assert asked == [3, 2] and disturbed == 0
+    assert [r["throughput_ops_s"] for r in used] == [60, 61, 59]
+    # set aside, least stolen first
+    assert [(r["x"], round(r["steal"], 6)) for r in rejected] == [(57, 0.04), (55, 0.07)]
+    # the rounds run out: the least disturbed repeats are used and counted
+    p0 = dict(p, steal_retries=1)
+    rounds = iter(
+        [[_res(50, 0.10), _res(52, 0.05), _res(58, 0.0)], [_res(51, 0.08), _res(49, 0.2)]]
+    )
+    used, rejected, disturbed = rs._repeats(p0, lambda k: next(rounds))
+    assert disturbed == 2
+    assert [r["throughput_ops_s"] for r in used] == [58, 52, 51]
+    assert [r["x"] for r in rejected] == [50, 49]
+    # no host CPU times (an older qnbench, no /proc/stat): counts as no steal
+    used, rejected, disturbed = rs._repeats(p, lambda k: [_res(60, None)] * k)
+    assert len(used) == 3 and rejected == [] and disturbed == 0
+
+
+def test_the_summary_of_stolen_cpu():
+    pts = [dict(steal=[0.01, 0.02, 0.0], rejected=[dict(x=1, r=1, steal=0.07)], disturbed=0),
+           dict(steal=[0.05, 0.01, 0.0], rejected=[], disturbed=1),
+           dict(n=1)]  # fmt: skip  # a point recorded before steal was measured
+    s = rs.steal_summary(pts, 0.03)
+    assert s == dict(max_steal=0.03, median=0.01, max=0.05, rejected=1, disturbed_points=1)
+    assert rs.steal_summary([dict(n=1)], 0.03)["median"] is None
