@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from qnmodel.validation import summarize
@@ -71,41 +72,71 @@ def test_recorded_100mbit_numbers():
     """The numbers docs/explanation/validation.md quotes for the 100 Mbit/s grid."""
     new = load("raid_100mbit.json")
     prev, old = load("raid_100mbit_run5.json"), load("raid_100mbit_run4.json")
-    assert (round(new["mape_x"], 1), round(new["mape_r"], 1)) == (1.8, 1.6)
-    assert (new["inside_bounds_share"], new["inside_bounds_share_point"]) == (0.76, 0.75)
-    assert new["inside_bounds_share_bucket"] == 0.87
+    run6, run7 = load("raid_100mbit_run6.json"), load("raid_100mbit_run7.json")
+    assert (round(new["mape_x"], 2), round(new["mape_r"], 2)) == (1.51, 1.04)
+    assert (new["inside_bounds_share"], new["inside_bounds_share_point"]) == (0.85, 0.83)
+    assert new["inside_bounds_share_bucket"] == 0.94
     assert new["machine"]["load_average"][0] < 1.0  # recorded on a quiet machine
-    # the earlier recordings, kept: two-stream link medians under load, and 1 s windows
+    assert new["settings"]["warmup_cycles"] == 16 and new["settings"]["max_steal"] == 0.03
+    # 55 repeats set aside for stolen CPU, 3 points kept some over 3 % (at most 3.9 %)
+    st = new["steal"]
+    assert (st["rejected"], st["disturbed_points"]) == (55, 3) and st["max"] < 0.04
+    # the repeats set aside ran slower the more was stolen: over 10 % stolen, R 4-16 % above
+    # the model; the correlation over all of them is clearly positive
+    rej = [(r["steal"], r["r"] / p["r_model"] - 1) for p in new["points"] for r in p["rejected"]]
+    assert len(rej) == 55 and all(r["steal"] > 0.03 for p in new["points"] for r in p["rejected"])
+    assert np.corrcoef(np.array(rej).T)[0, 1] > 0.5
+    assert all(e > 0.04 for s, e in rej if s > 0.1)
+    # 16 R(n) of warm-up, not 3: one-chunk RAID5 writes at N >= 12 went from +2.2 ... +11.1 %
+    # above the model (run7, the same calibration method and steal limit) to -1.8 ... +1.9 %
+    for doc, lo, hi in ((run7, 0.02, 0.12), (new, -0.02, 0.02)):
+        errs = [p["r_measured"] / p["r_model"] - 1 for p in doc["points"]
+                if p["case"].startswith("RAID5 write") and p["n"] >= 12]  # fmt: skip
+        assert len(errs) == 8 and lo < min(errs) and max(errs) < hi, errs
+    assert run7["settings"]["warmup_cycles"] == 3.0
+    assert (run7["inside_bounds_share"], run7["inside_bounds_share_bucket"]) == (0.85, 0.93)
+    # the earlier recordings, kept: no steal limit (run6), two-stream link medians under load
+    # (run5), and 1 s windows (run4)
+    assert (run6["inside_bounds_share"], run6["inside_bounds_share_bucket"]) == (0.76, 0.87)
     assert (round(prev["mape_x"], 1), prev["inside_bounds_share"]) == (2.7, 0.89)
     assert (round(old["mape_x"], 1), old["inside_bounds_share"]) == (3.5, 0.77)
-    # every link direction within 0.25 % of 100 Mbit/s (best of 5; 1.9 % in run5)
-    assert new["calibration"]["max_abs_error"] < 0.0025
+    # every link direction within 0.28 % of 100 Mbit/s (best of 5; 1.9 % in run5)
+    assert new["calibration"]["max_abs_error"] < 0.0028
     by = {c["label"]: c for c in new["cases"]}
-    worst = by["RAID5 write, 3 servers, 1 x chunk"]["mape_x"]
-    assert worst == pytest.approx(5.5, abs=0.05)
+    worst = by["RAID5 write, 4 servers, 1 x chunk"]["mape_x"]
+    assert worst == pytest.approx(3.8, abs=0.05)
     assert max(c["mape_x"] for c in new["cases"]) == worst
-    assert max(c["mape_x"] for c in new["cases"] if c["raid"] == "raid0") < 1.5
+    assert max(c["mape_x"] for c in new["cases"] if c["raid"] == "raid0") < 1.7
 
 
 def test_recorded_1gbit_numbers():
     """The numbers docs/explanation/validation.md quotes for the 1 Gbit/s grid."""
     doc, old = load("raid_1gbit.json"), load("raid_1gbit_run1.json")
-    assert (round(doc["mape_x"], 1), round(doc["mape_r"], 1)) == (1.4, 1.4)
-    assert (doc["inside_bounds_share"], doc["inside_bounds_share_point"]) == (0.89, 0.56)
-    # with the shaper's bucket (121 us per idle phase): every point but one
-    assert doc["inside_bounds_share_bucket"] == 0.99
+    prev = load("raid_1gbit_run2.json")
+    assert (round(doc["mape_x"], 2), round(doc["mape_r"], 2)) == (1.35, 1.37)
+    assert (doc["inside_bounds_share"], doc["inside_bounds_share_point"]) == (0.92, 0.65)
+    # with the shaper's bucket (121 us per idle phase): every point
+    assert doc["inside_bounds_share_bucket"] == 1.0
     out = [p for p in doc["points"] if not p["r_measured"] + p["r_ci"] >= p["r_lower"]]
     assert {p["n"] for p in out} == {1}  # below BJB only at N = 1, where R = D
+    assert not [p for p in doc["points"] if p["r_measured"] - p["r_ci"] > p["r_upper"]]
     assert doc["machine"]["load_average"][0] < 1.0  # recorded on a quiet machine
+    # two repeats set aside for stolen CPU (7.9 and 10.7 %), none kept over 3 %
+    assert (doc["steal"]["rejected"], doc["steal"]["disturbed_points"]) == (2, 0)
+    assert doc["steal"]["max"] < 0.03
     by = {c["label"]: c for c in doc["cases"]}
-    assert by["RAID5 write, 3 servers, 1 x chunk"]["mape_x"] == pytest.approx(3.23, abs=0.005)
+    assert by["RAID5 write, 3 servers, 1 x chunk"]["mape_x"] == pytest.approx(3.73, abs=0.005)
     assert (
         max(c["mape_x"] for c in doc["cases"]) == by["RAID5 write, 3 servers, 1 x chunk"]["mape_x"]
     )
-    # master CPU per chunk, SCHED_FIFO on loopback at N = 1: 21.9-40.3 us (55-476 us before,
+    # master CPU per chunk, SCHED_FIFO on loopback at N = 1: 22.9-43.0 us (55-476 us before,
     # without SCHED_FIFO at load average 11-16)
     cpu = [c["calibration"]["time_per_unit"] for c in doc["cases"]]
-    assert 21e-6 < min(cpu) < 22e-6 and 40e-6 < max(cpu) < 41e-6
+    assert 22e-6 < min(cpu) < 23e-6 and 43e-6 < max(cpu) < 44e-6
+    assert doc["calibration"]["max_abs_error"] < 0.001  # every link within 0.08 %
+    # the recording before the steal limit, kept: 89 % inside, 99 % with the bucket
+    assert (prev["inside_bounds_share"], prev["inside_bounds_share_bucket"]) == (0.89, 0.99)
+    assert "steal" not in prev
     # the earlier recording, kept: two-stream link medians under load
     assert (round(old["mape_x"], 1), old["inside_bounds_share"]) == (7.7, 0.88)
     assert old["machine"]["load_average"][0] > 10

@@ -17,7 +17,7 @@ Study file keys (``[raid]``)::
     runtime = "1 s"            # measured time per point and repeat, at least
     warmup = "500 ms"          # at least
     cycles = 8                 # runtime >= cycles x R(n) of the model
-    warmup_cycles = 3          # warm-up >= warmup_cycles x R(n)
+    warmup_cycles = 16         # warm-up >= warmup_cycles x R(n)
     repeat = 3                 # repeats per point (the 95 % CIs come from them)
     form = "corrected"         # or "paper": the model's demand composition
     forkjoin = "forkjoin"      # or "forkjoin_overlap": the fork-join model beside MVA
@@ -169,7 +169,7 @@ def parse(spec: dict, topology: Topology | None) -> dict:
     if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= 50:
         raise InvalidModelError(f"raid.repeat must be an integer 1..50, got {repeat!r}")
     cyc = {}
-    for key, default in (("cycles", 8.0), ("warmup_cycles", 3.0)):
+    for key, default in (("cycles", 8.0), ("warmup_cycles", 16.0)):
         v = raw.get(key, default)
         if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1000:
             raise InvalidModelError(f"raid.{key} must be a number 0..1000, got {v!r}")

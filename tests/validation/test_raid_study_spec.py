@@ -106,7 +106,8 @@ def test_case_model_from_calibrated_values():
 
 def test_windows_grow_with_the_models_response_time(topo):
     p = rs.parse(load_study(EXAMPLES / "raid_study.toml")[0], topo)
-    assert (p["cycles"], p["warmup_cycles"]) == (8.0, 3.0)
+    assert (p["cycles"], p["warmup_cycles"]) == (8.0, 16.0)
+    assert rs.parse(spec(), topo)["warmup_cycles"] == 16.0  # the default
     # 2 x 64 KiB over 100 Mbit/s: D = 91 frames x 1514 B / 12.5 MB/s = 11.02 ms per job
     case = p["cases"][0]
     cal = dict(link_rate=12.5e6, disk_rate=1e12, time_per_unit=0.0)
@@ -115,7 +116,8 @@ def test_windows_grow_with_the_models_response_time(topo):
     assert w[1] == (1.0, 0.5)  # the study's floor while 8 R(n) is shorter
     d = 91 * 1514 / 12.5e6
     assert w[32][0] == pytest.approx(8 * 32 * d, rel=1e-9)  # R(32) = 32 D: one station
-    assert w[32][1] == pytest.approx(3 * 32 * d, rel=1e-9)
+    assert w[32][1] == pytest.approx(16 * 32 * d, rel=1e-9)
+    assert w[2][1] == 0.5  # 16 x 2 D = 0.35 s: the study's floor and w[3][1] == pytest.approx(16 * 3 * d, rel=1e-9)
 
 
 def test_calibration_band_widens_the_bounds(topo):
