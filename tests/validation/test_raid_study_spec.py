@@ -117,7 +117,8 @@ def test_windows_grow_with_the_models_response_time(topo):
     d = 91 * 1514 / 12.5e6
     assert w[32][0] == pytest.approx(8 * 32 * d, rel=1e-9)  # R(32) = 32 D: one station
     assert w[32][1] == pytest.approx(16 * 32 * d, rel=1e-9)
-    assert w[2][1] == 0.5  # 16 x 2 D = 0.35 s: the study's floor and w[3][1] == pytest.approx(16 * 3 * d, rel=1e-9)
+    assert w[2][1] == 0.5  # 16 x 2 D = 0.35 s: the study's floor
+    assert w[3][1] == pytest.approx(16 * 3 * d, rel=1e-9)
 
 
 def test_calibration_band_widens_the_bounds(topo):
