@@ -39,6 +39,11 @@ read-modify-write's two phases load opposite link directions, so in step they us
 direction at a time), and the long requests in flight at the window's end are left out.
 Measured on the testbed: one-chunk RAID5 writes over 4 servers at N = 32 read R = 444-490 ms
 in 1 s windows after 0.5 s of warm-up and 357-361 ms in 8 s windows after 3 s (model 360 ms).
+The warm-up grows the most: the clients start together and one-chunk writes stay in step for
+seconds. Over 3 servers at N = 16 (model 0.187 s), six repeats each: R = 0.201-0.223 s after
+0.56 s (3 R) of warm-up, 0.179-0.207 s after 3 s; in the recorded grids the writes at N >= 12
+read +2.2 ... +11.1 % above the model with 3 R(n) (``raid_100mbit_run7.json``) and
+-1.8 ... +1.9 % with 16 R(n), the default (``raid_100mbit.json``).
 
 ``access``: with ``"sequential"`` (the default) every client walks the array from its start,
 so at the same moment all clients' requests go to the same members; ``"random"`` places each
@@ -52,10 +57,11 @@ inside the bounds and MAPE X 2.4 % in both.
 ``max_steal``: on a virtual machine the hypervisor takes CPU time from under the testbed
 (``steal`` in /proc/stat, reported by qnbench per repeat as ``cpu.host_steal_s``), and a
 shaped link loses time while its CPUs are stolen (the shaper's timers and the packets' softirq
-work wait with them). Measured in the recorded 100 Mbit/s grid
-(``data/validation/raid_100mbit.json``, load average 0.1): full-stripe RAID0 reads over 3
-servers at N = 16 read R 4.6, 7.9 and 10.2 % above the model in repeats with 7.5, 9.6 and
-15.4 % of the CPU time stolen, and 0.5 % above it over the repeats kept (0.2-6.9 %). A repeat
+work wait with them). In the recorded 100 Mbit/s grid (``data/validation/raid_100mbit.json``,
+load average 0.5, which does not show it) the 55 repeats set aside, 3.1-15.0 % stolen, read R
++0.3 ... +16.2 % above the model (median +3.6 %, correlation 0.85 with the stolen share); in
+an earlier one (``raid_100mbit_run7.json``) full-stripe reads over 3 servers at N = 16 read
++4.6, +7.9 and +10.2 % with 7.5, 9.6 and 15.4 % stolen, +0.5 % over the repeats kept. A repeat
 whose steal share exceeds ``max_steal`` is re-run, in up to ``steal_retries`` further rounds;
 every point keeps the steal share of each repeat it used (``steal``) and the repeats it set
 aside (``rejected``: x, r, steal). When the rounds run out, the least disturbed repeats are
