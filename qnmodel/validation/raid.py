@@ -144,6 +144,8 @@ _KEYS = (
 _CASE_KEYS = ("raid", "op", "servers", "chunks")
 #: TCP payload and Ethernet frame at MTU 1500 with timestamps (what tc counts)
 MSS, FRAME = 1448.0, 1514.0
+#: defaults of ``max_steal`` and ``steal_retries`` (also for a hand-made ``p`` given to measure)
+MAX_STEAL, STEAL_RETRIES = 0.03, 3
 #: measured time of each calibration run (three repeats each)
 CAL_RUNTIME = "0.5 s"
 
@@ -196,7 +198,7 @@ def parse(spec: dict, topology: Topology | None) -> dict:
     access = raw.get("access", "sequential")
     if not isinstance(access, str) or access not in ("sequential", "random"):
         raise InvalidModelError(f"raid.access must be 'sequential' or 'random', got {access!r}")
-    max_steal = raw.get("max_steal", 0.03)
+    max_steal = raw.get("max_steal", MAX_STEAL)
     if (
         isinstance(max_steal, bool)
         or not isinstance(max_steal, int | float)
@@ -205,7 +207,7 @@ def parse(spec: dict, topology: Topology | None) -> dict:
         raise InvalidModelError(
             f"raid.max_steal must be a share of the CPU time in (0, 1], got {max_steal!r}"
         )
-    retries = raw.get("steal_retries", 3)
+    retries = raw.get("steal_retries", STEAL_RETRIES)
     if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 20:
         raise InvalidModelError(f"raid.steal_retries must be an integer 0..20, got {retries!r}")
     out = dict(
@@ -403,15 +405,17 @@ def _repeats(p: dict, run_k) -> tuple[list[dict], list[dict], int]:
     ``run_k(k)`` measures ``k`` repeats (qnbench results). A repeat whose steal share
     (:func:`~qnmodel.bench.trace.steal_share`; NaN, not measured, counts as none) exceeds
     ``p["max_steal"]`` is set aside and measured again, in up to ``p["steal_retries"]``
-    rounds. Returns the repeats used, the ones set aside (x, r, steal) and how many of the
-    used ones are over the limit (the least disturbed, when the rounds ran out).
+    rounds (:data:`MAX_STEAL` and :data:`STEAL_RETRIES` when ``p`` lacks them). Returns the
+    repeats used, the ones set aside (x, r, steal) and how many of the used ones are over the
+    limit (the least disturbed, when the rounds ran out).
     """
+    limit = p.get("max_steal", MAX_STEAL)
     good: list[dict] = []
     bad: list[dict] = []
-    for _ in range(p["steal_retries"] + 1):
+    for _ in range(p.get("steal_retries", STEAL_RETRIES) + 1):
         for res in run_k(p["repeat"] - len(good)):
             s = steal_share(res)
-            (bad if s > p["max_steal"] else good).append(res)
+            (bad if s > limit else good).append(res)
         if len(good) >= p["repeat"]:
             break
     bad.sort(key=steal_share)

@@ -219,6 +219,13 @@ def test_repeats_with_too_much_cpu_stolen_are_measured_again(topo):
     assert disturbed == 2
     assert [r["throughput_ops_s"] for r in used] == [58, 52, 51]
     assert [r["x"] for r in rejected] == [50, 49]
+    # a hand-made p without the keys (measure is public; the emulated-disk test builds one):
+    # the defaults
+    bare = {k: v for k, v in p.items() if k not in ("max_steal", "steal_retries")}
+    rounds = iter([[_res(60, 0.05), _res(58, 0.0), _res(57, 0.0)], [_res(59, 0.01)]])
+    used, rejected, disturbed = rs._repeats(bare, lambda k: next(rounds))
+    assert [r["throughput_ops_s"] for r in used] == [58, 57, 59] and disturbed == 0
+    assert (rs.MAX_STEAL, rs.STEAL_RETRIES) == (0.03, 3)
     # no host CPU times (an older qnbench, no /proc/stat): counts as no steal
     used, rejected, disturbed = rs._repeats(p, lambda k: [_res(60, None)] * k)
     assert len(used) == 3 and rejected == [] and disturbed == 0
