@@ -390,7 +390,8 @@ def compare_plans(
     Both are fitted by :func:`fit_points`. ``realtime`` runs the clients with SCHED_FIFO
     (root or CAP_SYS_NICE): on a loaded machine late wake-ups otherwise lower the measured
     throughput by tens of percent at some points. With ``save`` the measured points of both go to
-    that CSV (column ``sweep``).
+    that CSV (column ``sweep``; ``cpu_steal_share`` the share of the CPU the hypervisor stole
+    during each run, :func:`qnmodel.bench.trace.steal_share`).
     """
     import time
 
@@ -426,6 +427,7 @@ def compare_plans(
             "throughput_ops_s",
             "latency_mean_s",
             "elapsed_s",
+            "cpu_steal_share",
         ]
         Path(save).parent.mkdir(parents=True, exist_ok=True)
         out[keep].to_csv(save, index=False)

@@ -8,6 +8,7 @@ import pytest
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError
 from qnmodel.experiments import plan as pl
+from tests._steal import most_stolen, unstolen
 from tests._tol import closed_form
 
 
@@ -76,7 +77,13 @@ def test_planned_sweep_matches_dense_confidence_in_under_half_the_runs(rt, tmp_p
     dense sweep's. On this 2-core machine the width ratios measured 1.13 (a) and 0.90 (r);
     both sweeps' estimates lay within 8 % of the truth (r 7 % low in both designs alike),
     so the tolerance below is 15 %."""
-    c = pl.compare_plans(realtime=bool(rt), save=tmp_path / "points.csv")
+    # both sweeps again when the hypervisor stole more than 3 % of the CPU in any run
+    # (tests/_steal.py); the saved points carry each run's share
+    c = unstolen(
+        lambda: pl.compare_plans(realtime=bool(rt), save=tmp_path / "points.csv"),
+        lambda _: most_stolen(pd.read_csv(tmp_path / "points.csv")["cpu_steal_share"]),
+        what="planned and dense sweeps",
+    )
     assert c.planned.runs <= c.dense.runs / 2
     for p in ("a", "r"):
         assert c.width_ratio[p] <= 1.5, c.to_frame()
