@@ -48,8 +48,6 @@ def _client_hits(topo, client, server, size, link, bs, repeats, per_request=0.0)
     bytes/s, plus ``per_request`` seconds per request, plus 0.3 s) and fills libnfs' cache;
     the timed window then hits it.
     """
-    from ..testbed.delay import goodput_factor
-
     fill = 1.5 * size / (link * goodput_factor()) + per_request * size / bs + 0.3
     return _nfs_read(topo, client, server, "tnch", size, nfs_cache=1, bs=bs, rsize=bs,
                      runtime="300 ms", warmup=fill, repeat=repeats)  # fmt: skip

@@ -378,15 +378,18 @@ def measure(topo: Topology, p: dict, case: dict,
     """
     opts = stripe_options(topo, raid=5 if case["raid"] == "raid5" else 0, chunk=p["chunk"])
     opts["members"] = case["servers"]
+    opts.update(rw=("rand" if p.get("access") == "random" else "") + case["op"],
+                bs=case["chunks"] * p["chunk"])  # fmt: skip
     win = windows(p, r_model or {n: 0.0 for n in p["populations"]})
     out: dict[int, dict] = {}
     for n in p["populations"]:
         runtime, warmup = win[n]
-        rw = ("rand" if p.get("access") == "random" else "") + case["op"]
-        rs, rejected, disturbed = _repeats(
-            p, lambda k, n=n, rw=rw, runtime=runtime, warmup=warmup: bench_in(
-                topo, p["client"], "stripe", rw=rw, bs=case["chunks"] * p["chunk"], jobs=n,
-                runtime=runtime, warmup=warmup, repeat=k, **opts).results)  # fmt: skip
+
+        def run_k(k: int) -> list[dict]:  # called at once, in this iteration
+            return bench_in(topo, p["client"], "stripe", jobs=n, runtime=runtime,  # noqa: B023
+                            warmup=warmup, repeat=k, **opts).results  # noqa: B023  # fmt: skip
+
+        rs, rejected, disturbed = _repeats(p, run_k)
         x, x_ci = mean_ci([r["throughput_ops_s"] for r in rs])
         r, r_ci = mean_ci([r["latency_s"]["mean"] for r in rs])
         out[n] = dict(x_measured=x, x_ci=x_ci, r_measured=r, r_ci=r_ci,
@@ -411,18 +414,21 @@ def _repeats(p: dict, run_k) -> tuple[list[dict], list[dict], int]:
     """
     limit = p.get("max_steal", MAX_STEAL)
     good: list[dict] = []
-    bad: list[dict] = []
+    bad: list[tuple[float, dict]] = []  # (steal share, result)
     for _ in range(p.get("steal_retries", STEAL_RETRIES) + 1):
         for res in run_k(p["repeat"] - len(good)):
             s = steal_share(res)
-            (bad if s > limit else good).append(res)
+            if s > limit:
+                bad.append((s, res))
+            else:
+                good.append(res)
         if len(good) >= p["repeat"]:
             break
-    bad.sort(key=steal_share)
+    bad.sort(key=lambda sr: sr[0])
     disturbed = max(0, p["repeat"] - len(good))
-    used, spare = good + bad[:disturbed], bad[disturbed:]
-    rejected = [dict(x=r["throughput_ops_s"], r=r["latency_s"]["mean"], steal=steal_share(r))
-                for r in spare]  # fmt: skip
+    used = good + [res for _, res in bad[:disturbed]]
+    rejected = [dict(x=res["throughput_ops_s"], r=res["latency_s"]["mean"], steal=s)
+                for s, res in bad[disturbed:]]  # fmt: skip
     return used, rejected, disturbed
 
 

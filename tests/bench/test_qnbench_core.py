@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import pytest
 
@@ -324,8 +325,6 @@ def test_host_cpu_times_cover_the_measured_interval(qnb):
     10 ms ticks), almost none of it idle, and the process's own CPU time is part of the
     busy time; the steal over the interval is no more than over the whole process's life.
     """
-    import os
-
     hz = os.sysconf("SC_CLK_TCK")
     cpus = os.cpu_count()
     t0, s0 = _proc_stat_ticks()
