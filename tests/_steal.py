@@ -5,7 +5,7 @@ in /proc/stat, which the load average does not show). qnbench reports it for eve
 (``cpu.host_steal_s`` of ``cpu.host_total_s``, :func:`qnmodel.bench.trace.steal_share`). A
 measurement whose CPU was stolen measures the hypervisor as well as the system: repeats of
 the raid study with 3.1-15.0 % stolen ran +0.3 ... +16.2 % slow
-(``data/validation/raid_100mbit.json``). The tests below measure again, as the raid study
+(``data/validation/raid_100mbit_run8.json``). The tests below measure again, as the raid study
 does, when more than :data:`LIMIT` was stolen, and print what they saw; after ``tries``
 attempts they use the last one and assert as usual.
 """

@@ -145,9 +145,10 @@ def steal_share(result: dict) -> float:
     ``cpu.host_steal_s / cpu.host_total_s`` of a qnbench result (both summed over all CPUs,
     from /proc/stat); NaN when the document has no host CPU times (written before they
     existed, or /proc/stat was unreadable) or the interval was shorter than one clock tick.
-    On a virtual machine a shaped link loses time while its CPUs are stolen: in the raid
-    validation study's 100 Mbit/s grid, repeats with 3.1-15.0 % of the CPU time stolen took
-    +0.3 ... +16.2 % longer than the model (the study's ``max_steal`` re-runs them).
+    On a virtual machine a shaped link loses time while its CPUs are stolen: in a 100 Mbit/s
+    grid of the raid validation study (``raid_100mbit_run8.json``), repeats with 3.1-15.0 % of
+    the CPU time stolen took +0.3 ... +16.2 % longer than the model (the study's
+    ``max_steal`` re-runs them).
 
     >>> steal_share({"cpu": {"user_s": 0.1, "sys_s": 0.1, "host_total_s": 4.0,
     ...                      "host_idle_s": 3.0, "host_steal_s": 0.2}})
