@@ -188,3 +188,44 @@ def test_cpu_components_recorded_bottom_up_with_the_machine_load():
     assert [sum(r["three_case_within_5pct"]) for r in (three, three6)] == [7, 9]
     assert [sum(r["three_case_within_5pct_pages"]) for r in (three, three6)] == [8, 8]
     assert three6["clients"] is None and three6["machine"]["load_average"][0] < 4
+
+
+def test_client_hits_paired_with_two_b1_components():
+    """The three cases with b1 measured right before each client-hit repeat
+    (``examples/validation/nfs_cases.toml``, ``nfs_cases_20261124.json``, load 0.5-1.6).
+
+    The machine's memory bandwidth had fallen to 6-11 GB/s from 16-20 GB/s earlier that day.
+    Against the hit measured right after it, b1 read +6.1 ... +26.3 % (the page-cache copies,
+    qnbench cpu cachehit) and +7.9 ... +26.7 % (memcpy): the two components miss the same
+    way, and neither is within 5 %. Server hits and misses are within 2.5 %.
+    """
+    import tomllib
+
+    from qnmodel.validation._nfs_spec import parse_spec
+
+    toml = DIR.parents[1] / "examples" / "validation" / "nfs_cases.toml"
+    opts = parse_spec(tomllib.loads(toml.read_text()))
+    assert (opts["b1"], opts["repeats"], opts["miss_seconds"], len(opts["configs"])) == (
+        "cachehit", 5, 6.0, 4,
+    )  # fmt: skip
+    doc = json.loads((DIR / "nfs_cases_20261124.json").read_text())
+    assert doc["machine"]["load_average"][0] < 1.0 and doc["machine"]["load_average_after"][0] < 2
+    rows = {(r["config"], r["case"]): r for r in doc["three_case"]}
+    hits = [rows[(i, "client_hit")] for i in range(4)]
+    for r, cal in zip(hits, doc["calibration"], strict=True):
+        assert cal["b1_method"] == "cachehit" and cal["b1"] == max(cal["cachehit_B_s"])
+        assert r["model"] == r["model_cachehit"] == cal["b1"]
+        assert r["model_memcpy"] == max(cal["memcpy_B_s"])
+        # the paired error: the median over the 5 repeats of b1 against the hit right after
+        for how in ("cachehit", "memcpy"):
+            errs = [(m - x) / x for m, x in zip(cal[f"{how}_B_s"], r["repeats"], strict=True)]
+            assert r[f"err_{how}_paired"] == pytest.approx(sorted(errs)[2], rel=1e-12)
+        assert 5e9 < min(r["repeats"]) and max(r["repeats"]) < 11e9  # GB/s, far above a link
+    paired = [(r["err_cachehit_paired"], r["err_memcpy_paired"]) for r in hits]
+    assert [(round(100 * a, 1), round(100 * b, 1)) for a, b in paired] == [
+        (24.6, 19.4), (26.3, 26.7), (6.1, 7.9), (15.9, 18.7),
+    ]  # fmt: skip
+    # server hits and the pipelined misses within 2.5 % of seed 001
+    assert all(abs(rows[(i, c)]["err"]) < 0.025 for i in range(4) for c in ("server_hit", "miss"))
+    # within 5 % of 12: 8 either way (every client hit misses)
+    assert sum(doc["three_case_within_5pct"]) == sum(doc["three_case_within_5pct_memcpy"]) == 8

@@ -20,6 +20,10 @@ _DEFAULTS = {
 }
 
 
+#: how the study measures the model's b1 (see qnmodel.validation.nfs.three_case_model)
+B1_METHODS = ("memcpy", "cachehit")
+
+
 def _spec_error(field: str, value: Any, rule: str) -> InvalidModelError:
     return InvalidModelError(f"study {field} {rule}, got {value!r}")
 
@@ -35,6 +39,9 @@ def parse_spec(spec: dict) -> dict:
         repeats = 3                  # client_hit_size, miss_seconds (a miss pass lasts ~this)
         components = false           # true: also the bottom-up CPU components (_nfs_cpu):
                                      # client-cache cost per request/page, READ cost per byte
+        b1 = "memcpy"                # the client's memory bandwidth b1 of the model: seed
+                                     # 001's (qnbench mem copy, the default) or "cachehit"
+                                     # (qnbench cpu cachehit: a page-cache hit's two copies)
         [[nfs.configs]]
         link = "100 Mbit/s"          # both nodes' link rate
         disk = "6 MB/s"              # the server disk's read (and write) throttle
@@ -84,6 +91,10 @@ def parse_spec(spec: dict) -> dict:
     if not isinstance(comp, bool):
         raise _spec_error("nfs.components", comp, "must be true or false")
     out["components"] = comp
+    b1 = nfs.get("b1", "memcpy")
+    if b1 not in B1_METHODS:
+        raise _spec_error("nfs.b1", b1, f"must be one of {', '.join(B1_METHODS)}")
+    out["b1"] = b1
     configs = nfs.get("configs")
     if not isinstance(configs, list) or not configs:
         raise _spec_error("nfs.configs", configs, "needs at least one [[nfs.configs]]")

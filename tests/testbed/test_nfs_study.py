@@ -82,6 +82,7 @@ def spec(**nfs):
          r"nfs\.client_mixed\.client_hit must be hit ratios in \(0, 1\)"),
         (spec(client_mixed={"config": 2, "client_hit": [0.5]}), InvalidModelError,
          r"nfs\.client_mixed\.config must index"),
+        (spec(b1="stream"), InvalidModelError, r"nfs\.b1 must be one of memcpy, cachehit"),
     ],
 )  # fmt: skip
 def test_bad_study_specs_are_clear_errors(doc, error, match):
@@ -290,6 +291,15 @@ def test_live_subset_three_cases_mixture_and_n_clients(tmp_path):
         assert 0.97 * single["model_series"] <= single["measured"] <= 1.03 * single["model"]
         # client hit: libnfs' page cache, far above the link
         assert rows["client_hit"]["measured"] > 10 * rows["server_hit"]["measured"]
+        # b1 both ways, each repeat right before a client-hit repeat: memcpy is the model's
+        # (the default), the page-cache copies beside it; paired, both read +6 ... +27 % in
+        # nfs_cases_20261124.json (single pairs by hand: hit / cachehit 0.40-1.43)
+        cal = s["calibration"][i]
+        assert cal["b1_method"] == "memcpy" and cal["b1"] == max(cal["memcpy_B_s"])
+        ch = rows["client_hit"]
+        assert len(cal["cachehit_B_s"]) == len(cal["memcpy_B_s"]) == len(ch["repeats"]) == 3
+        assert ch["model"] == ch["model_memcpy"] and ch["model_cachehit"] > 1e9
+        assert abs(ch["err_cachehit_paired"]) < 0.5 and abs(ch["err_memcpy_paired"]) < 0.5
     # h_s = 0.5 at 1 Gbit/s behind 50 MB/s: between the two pure cases
     (mix,) = s["mixed"]
     rows = {r["case"]: r for r in s["three_case"] if r["config"] == 0}

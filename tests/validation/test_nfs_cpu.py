@@ -114,12 +114,23 @@ def test_components_key_and_client_hit_rows():
         "miss": [35e6],
         "resident_after_evict": [0.0],
         "client_cache": {"b1": 5.2e9, "size": 1048576},
+        # each b1 repeat measured right before the client-hit repeat of the same index
+        "memcpy": [10e9, 9e9],
+        "cachehit": [4.4e9, 6e9],
     }
     rows = study._case_rows(0, cfg, model, cases, model)
     ch = next(r for r in rows if r["case"] == "client_hit")
     assert ch["model"] == 10e9 and ch["err"] == pytest.approx(1.0)
     assert ch["model_pages"] == 5.2e9 and ch["err_pages"] == pytest.approx(0.04)
+    # both b1s, best repeat against the best hit, and the median of the pairs' errors:
+    # memcpy (10 - 4) / 4 = 1.5 and (9 - 5) / 5 = 0.8; cachehit 0.1 and 0.2
+    assert (ch["model_memcpy"], ch["err_memcpy"]) == (10e9, pytest.approx(1.0))
+    assert ch["err_memcpy_paired"] == pytest.approx(1.15)
+    assert (ch["model_cachehit"], ch["err_cachehit"]) == (6e9, pytest.approx(0.2))
+    assert ch["err_cachehit_paired"] == pytest.approx(0.15)
+    assert "err_memcpy" not in next(r for r in rows if r["case"] == "server_hit")
     s = study._totals({"three_case": rows, "clients": None})
     # client hit: +100 % vs memcpy, +4 % vs the pages; server hit -0.1 %; miss +2.0 %
     assert s["three_case_within_5pct"] == [False, True, True]
     assert s["three_case_within_5pct_pages"] == [True, True, True]
+    assert s["three_case_within_5pct_memcpy"] == [False, True, True]

@@ -94,7 +94,7 @@ static const struct opt table[] = {
      "drop the page cache before each point (root only)"},
     {"mem-op", T_STRLIST, F(mem_op), "copy,scale,add,triad", "copy,scale,add,triad", "mem",
      "STREAM kernels to measure"},
-    {"cpu-op", T_STRLIST, F(cpu_op), "memcpy,xor,checksum", "memcpy,xor,checksum", "cpu",
+    {"cpu-op", T_STRLIST, F(cpu_op), "memcpy,xor,checksum", "memcpy,xor,checksum,cachehit", "cpu",
      "per-unit processing kernels to measure"},
     {"stripe-width", T_INT, F(stripe_width), "3", NULL, "cpu",
      "units per stripe for the xor (parity) kernel"},
