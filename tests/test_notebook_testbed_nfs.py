@@ -194,7 +194,8 @@ def test_client_hits_paired_with_two_b1_components():
     """The three cases with b1 measured right before each client-hit repeat
     (``examples/validation/nfs_cases.toml``, ``nfs_cases_20261124.json``, load 0.5-1.6).
 
-    The machine's memory bandwidth had fallen to 6-11 GB/s from 16-20 GB/s earlier that day.
+    The machine's memory bandwidth had fallen: client hits 5.4-10.3 GB/s, where the quiet
+    recordings of the CPU components (above) had 14-18 GB/s.
     Against the hit measured right after it, b1 read +6.1 ... +26.3 % (the page-cache copies,
     qnbench cpu cachehit) and +7.9 ... +26.7 % (memcpy): the two components miss the same
     way, and neither is within 5 %. Server hits and misses are within 2.5 %.

@@ -386,6 +386,13 @@ def _cachehit(size: int, bs: int, repeats: int) -> list[float]:
     return [r["throughput_B_s"] for r in tr.results]
 
 
+def _b1_once(opts: dict) -> float:
+    """One repeat of the model's b1, bytes/s, measured as ``[nfs] b1`` says."""
+    if opts["b1"] == "memcpy":
+        return _memcpy(1)[0]
+    return _cachehit(int(opts["client_hit_size"]), int(opts["bs"]), 1)[0]
+
+
 def _parts(summary, i, topo, client, server, cfg, opts, model, best, log) -> None:
     """The mixed-ratio, write and N-client parts of the study that run on configuration ``i``."""
     from . import _nfs_more
@@ -448,9 +455,7 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
         try:
             server_dir(topo, server)
             if not cfg["cases"]:  # only the mixed or N-client part here, on the configured b4
-                b1 = (_memcpy(1) if opts["b1"] == "memcpy" else _cachehit(
-                    int(opts["client_hit_size"]), int(opts["bs"]), 1))[0]  # fmt: skip
-                model = three_case_model(cfg["link"], cfg["disk"], b1)
+                model = three_case_model(cfg["link"], cfg["disk"], _b1_once(opts))
                 _parts(summary, i, topo, client, server, cfg, opts, model, {}, log)
                 continue
             cases = _measure_cases(topo, client, server, cfg, opts, log)

@@ -9,8 +9,8 @@
  *             table of page slots (Knuth's multiplicative hash of the page number), its age
  *             checked against the cache's time-to-live (one coarse clock read per page, as a
  *             cache whose pages expire does), copied into a reassembly buffer, and the buffer
- *             copied into the caller's -- every byte moves twice. Consecutive reads walk the cached file and wrap. bs must be a
- *             multiple of 4 KiB and at most --size.
+ *             copied into the caller's -- every byte moves twice. Consecutive reads walk
+ *             the cached file and wrap. bs must be a multiple of 4 KiB and at most --size.
  * One operation processes one unit (one stripe for xor); latency_s.mean is the cost per unit
  * (it includes the two clock reads of the harness, see the null engine's overhead_s_per_op).
  */
