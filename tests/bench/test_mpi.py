@@ -116,8 +116,13 @@ def test_mpilink_pairs_random_ranks_and_counts_every_exchange(mpi_qnbench, ranks
             assert one["ops"] == exchanges
             assert one["bytes"] == exchanges * 2 * res["bs_bytes"]
         if res["engine_stats"]["partner"] >= 0:
-            # a round trip over shared memory: microseconds, far below a millisecond
-            assert 0 < res["latency_s"]["min"] < 1e-3
+            # a round trip over shared memory: microseconds, far below a millisecond -- when
+            # every rank has a CPU. With more ranks than CPUs (3 and 4 on a 2-core machine)
+            # the ranks busy-poll, and a round trip waits until both partners run at once:
+            # one scheduler slice, a few ms (min 1.7 ms with 3 ranks on 2 cores once, in the
+            # parallel pass of CI), so only an engine that sleeps between polls fails there
+            limit = 1e-3 if ranks <= (os.cpu_count() or 1) else 50e-3
+            assert 0 < res["latency_s"]["min"] < limit, (ranks, os.cpu_count())
 
 
 def test_meta_phases_on_every_rank(mpi_qnbench, tmp_path):
