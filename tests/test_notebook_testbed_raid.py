@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qnmodel.validation import summarize
+from qnmodel.validation import inside, summarize
 from qnmodel.validation.raid import inside_point
 
 from ._notebooks import outputs_text
@@ -120,10 +120,8 @@ def test_recorded_100mbit_numbers():
     # the points outside the bucket bound: one-chunk writes at N = 4-8 (their phases partly
     # in step, +3.0 ... +5.8 % above the bound), one full-stripe write at N = 16 (+1.3 %), one
     # read 0.25 % below
-    def inside(p):
-        return p["r_lower_bucket"] - p["r_ci"] <= p["r_measured"] <= p["r_upper"] + p["r_ci"]
-
-    out = [p for p in new["points"] if not inside(p)]
+    out = [p for p in new["points"] if not inside(
+        p["r_measured"], p["r_ci"], p["r_lower_bucket"], p["r_upper"])]  # fmt: skip
     assert sorted((p["case"][:12], p["n"]) for p in out) == [
         ("RAID0 read, ", 32), ("RAID0 write,", 16),
         ("RAID5 write,", 4), ("RAID5 write,", 6), ("RAID5 write,", 8),

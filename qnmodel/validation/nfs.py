@@ -311,8 +311,8 @@ def _case_rows(i: int, cfg: dict, model, cases: dict, configured) -> list[dict]:
             for how in ("cachehit", "memcpy"):
                 row[f"model_{how}"] = max(cases[how])
                 row[f"err_{how}"] = _err(row[f"model_{how}"], measured)
-                row[f"err_{how}_paired"] = float(np.median(
-                    [_err(m, x) for m, x in zip(cases[how], cases[key], strict=True)]))  # fmt: skip
+                pairs = zip(cases[how], row["repeats"], strict=True)
+                row[f"err_{how}_paired"] = float(np.median([_err(m, x) for m, x in pairs]))
         if case == "client_hit" and cases.get("client_cache"):
             # b1 from libnfs' cache cost per request and per page (_nfs_cpu)
             row["model_pages"] = cases["client_cache"]["b1"]
@@ -459,8 +459,7 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
                 _parts(summary, i, topo, client, server, cfg, opts, model, {}, log)
                 continue
             cases = _measure_cases(topo, client, server, cfg, opts, log)
-            memcpy, b4 = max(cases["memcpy"]), max(cases["disk_rate"])
-            b1 = max(cases[opts["b1"]])
+            b1, b4 = max(cases[opts["b1"]]), max(cases["disk_rate"])
             model = three_case_model(cfg["link"], b4, b1)
             configured = three_case_model(cfg["link"], cfg["disk"], b1)
             summary["calibration"].append(
@@ -469,8 +468,6 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
                     "memcpy_B_s": cases["memcpy"],
                     "cachehit_B_s": cases["cachehit"],
                     "b1_method": opts["b1"],
-                    "b1_memcpy": memcpy,
-                    "b1_cachehit": max(cases["cachehit"]),
                     "disk_read_B_s": cases["disk_rate"],
                     "disk_read_server_B_s": cases["disk_rate_server"],
                     "b1": b1,
@@ -508,6 +505,11 @@ def _totals(summary: dict) -> dict:
     pts = clients["points"] if clients else []
     three = summary["three_case"]
 
+    def within(err: str) -> list[bool] | None:  # every case within 5 %, client hits by ``err``
+        if not any(err in r for r in three):
+            return None
+        return [abs(r.get(err, r["err"])) <= 0.05 for r in three if r["case"] in CASES]
+
     def m(model, measured):  # NaN without an N-client part (null in summary.json)
         return _mape([p[model] for p in pts], [p[measured] for p in pts]) if pts else math.nan
 
@@ -525,18 +527,10 @@ def _totals(summary: dict) -> dict:
         mape_x_best=m("X_mva", "X_best"),
         mape_r_best=m("R_mva", "R_best"),
         three_case_within_5pct=[abs(r["err"]) <= 0.05 for r in three if r["case"] in CASES],
-        # the same with seed 001's b1 = memcpy for the client hits (studies that recorded both)
-        three_case_within_5pct_memcpy=[
-            abs(r.get("err_memcpy", r["err"])) <= 0.05 for r in three if r["case"] in CASES
-        ]
-        if any("err_memcpy" in r for r in three)
-        else None,
-        # with b1 from libnfs' cache cost per page (components = true) for the client hits
-        three_case_within_5pct_pages=[
-            abs(r.get("err_pages", r["err"])) <= 0.05 for r in three if r["case"] in CASES
-        ]
-        if any("err_pages" in r for r in three)
-        else None,
+        # the client hits with seed 001's b1 = memcpy, and with b1 from libnfs' cache cost per
+        # page (components = true): only in studies that recorded them
+        three_case_within_5pct_memcpy=within("err_memcpy"),
+        three_case_within_5pct_pages=within("err_pages"),
         mape_three_case=_mape(
             [r["model"] for r in three if r["case"] in CASES],
             [r["measured"] for r in three if r["case"] in CASES],
