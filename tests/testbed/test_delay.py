@@ -18,6 +18,7 @@ from qnmodel import testbed
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
 from qnmodel.testbed.delay import delay_executable, goodput_factor
 from qnmodel.testbed.topology import parse_topology
+from tests._steal import results_steal, unstolen
 from tests.testbed.helpers import leftovers, needs_root, write_topology
 
 
@@ -102,18 +103,24 @@ RTT_EXCESS_MAX = 0.4e-3
 
 
 def small_request_rtts(topo, node):
-    trace = testbed.bench_in(
-        topo,
-        node,
-        "tcp",
-        tcp_role="client",
-        host=topo.address("s1"),
-        port=5300,
-        bs=64,
-        runtime="1.5 s",
-        warmup="200 ms",
-    )
-    return trace.results[0]["latency_s"]
+    """64 B round trips from ``node``; measured again when the hypervisor stole more than 3 %
+    of the CPU (a delay line's timers fire late then: +0.52 ms over twice the delay once in
+    CI, against 0.19-0.29 ms when the test was written; steal not recorded then)."""
+
+    def once():
+        return testbed.bench_in(
+            topo,
+            node,
+            "tcp",
+            tcp_role="client",
+            host=topo.address("s1"),
+            port=5300,
+            bs=64,
+            runtime="1.5 s",
+            warmup="200 ms",
+        ).results
+
+    return unstolen(once, results_steal, what=f"round trips from {node}")[0]["latency_s"]
 
 
 @pytest.mark.testbed
