@@ -436,8 +436,9 @@ def sweep(
         :func:`executor_map`). The grid is cut into chunks of ``chunk_size``
         points, each solved by one task (a factory is then also called
         through the executor, one task per point); without an executor the
-        whole grid is solved in one vectorised call in this process. Results
-        are identical either way.
+        grid is solved in this process, in vectorised chunks whose working
+        memory is bounded (:data:`IN_PROCESS_CHUNK_BYTES`), so only the
+        result has to fit in memory. Results are identical either way.
     chunk_size : int
         Grid points per chunk when an executor is given (>= 1).
     **grids
@@ -471,18 +472,52 @@ def sweep(
         system_or_factory, N, methods, executor, grids
     )
     P = points.shape[0]
-
-    # Solve in chunks (through the executor when given).
-    step = chunk_size if executor is not None else P
-    tasks = [
-        (D[s : s + step], n_arr, Z[s : s + step], delay, m, methods) for s in range(0, P, step)
-    ]
-    parts = executor_map(executor, _solve_chunk, tasks)
-    if len(parts) == 1:
-        res = parts[0]
+    if executor is not None:
+        # Solve in chunks through the executor, one task per chunk.
+        tasks = [
+            (D[s : s + chunk_size], n_arr, Z[s : s + chunk_size], delay, m, methods)
+            for s in range(0, P, chunk_size)
+        ]
+        parts = executor_map(executor, _solve_chunk, tasks)
+        if len(parts) == 1:
+            res = parts[0]
+        else:
+            res = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     else:
-        res = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        res = _solve_in_process(D, n_arr, Z, delay, m, methods)
     return _frame(axes, si, points, n_arr, res, names, methods)
+
+
+#: bytes of working memory a chunk of the in-process sweep may use (its result columns, about
+#: 16 float64 tables of points x populations with the MVA's working rows, see solve_grid)
+IN_PROCESS_CHUNK_BYTES = 64 * 2**20
+
+
+def _solve_in_process(D, n_arr, Z, delay, m, methods) -> dict[str, np.ndarray]:
+    """:func:`solve_grid` over the whole grid in chunks whose working memory is bounded by
+    :data:`IN_PROCESS_CHUNK_BYTES`, written into the result columns allocated once: the peak is
+    the result plus one chunk, so a grid whose working set alone would pass the memory limit
+    (10^7 points) streams through instead of being refused. The result columns themselves are
+    checked against the limit first."""
+    P, L = D.shape[0], n_arr.size
+    step = max(1, int(IN_PROCESS_CHUNK_BYTES // (8.0 * 16 * L)))
+    if step >= P:
+        return solve_grid(D, n_arr, Z, delay, m, methods)
+    cols = [c for meth in METHODS if meth in methods for c in RESULT_COLUMNS[meth]]
+    check_memory(
+        8.0 * P * (len(cols) * L + 1),
+        f"the results of a what-if grid of {P} points x {L} populations",
+        "solve fewer points or populations at a time (sweep a part of the grid per call), "
+        "or raise the limit",
+    )
+    res: dict[str, np.ndarray] = {}
+    for s in range(0, P, step):
+        part = solve_grid(D[s : s + step], n_arr, Z[s : s + step], delay, m, methods)
+        if not res:
+            res = {k: np.empty((P, *v.shape[1:]), dtype=v.dtype) for k, v in part.items()}
+        for k, v in part.items():
+            res[k][s : s + step] = v
+    return res
 
 
 def _prepare_sweep(system_or_factory: Any, N: Any, methods: Sequence[str], executor: Any, grids):

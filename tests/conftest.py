@@ -51,6 +51,28 @@ def installed_package_problem() -> str | None:
     return None
 
 
+#: fixtures that run or build something real on this machine (qnbench, MPI, clang's fuzzers,
+#: sanitizer builds, valgrind)
+LIVE_FIXTURES = {
+    "qnbench_exe", "qnb", "qnbench", "rt", "fuzzers", "sanitized", "histcheck", "valgrind",
+    "mpi_qnbench", "mpi",
+}  # fmt: skip
+#: test files that execute documentation pages, examples and notebooks as a user would
+DOCS_FILES = ("test_docs.py", "test_examples.py", "test_example_", "test_notebook")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that measures this machine or runs the real tools (it takes one of
+    :data:`LIVE_FIXTURES`, or runs a testbed) is ``live``; one that executes the documentation,
+    the examples or a notebook is ``docs``. ``make test-fast`` leaves both out."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & LIVE_FIXTURES or item.get_closest_marker("testbed") is not None:
+            item.add_marker(pytest.mark.live)
+        if item.path.name.startswith(DOCS_FILES):
+            item.add_marker(pytest.mark.docs)
+
+
 def pytest_configure(config):
     problem = installed_package_problem()
     if problem is not None:

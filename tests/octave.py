@@ -58,12 +58,12 @@ def octave_missing_reason(package: str = "queueing") -> str | None:
     Checks that an Octave executable exists and that ``pkg load <package>`` works.
     The answer is cached for the session.
     """
+    from tests._parts import missing
+
     exe = octave_executable()
-    if exe is None:
-        return (
-            "GNU Octave (octave-cli) is not installed; install it with "
-            "'apt-get install -y --no-install-recommends octave octave-queueing'"
-        )
+    absent = missing("octave", "octave-queueing") if package == "queueing" else None
+    if exe is None or absent:
+        return absent or missing("octave")
     try:
         run_octave(f"pkg load {package}\nprintf('ok\\n');", timeout=60)
     except (RuntimeError, subprocess.TimeoutExpired) as exc:

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from qnmodel import bench
 from qnmodel.check import analyse, measure_ranks
-from qnmodel.errors import BenchNotFoundError, InvalidModelError
+from qnmodel.errors import InvalidModelError
 from qnmodel.report import write_check_report
-from tests._ci import IN_CI
+from tests._parts import need, need_built
 from tests._tol import closed_form
 
 FIGURES = {"memory", "cpu", "link:loopback", "device:tmp:write", "metadata:create"}
@@ -27,16 +25,8 @@ FIGURES = {"memory", "cpu", "link:loopback", "device:tmp:write", "metadata:creat
 
 @pytest.fixture(scope="module")
 def mpi():
-    if not shutil.which("mpirun"):
-        if IN_CI:
-            pytest.fail("CI installs Open MPI (.ci/run): mpirun must be on PATH")
-        pytest.skip("mpirun not installed")
-    try:
-        bench.executable(mpi=True)
-    except BenchNotFoundError as exc:
-        if IN_CI:
-            pytest.fail(f"the package must carry qnbench-mpi under CI: {exc}")
-        pytest.skip(str(exc))
+    need("mpirun")
+    need_built("mpi")
 
 
 def _wrapper(tmp_path, action):

@@ -24,6 +24,7 @@ from urllib.parse import urldefrag, urljoin, urlparse
 import pytest
 
 from ._ci import IN_CI
+from ._parts import need
 from ._user_env import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +122,7 @@ def _failed(request, errors: list[str]) -> None:
 
 def test_pages_in_a_real_browser(site, server):
     if not Path(CHROMIUM).exists():
-        _need("chromium", "apt-get install chromium (.ci/run installs it)")
+        need("chromium")
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []

@@ -11,7 +11,7 @@ The JSON document qnbench prints is described in ``docs/reference/qnbench-schema
 
 from __future__ import annotations
 
-from ._runner import ENV_VAR, MPI_ENV_VAR, build_command, executable, mpi_status, run, selftest
+from ._runner import ENV_VAR, MPI_ENV_VAR, build_command, build_info, executable, run, selftest
 from .schema import SCHEMA_NAME, SCHEMA_VERSION, validate
 from .trace import BenchTrace, load
 
@@ -22,9 +22,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "BenchTrace",
     "build_command",
+    "build_info",
     "executable",
     "load",
-    "mpi_status",
     "run",
     "selftest",
     "validate",

@@ -25,7 +25,7 @@ __all__ = [
     "build_command",
     "run",
     "selftest",
-    "mpi_status",
+    "build_info",
     "ENV_VAR",
     "MPI_ENV_VAR",
 ]
@@ -65,17 +65,40 @@ _BUILD_HINT = (
 _BIN = Path(__file__).resolve().parent.parent / "_bin"
 
 
-def mpi_status() -> str:
-    """Whether the MPI build of qnbench was installed, and why not if it was not.
+def build_info() -> dict[str, dict[str, Any]]:
+    """What the installed package's build made of qnbench's optional parts, and why not.
 
-    The package build makes ``qnbench-mpi`` beside ``qnbench`` when it finds an MPI C compiler
-    and library (``mpicc``); it records the outcome in ``qnmodel/_bin/qnbench-build.txt``, e.g.
-    ``"mpi: built (qnbench-mpi, MPI 3.1)"`` or ``"mpi: absent (...)"``.
+    The package build records, in ``qnmodel/_bin/qnbench-build.json``, for each optional part
+    whether it was built and a detail (a version, or why it is absent and what to install):
+
+    ``nfs``
+        the nfs engine, built against libnfs (Debian's ``libnfs-dev``) when it was found;
+    ``mpi``
+        ``qnbench-mpi``, the MPI build, made when an MPI C compiler (``mpicc``) was found;
+    ``fuzz``
+        whether this machine's clang links the libFuzzer targets of ``csrc/fuzz`` (they are
+        built by the tests, never installed).
+
+    ``make install`` rebuilds the package when one of those system parts appears or goes.
+
+    Returns
+    -------
+    dict
+        ``{"nfs": {"built": bool, "detail": str}, "mpi": {...}, "fuzz": {...}}``; a part an
+        older installation did not record reads ``{"built": False, "detail": "not recorded"}``.
     """
     try:
-        return (_BIN / "qnbench-build.txt").read_text(encoding="utf-8").strip()
-    except OSError:
-        return "mpi: unknown (this installation predates the MPI build record)"
+        doc = json.loads((_BIN / "qnbench-build.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = {}
+    out = {}
+    for part in ("nfs", "mpi", "fuzz"):
+        entry = doc.get(part) if isinstance(doc.get(part), dict) else {}
+        out[part] = {
+            "built": entry.get("built") is True,
+            "detail": str(entry.get("detail", "not recorded by this installation's build")),
+        }
+    return out
 
 
 def executable(mpi: bool = False) -> Path:
@@ -93,7 +116,7 @@ def executable(mpi: bool = False) -> Path:
     ------
     BenchNotFoundError
         None of those exists (the message says how to build it, and for the MPI build why the
-        installation did not make it: :func:`mpi_status`), or the environment variable names
+        installation did not make it: :func:`build_info`), or the environment variable names
         a file that is missing or not executable.
     """
     if mpi:
@@ -130,9 +153,10 @@ def _mpi_executable() -> Path:
     found = shutil.which("qnbench-mpi")
     if found:
         return Path(found)
+    why = build_info()["mpi"]["detail"]
     raise BenchNotFoundError(
-        f"the MPI build of qnbench (qnbench-mpi) is not installed: {mpi_status()}. Install an "
-        "MPI C compiler and library (e.g. Debian's libopenmpi-dev and openmpi-bin) and reinstall "
+        f"the MPI build of qnbench (qnbench-mpi) is not installed: {why}. Install an MPI C "
+        "compiler and library (e.g. Debian's libopenmpi-dev and openmpi-bin) and reinstall "
         f"qnmodel, or set {MPI_ENV_VAR}=/path/to/qnbench-mpi"
     )
 

@@ -12,13 +12,12 @@ double that does not read back exactly. libFuzzer exits non-zero and writes the 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests._ci import IN_CI
+from tests._parts import need
 
 CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "bench" / "csrc"
 SECONDS = int(os.environ.get("QNBENCH_FUZZ_SECONDS", "10"))
@@ -29,11 +28,7 @@ pytestmark = pytest.mark.xdist_group("fuzz")
 
 @pytest.fixture(scope="module")
 def fuzzers(tmp_path_factory):
-    missing = [t for t in ("cmake", "clang") if shutil.which(t) is None]
-    if missing:
-        if IN_CI:
-            pytest.fail(f"the fuzz targets need {missing} under CI (apt-get install clang cmake)")
-        pytest.skip(f"the fuzz targets need {missing}, not installed here")
+    need("cmake", "clang", "clang-rt")
     build = tmp_path_factory.mktemp("qnbench-fuzz")
     cfg = subprocess.run(
         ["cmake", "-S", str(CSRC), "-B", str(build), "-DCMAKE_C_COMPILER=clang",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
@@ -12,22 +11,15 @@ import pytest
 from qnmodel import bench
 from qnmodel.bench import schema
 from qnmodel.errors import BenchNotFoundError
-from tests._ci import IN_CI
+from tests._parts import need, need_built
 
 
 @pytest.fixture(scope="module")
 def mpi_qnbench():
     """The MPI build the package installed (qnbench-mpi): nobody runs CMake for it."""
-    if not shutil.which("mpirun"):
-        if IN_CI:
-            pytest.fail("CI installs Open MPI (.ci/run): mpirun must be on PATH")
-        pytest.skip("optional MPI mode: mpirun not installed")
-    try:
-        return bench.executable(mpi=True)
-    except BenchNotFoundError as exc:
-        if IN_CI:
-            pytest.fail(f"CI installs libopenmpi-dev, so the package must carry qnbench-mpi: {exc}")
-        pytest.skip(f"optional MPI mode: {exc}")
+    need("mpirun")
+    need_built("mpi")
+    return bench.executable(mpi=True)
 
 
 def mpirun(exe, *args, ranks=2):
@@ -80,7 +72,7 @@ def test_a_failing_rank_stops_every_rank(mpi_qnbench, tmp_path):
 
 
 def test_installed_mpi_build_says_what_it_is(mpi_qnbench, qnbench_exe):
-    assert bench.mpi_status().startswith("mpi: built")
+    assert bench.build_info()["mpi"]["built"] is True
     p = subprocess.run([str(mpi_qnbench), "--version"], capture_output=True, text=True)
     assert p.returncode == 0 and "(MPI build)" in p.stdout
     p = subprocess.run([str(qnbench_exe), "--version"], capture_output=True, text=True)
@@ -139,11 +131,15 @@ def test_an_absent_mpi_build_says_why(monkeypatch, tmp_path):
     # MPI build names the reason and the remedy instead of a bare "not found"
     from qnmodel.bench import _runner
 
-    (tmp_path / "qnbench-build.txt").write_text("mpi: absent (no MPI C compiler was found)\n")
+    (tmp_path / "qnbench-build.json").write_text(
+        '{"mpi": {"built": false, "detail": "no MPI C compiler was found"}}'
+    )
     monkeypatch.setattr(_runner, "_BIN", tmp_path)
     monkeypatch.delenv(_runner.MPI_ENV_VAR, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert bench.mpi_status() == "mpi: absent (no MPI C compiler was found)"
+    info = bench.build_info()
+    assert info["mpi"] == {"built": False, "detail": "no MPI C compiler was found"}
+    assert info["nfs"] == {"built": False, "detail": "not recorded by this installation's build"}
     with pytest.raises(BenchNotFoundError, match="no MPI C compiler was found.*libopenmpi-dev"):
         bench.executable(mpi=True)
     monkeypatch.setenv(_runner.MPI_ENV_VAR, str(tmp_path / "nope"))

@@ -15,7 +15,6 @@ difference (a different access path, a miscounted byte or a cache hit), not nois
 from __future__ import annotations
 
 import json
-import shutil
 import statistics
 import subprocess
 
@@ -24,6 +23,7 @@ import pytest
 from qnmodel import bench
 
 from .._ci import skip_or_fail
+from .._parts import need
 
 pytestmark = [pytest.mark.peer, pytest.mark.alone]
 
@@ -51,8 +51,7 @@ def _qnbench(directory: str) -> float:
 
 
 def test_qnbench_o_direct_random_reads_agree_with_fio(tmp_path):
-    if shutil.which("fio") is None:
-        skip_or_fail("fio is not installed (apt-get install fio)")
+    need("fio")
     fio_dir, q_dir = tmp_path / "fio", tmp_path / "qnbench"
     fio_dir.mkdir()
     q_dir.mkdir()

@@ -17,6 +17,7 @@ import pytest
 
 from qnmodel import testbed
 from qnmodel.bench import executable
+from tests._parts import need, need_built
 from tests.testbed.helpers import leftovers, needs_root, write_topology
 
 pytestmark = [pytest.mark.testbed, pytest.mark.alone, pytest.mark.xdist_group("testbed")]
@@ -68,6 +69,8 @@ def comms_in_netns(ns: str) -> set[str]:
 def nfs_testbed(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("the testbed needs root (namespaces, tc)")
+    need_built("nfs")
+    need("nfs-cat")
     topo = testbed.load_topology(write_topology(tmp_path_factory.mktemp("nfs"), TOPOLOGY))
     sock = Path("/run/rpcbind.sock").exists()
     doc = testbed.up(topo)

@@ -14,6 +14,7 @@ import pytest
 
 from qnmodel import testbed
 from qnmodel.bench import executable, schema
+from tests._parts import need_built
 from tests.testbed.helpers import leftovers, needs_root, write_topology
 
 pytestmark = [pytest.mark.testbed, pytest.mark.alone, pytest.mark.xdist_group("testbed")]
@@ -34,6 +35,7 @@ disk = { kind = "tmpfs", size = "64 MiB" }
 
 @needs_root
 def test_nfs_server_killed_mid_read_is_an_error_and_down_cleans_up(tmp_path):
+    need_built("nfs")
     topo = testbed.load_topology(write_topology(tmp_path, TOPOLOGY))
     doc = testbed.up(topo)
     pids = [(n["pid"], None) for n in doc["nodes"].values() if "pid" in n]

@@ -20,6 +20,7 @@ import pytest
 from qnmodel import testbed
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
 from qnmodel.validation import nfs as study
+from tests._parts import need_built
 from tests.testbed.helpers import leftovers, needs_root, write_topology
 
 LIVE = [pytest.mark.testbed, pytest.mark.alone, pytest.mark.xdist_group("testbed"), needs_root]
@@ -210,6 +211,7 @@ def test_ganesha_missing_is_a_clear_error(tmp_path, monkeypatch):
 @pytest.mark.xdist_group("testbed")
 @needs_root
 def test_server_dying_mid_study_stops_it_and_down_leaves_nothing(tmp_path):
+    need_built("nfs")
     topo = testbed.load_topology(
         write_topology(tmp_path, TOPOLOGY.format(name="tndie", kind="dir", extra=""))
     )
@@ -256,6 +258,7 @@ def test_server_dying_mid_study_stops_it_and_down_leaves_nothing(tmp_path):
 @pytest.mark.xdist_group("testbed")
 @needs_root
 def test_live_subset_three_cases_mixture_and_n_clients(tmp_path):
+    need_built("nfs")
     topo = testbed.load_topology(
         write_topology(tmp_path, TOPOLOGY.format(name="tnlive", kind="dir", extra=""))
     )
@@ -326,6 +329,7 @@ def test_live_write_runs_at_the_series_rate_not_the_pipelined_one(tmp_path):
     the series at 100 Mbit/s and 1 Gbit/s, while seed 001's pipelined min(b2, b4w) is 25-64 %
     high (+24.7 % here, 100 Mbit/s behind a 50 MB/s disk).
     """
+    need_built("nfs")
     topo = testbed.load_topology(
         write_topology(tmp_path, TOPOLOGY.format(name="tnwrite", kind="dir", extra=""))
     )
@@ -361,6 +365,7 @@ def test_live_cpu_components_client_cache_pages_and_read_cpu_per_byte(tmp_path):
     best repeat. Client-cache hits of 1 and 2 pages took 0.23-0.67 us per request. The limits
     leave room for load (at load 5 the constant turnaround had missed N = 1 by 19 %).
     """
+    need_built("nfs")
     topo = testbed.load_topology(
         write_topology(tmp_path, TOPOLOGY.format(name="tncpu", kind="dir", extra=""))
     )

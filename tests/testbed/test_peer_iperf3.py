@@ -15,7 +15,6 @@ the two best runs within [0.95, 1.03] (3 % each way for load, less the 0.2 % tur
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 
@@ -24,7 +23,7 @@ import pytest
 from qnmodel import testbed
 from qnmodel.bench import executable
 
-from .._ci import skip_or_fail
+from .._parts import need
 from .helpers import needs_root, write_topology
 
 pytestmark = [
@@ -57,8 +56,7 @@ def _in(topo, node, argv, timeout=60):
 
 @needs_root
 def test_qnbench_goodput_agrees_with_iperf3_through_a_shaped_link(tmp_path):
-    if shutil.which("iperf3") is None:
-        skip_or_fail("iperf3 is not installed (apt-get install iperf3)")
+    need("iperf3")
     topo = testbed.load_topology(write_topology(tmp_path, TOPOLOGY))
     testbed.up(topo)
     server = None
