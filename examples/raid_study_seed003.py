@@ -28,7 +28,7 @@ import pandas as pd
 
 from qnmodel.calibration.raid import fit_raid_speedup
 from qnmodel.errors import MeasurementArtefactWarning
-from qnmodel.experiments import raid_study as rs
+from qnmodel.lab.experiments import raid_study as rs
 
 #: the quick subset (default without --full): 2 chunks x 2 blocks
 QUICK_CHUNKS = ("16 KiB", "128 KiB")

@@ -13,7 +13,7 @@ measurement.
 Importing qnmodel has no side effects and loads only numpy (and the standard
 library). The workflow modules that need pandas, scipy.optimize, matplotlib or
 sympy -- :mod:`qnmodel.calibration`, :mod:`qnmodel.bench`,
-:mod:`qnmodel.plotting`, :mod:`qnmodel.symbolic`, :mod:`qnmodel.modelfile` --
+:mod:`qnmodel.reporting.plotting`, :mod:`qnmodel.symbolic`, :mod:`qnmodel.io.modelfile` --
 and the names they define (``load_model``) are loaded on first use;
 :func:`qnmodel.sweep` imports pandas only when it builds its DataFrame.
 """
@@ -36,38 +36,38 @@ from .errors import (
     UnitError,
     UnstableModelError,
 )
+from .model.multiclass import ClosedClass, MultiClassNetwork, OpenClass
+from .model.network import ForkJoin, Network, Station
 from .models import raid
 from .models.nfs import NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
 from .models.usl import USL
-from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
-from .network import ForkJoin, Network, Station
-from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
-from .results_open import OpenMultiClassResult, OpenResult, OpenSweepResult, UpgradeResult
+from .results.closed import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
+from .results.open import OpenMultiClassResult, OpenResult, OpenSweepResult, UpgradeResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .solvers.forkjoin import ForkJoinResult, fork_join
 from .solvers.mixed import mixed_network
 from .solvers.mva_ld_general import mva_ld_general
 from .solvers.open import open_network
-from .whatif import sweep  # the module qnmodel.whatif (it was qnmodel.sweep)
+from .whatif.grid import sweep
 
 __version__ = "0.1.0"
 
 # Loaded on first attribute access (PEP 562): name -> (module, attribute or None).
 _LAZY = {
-    "load_model": ("qnmodel.modelfile", "load"),
+    "load_model": ("qnmodel.io.modelfile", "load"),
     "nfs_aggregate_bandwidth": ("qnmodel.models.nfs_network", "aggregate_bandwidth"),
     "calibration": ("qnmodel.calibration", None),
     "bench": ("qnmodel.bench", None),
-    "plotting": ("qnmodel.plotting", None),
+    "plotting": ("qnmodel.reporting.plotting", None),
     "symbolic": ("qnmodel.symbolic", None),
-    "modelfile": ("qnmodel.modelfile", None),
+    "modelfile": ("qnmodel.io.modelfile", None),
     "demands": ("qnmodel.demands", None),
     "simulate": ("qnmodel.simulation", "simulate"),
     "simulation": ("qnmodel.simulation", None),
-    "testbed": ("qnmodel.testbed", None),
-    "check": ("qnmodel.check", None),
+    "testbed": ("qnmodel.lab.testbed", None),
+    "check": ("qnmodel.lab.check", None),
 }
 
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from qnmodel.bench.trace import steal_share
 
-#: the raid study's default (qnmodel.validation.raid.MAX_STEAL)
+#: the raid study's default (qnmodel.lab.validation.raid.MAX_STEAL)
 LIMIT = 0.03
 T = TypeVar("T")
 

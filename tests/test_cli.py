@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 import qnmodel as qn
-from qnmodel import cli, modelfile
+from qnmodel import cli
+from qnmodel.io import modelfile
 
 from ._ci import IN_CI
 from ._tol import closed_form

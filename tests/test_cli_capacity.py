@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 import qnmodel as qn
-from qnmodel import cli, modelfile
+from qnmodel import cli
+from qnmodel.io import modelfile
+from qnmodel.reporting.report import fmt_g
 from qnmodel.solvers.response_laws import response_time_law
 from tests._tol import PH_QUANTILE, closed_form
 
@@ -81,7 +83,7 @@ def test_open_model_file_with_its_own_target(tmp_path):
     assert code == 0, err
     lam = qn.max_arrival_rate(spec.network, "p95 <= 30 ms")
     assert "exact: sum of independent" in out
-    assert f"largest arrival rate meeting it: {qn.report.fmt_g(lam)} jobs/s" in out
+    assert f"largest arrival rate meeting it: {fmt_g(lam)} jobs/s" in out
     assert "saturation arrival rate = 200 jobs/s" in out
     code, out, err = run("plot", str(path), "--out", str(tmp_path / "x.png"))
     assert code != 0 and "this model is open" in err

@@ -64,7 +64,7 @@ def toml_models() -> list[tuple[Path, int, str]]:
 
 @pytest.mark.parametrize("block", toml_models(), ids=lambda b: f"{b[0].relative_to(DOCS)}:{b[1]}")
 def test_toml_model_snippets_are_valid(block):
-    from qnmodel import modelfile
+    from qnmodel.io import modelfile
 
     page, line, body = block
     spec = modelfile.loads(body, source=f"{page.name}:{line}")

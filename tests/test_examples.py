@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import qnmodel as qn
-from qnmodel import modelfile
+from qnmodel.io import modelfile
 
 from ._user_env import user_env
 

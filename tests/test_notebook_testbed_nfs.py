@@ -1,7 +1,8 @@
 """Execute the NFS-on-the-testbed notebook on the recorded study and check what it reports.
 
 The notebook reads ``data/validation/nfs_20261123.json`` (the study recorded with
-``python -m qnmodel.validation.nfs examples/validation/nfs.toml examples/testbed/nfs_study.toml``),
+``python -m qnmodel.lab.validation.nfs examples/validation/nfs.toml
+examples/testbed/nfs_study.toml``),
 ``nfs_clients_20261124.json`` (N clients in N namespaces, ``nfs_clients_*.toml``),
 ``nfs_writes_20261124.json`` (``examples/validation/nfs_writes.toml``),
 ``nfs_throttle_20261124.json`` and ``nfs_components_20261124.json`` (the CPU components,
@@ -202,7 +203,7 @@ def test_client_hits_paired_with_two_b1_components():
     """
     import tomllib
 
-    from qnmodel.validation._nfs_spec import parse_spec
+    from qnmodel.lab.validation._nfs_spec import parse_spec
 
     toml = DIR.parents[1] / "examples" / "validation" / "nfs_cases.toml"
     opts = parse_spec(tomllib.loads(toml.read_text()))

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qnmodel.validation import inside, summarize
-from qnmodel.validation.raid import inside_point
+from qnmodel.lab.validation import inside, summarize
+from qnmodel.lab.validation.raid import inside_point
 
 from ._notebooks import outputs_text
 from ._user_env import drop_source_tree

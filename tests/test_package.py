@@ -37,7 +37,7 @@ def test_import_loads_no_pandas_matplotlib_or_sympy():
 
 
 def test_lazy_names_are_the_real_objects():
-    from qnmodel.modelfile import load
+    from qnmodel.io.modelfile import load
     from qnmodel.whatif import sweep
 
     assert qn.sweep is sweep

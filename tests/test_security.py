@@ -89,7 +89,7 @@ HOSTILE_NAMES = ['"../../escaped"', '"/tmp/qnmodel-escaped-abs"']  # full report
      ("disk model 1", "disk_model_1"), ("ok-name_1.v2", "ok-name_1.v2")],
 )  # fmt: skip
 def test_a_model_name_becomes_a_file_stem_inside_the_directory(name, stem):
-    from qnmodel.report import output_stem
+    from qnmodel.reporting.report import output_stem
 
     assert output_stem(name) == stem
     assert "/" not in output_stem(name) and not output_stem(name).startswith(".")
@@ -144,7 +144,7 @@ def test_input_files_are_read_as_data_even_through_symlinks(tmp_path):
 
 
 def test_a_model_file_has_no_key_that_names_a_command_or_an_output_path():
-    from qnmodel.modelfile._fields import _MODEL_KEYS, _STATION_KEYS, _TOP_KEYS
+    from qnmodel.io.modelfile._fields import _MODEL_KEYS, _STATION_KEYS, _TOP_KEYS
 
     keys = {*_MODEL_KEYS, *_STATION_KEYS, *_TOP_KEYS}
     assert not keys & {"command", "cmd", "exec", "run", "script", "output", "out", "path", "file"}

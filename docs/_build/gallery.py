@@ -47,8 +47,8 @@ def draw(entry: Entry, dpi: int = 72) -> bytes:
 def bounds_band():
     """Bounds band, exact MVA curve and measured points of one emulated device."""
     import qnmodel as qn
-    from qnmodel import plotting
     from qnmodel.calibration import load_trace
+    from qnmodel.reporting import plotting
 
     trace = load_trace(TRACES / "emu-closed-loop.json")  # qnbench emu, 1..16 clients
     pts = trace.points
@@ -70,7 +70,7 @@ def bounds_band():
 def utilization_bottleneck():
     """Utilisation of every station against n, with the bottleneck and the knee N*."""
     import qnmodel as qn
-    from qnmodel import plotting
+    from qnmodel.reporting import plotting
 
     net = qn.Network.from_demands(
         ["0.4 ms", "0.524 ms", "5.243 ms", "0.7 ms", "4.88 ms"],
@@ -90,7 +90,7 @@ def whatif_heatmap():
     import numpy as np
 
     import qnmodel as qn
-    from qnmodel import plotting
+    from qnmodel.reporting import plotting
 
     system = qn.NetworkedRAID.cui2006(op="read")
     grid = qn.sweep(
@@ -116,7 +116,7 @@ def sensitivity_curves():
     import numpy as np
 
     import qnmodel as qn
-    from qnmodel import plotting
+    from qnmodel.reporting import plotting
 
     system = qn.NetworkedRAID.cui2006(op="read")
     grid = qn.sweep(
@@ -262,7 +262,7 @@ def stripe_measured():
     """qnbench stripe (RAID0, 4 emulated members) measured against the models, N = 1..32."""
     import matplotlib.pyplot as plt
 
-    from qnmodel.validation import stripe
+    from qnmodel.lab.validation import stripe
 
     frame, _doc = stripe.load(VALIDATION / "stripe.json")  # recorded, see the fork-join page
     g = frame[frame["case"] == "raid0-read w=4 emu-exp"].sort_values("n")
@@ -290,7 +290,7 @@ def stripe_p99():
     """Measured p99 of RAID0 stripes of 2, 4, 8 members against the fork-join percentile."""
     import matplotlib.pyplot as plt
 
-    from qnmodel.validation import stripe
+    from qnmodel.lab.validation import stripe
 
     frame, _doc = stripe.load(VALIDATION / "stripe.json")
     fig, ax = plt.subplots(figsize=(5.5, 3.6))

@@ -1,7 +1,7 @@
 """Launching qnbench's MPI build: the ``mpirun`` command line and environment, in one place.
 
-Used by :func:`qnmodel.check.measure_ranks` (the bottom-up check on every rank) and by
-:func:`qnmodel.testbed.mpi_argv` (one rank per client namespace of a testbed).
+Used by :func:`qnmodel.lab.check.measure_ranks` (the bottom-up check on every rank) and by
+:func:`qnmodel.lab.testbed.mpi_argv` (one rank per client namespace of a testbed).
 """
 
 from __future__ import annotations

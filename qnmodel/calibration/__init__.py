@@ -9,8 +9,8 @@
 * :func:`fit_nfs` - NFS case bandwidths b1, b2, b4;
 * :func:`service_demand_law`, :func:`utilization_regression` - demands from
   utilisation and throughput;
-* :func:`calibrate_and_compare`, :func:`run_demo` - calibrate -> predict ->
-  compare, with a Markdown + PNG report (:mod:`qnmodel.calibration.pipeline`);
+* :func:`calibrate_and_compare` - calibrate -> predict -> compare
+  (:mod:`qnmodel.calibration.pipeline`; the report: :mod:`qnmodel.reporting.report`);
 * :func:`fit_model`, :class:`Parameter`, :class:`Parameters`,
   :class:`CalibrationResult` - the fitting engine underneath.
 """
@@ -20,7 +20,7 @@ from .device import fit_cpu_per_packet, fit_cpu_per_unit, fit_device, fit_link
 from .fit import CalibrationResult, fit_model
 from .nfs import fit_nfs
 from .parameters import Parameter, Parameters
-from .pipeline import Comparison, calibrate_and_compare, calibrate_report, run_demo
+from .pipeline import Comparison, calibrate_and_compare
 from .steady import SteadyStateResult, steady_state
 from .traces import Trace, load_trace, trace_from_document
 from .usl import fit_usl, usl_throughput
@@ -33,7 +33,6 @@ __all__ = [
     "SteadyStateResult",
     "Trace",
     "calibrate_and_compare",
-    "calibrate_report",
     "fit_cpu_per_packet",
     "fit_cpu_per_unit",
     "fit_device",
@@ -42,7 +41,6 @@ __all__ = [
     "fit_nfs",
     "fit_usl",
     "load_trace",
-    "run_demo",
     "service_demand_law",
     "steady_state",
     "trace_from_document",

@@ -27,8 +27,8 @@ from scipy import stats
 
 from .._validate import as_populations
 from ..errors import InvalidModelError, InvalidTypeError, TraceError
-from ..network import Network
-from ..results import BoundsResult, MVAResult
+from ..model.network import Network
+from ..results.closed import BoundsResult, MVAResult
 from ..solvers import bounds as solve_bounds
 from ..solvers import mva as solve_mva
 from .fit import CalibrationResult

@@ -16,21 +16,18 @@ The workflow (SPEC §7):
    MVA against measured X(N) and R(N), errors (model - measured) / measured,
    and the share of measured points inside the BJB band.
 5. **Report**: Markdown plus a PNG of the bounds band with the measured
-   points and their error bars (:func:`qnmodel.report.write_report`, also
-   reachable here as :func:`write_report`).
+   points and their error bars (:func:`qnmodel.reporting.report.write_report`;
+   :func:`qnmodel.reporting.report.calibrate_report` does steps 1-5 from two trace files).
 
-:func:`run_demo` (:func:`qnmodel.demo.run_demo`) does all of it on this
-machine with qnbench's emulated devices in well under two minutes.
+:func:`qnmodel.lab.demo.run_demo` does all of it on this machine with qnbench's emulated
+devices in well under two minutes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import warnings
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -38,7 +35,7 @@ import pandas as pd
 
 from .._validate import as_choice, as_positive_int, as_quantity
 from ..errors import TraceError
-from ..network import Network
+from ..model.network import Network
 from ..units import format_quantity
 from .comparison import Comparison, compare, measured_curve, sample_interval
 from .demand_estimation import service_demand_law
@@ -53,12 +50,9 @@ __all__ = [
     "calibrate_link",
     "calibrate_cpu_per_unit",
     "calibrate_cpu_per_packet",
-    "calibrate_report",
     "build_device_network",
     "measured_curve",
     "compare",
-    "write_report",
-    "run_demo",
     "DEMO_DEVICE",
     "DEMO_SIZES",
 ]
@@ -308,47 +302,3 @@ def _device_utilization(trace: Trace, K: int) -> tuple[np.ndarray, np.ndarray] |
     if np.any(~np.isfinite(X)) or np.any(X <= 0):
         return None
     return U, X
-
-
-def calibrate_report(
-    device_trace: Any,
-    closed_trace: Any,
-    out_dir: str | os.PathLike,
-    *,
-    plot: Callable[..., Any] | None = None,
-    latency: str = "p50",
-) -> Path:
-    """:func:`calibrate_and_compare` then :func:`write_report`: the ``qnmodel calibrate`` job.
-
-    ``device_trace`` and ``closed_trace`` are trace files (or loaded traces);
-    returns the path of ``report.md`` in ``out_dir``.
-    """
-    cmp = calibrate_and_compare(device_trace, closed_trace, latency=latency)
-    return write_report(cmp, out_dir, plot=plot)
-
-
-def write_report(comparison: Comparison, out_dir: str | os.PathLike, **options: Any) -> Path:
-    """:func:`qnmodel.report.write_report` (the one report writer), kept under this name."""
-    from ..report import write_report as _write_report
-
-    return _write_report(comparison, out_dir, **options)
-
-
-def run_demo(out_dir: str | os.PathLike, **options: Any) -> Path:
-    """:func:`qnmodel.demo.run_demo`: measure, calibrate, solve and report on this machine."""
-    from ..demo import run_demo as _run_demo
-
-    return _run_demo(out_dir, **options)
-
-
-def default_plot(net: Network, N: int, measured: pd.DataFrame) -> Any:
-    """Deprecated: use :func:`qnmodel.plotting.bounds_vs_measured` (the same picture)."""
-    from .. import plotting
-
-    warnings.warn(
-        "qnmodel.calibration.pipeline.default_plot is deprecated; use "
-        "qnmodel.plotting.bounds_vs_measured",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return plotting.bounds_vs_measured(net, N, measured)

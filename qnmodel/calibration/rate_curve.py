@@ -3,7 +3,7 @@
 A qnbench sweep over ``jobs`` = 1, 2, 4, ... clients, each issuing its next request as
 soon as the previous one completes (no think time), against one device keeps exactly
 j requests at the device. If the device serves at rate r(j) / D with j requests present
-(a :class:`~qnmodel.network.Station` with ``rate_multipliers``), its throughput is
+(a :class:`~qnmodel.model.network.Station` with ``rate_multipliers``), its throughput is
 X(j) = r(j) / D, so with the convention r(1) = 1
 
     D = 1 / X(1),     r(j) = X(j) / X(1)
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidModelError
-from ..network import Station
+from ..model.network import Station
 
 __all__ = ["RateCurveFit", "fit_rate_multipliers", "rate_multipliers_from_curve"]
 
@@ -62,7 +62,7 @@ class RateCurveFit:
     rate_multipliers_err: np.ndarray
 
     def station(self, name: str) -> Station:
-        """A :class:`~qnmodel.network.Station` with the fitted demand and curve."""
+        """A :class:`~qnmodel.model.network.Station` with the fitted demand and curve."""
         return Station(name, self.demand, rate_multipliers=self.rate_multipliers)
 
     def __repr__(self) -> str:

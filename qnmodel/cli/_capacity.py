@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import modelfile
 from ..errors import InvalidModelError
-from ..report import fmt_g, fmt_time
+from ..io import modelfile
+from ..reporting.report import fmt_g, fmt_time
 from ..solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from ..solvers.response_laws import response_time_law
 from ..solvers.targets import as_target

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import modelfile
 from ..calibration.comparison import read_measured
 from ..errors import BenchError, InvalidModelError, InvalidTypeError
-from ..report import finite_or_none, fmt_g, write_csv, write_json
+from ..io import modelfile
+from ..reporting.report import finite_or_none, fmt_g, write_csv, write_json
 from ._output import (
     EXIT_OK,
     UsageError,
@@ -34,7 +34,7 @@ def _float_or_none(v: Any) -> float | None:
 
 # -- demo -----------------------------------------------------------------------------------------
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from ..demo import run_main_demo, run_offline_demo
+    from ..lab.demo import run_main_demo, run_offline_demo
 
     out = Path(args.out)
     if args.offline or args.model is not None:
@@ -165,7 +165,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 # -- plot -----------------------------------------------------------------------------------------
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from ..report import model_figure_title, save_bounds_figure, save_utilization_figure
+    from ..reporting.report import model_figure_title, save_bounds_figure, save_utilization_figure
 
     spec = _load_with_overrides(args)
     _single_class(spec, "plot")
@@ -187,7 +187,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 # -- report ---------------------------------------------------------------------------------------
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ..report import write_model_report
+    from ..reporting.report import write_model_report
 
     spec = _load_with_overrides(args)
     _single_class(spec, "report")
@@ -273,7 +273,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _cmd_bench_plan(args: argparse.Namespace) -> int:
     """``qnmodel bench plan``: the model-guided sweep, printed, and measured with run=1."""
-    from ..experiments import plan as planning
+    from ..lab.experiments import plan as planning
 
     opts = _bench_options(args.options)
     try:
@@ -348,8 +348,8 @@ def _check_input(path: str) -> tuple[dict, dict | None]:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from ..check import analyse, load_hardware, measure_node
-    from ..report import write_check_report
+    from ..lab.check import analyse, load_hardware, measure_node
+    from ..reporting.report import write_check_report
 
     hw = load_hardware(args.hardware) if args.hardware else None
     latency, extra = None, ()
@@ -358,7 +358,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     elif args.ranks:
         import dataclasses
 
-        from ..check import measure_ranks
+        from ..lab.check import measure_ranks
 
         _info(args, f"measuring the bottom-up set on {args.ranks} MPI ranks and random pairs ...")
         m = measure_ranks(args.ranks, runtime=args.runtime, timeout=args.timeout)
@@ -375,7 +375,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_json(
             {
-                "schema": "qnmodel.check",
+                "schema": "qnmodel.lab.check",
                 "schema_version": 1,
                 "ok": result.ok,
                 "findings": [str(f) for f in result.findings],
@@ -397,14 +397,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from ..calibration import calibrate_and_compare
-    from ..report import write_report
+    from ..reporting.report import write_report
 
     if args.demo:
         if args.device_trace or args.closed_trace:
             raise UsageError("--demo measures by itself: give no trace files with it")
         if not args.out:
             raise UsageError("--demo needs --out DIR for its report")
-        from ..demo import run_demo
+        from ..lab.demo import run_demo
 
         report = run_demo(Path(args.out), progress=not args.quiet)
         print(f"wrote {'report':18s} {report}")

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import modelfile
-from ..report import (
+from ..io import modelfile
+from ..reporting.report import (
     column_widths,
     fmt_g,
     fmt_time,

@@ -271,10 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
     p.set_defaults(func=_cmd_check)
 
-    from ..testbed import command as testbed_command  # `qnmodel testbed up|down|status`
+    from ..lab.testbed import command as testbed_command  # `qnmodel testbed up|down|status`
 
     testbed_command.register(add)
-    from ..validation import command as validate_command  # `qnmodel validate STUDY --out DIR`
+    from ..lab.validation import command as validate_command  # `qnmodel validate STUDY --out DIR`
 
     validate_command.register(add)
     return parser

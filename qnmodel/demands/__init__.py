@@ -1,7 +1,7 @@
 """Per-station service-demand formulas of the networked-RAID system of seed 002.
 
 One function per formula of Cui et al. (2006), each a pure numpy kernel that
-broadcasts over arrays (so :mod:`qnmodel.whatif` evaluates a whole what-if
+broadcasts over arrays (so :mod:`qnmodel.whatif.grid` evaluates a whole what-if
 grid in one call). Plain numbers are SI: bytes, seconds, bytes/s.
 
 =====================  ===========================================  ==========

@@ -10,7 +10,7 @@ exact MVA for n = 1..N clients and turns throughput into bandwidth:
 The curve rises with n and saturates at :meth:`NFSSystem.asymptotic_bandwidth`
 (the bottleneck law); the balanced-job bounds bracket it. A product-form
 network never predicts the *fall* that [Cao07] fig. 5 measured beyond ~18
-writers: compare with :class:`qnmodel.models.nfs.USL` for that.
+writers: compare with :class:`qnmodel.models.usl.USL` for that.
 
 References
 ----------
@@ -30,7 +30,7 @@ import numpy as np
 
 from .._validate import as_choice, as_population, as_quantity
 from ..errors import InvalidTypeError
-from ..results import BoundsResult, MVAResult
+from ..results.closed import BoundsResult, MVAResult
 from ..solvers import bounds, mva
 from .nfs import OPERATIONS, NFSSystem
 

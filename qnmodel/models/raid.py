@@ -77,7 +77,7 @@ import numpy as np
 
 from .._validate import as_choice, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, MeasurementArtefactWarning
-from ..network import ForkJoin, Station
+from ..model.network import ForkJoin, Station
 from ..raid_levels import OPERATIONS, RAID, RAID_LEVELS
 from ..units import parse_quantity
 
@@ -477,7 +477,7 @@ def disk_demand_multipliers(
       (the write penalty for random writes, N/(N-1) for RAID5 full-stripe
       writes: the byte factor STP/(STP-1) of the networked-RAID formulas).
 
-    Feed ``D * m`` to :class:`~qnmodel.network.Network` as N disk stations
+    Feed ``D * m`` to :class:`~qnmodel.model.network.Network` as N disk stations
     (see :func:`disk_demands`) or to the networked-RAID composition.
 
     The multipliers are *busy-time* factors. For writes their sum equals the
@@ -528,7 +528,7 @@ def disk_array_forkjoin(
     ``single_disk_demand * m_j`` with the sequential multipliers of
     :func:`disk_demand_multipliers`, so the array still saturates at T(level,
     disks, op, "sequential") times one disk. Put the element in a
-    :class:`~qnmodel.network.Network` and solve with :func:`qnmodel.fork_join`.
+    :class:`~qnmodel.model.network.Network` and solve with :func:`qnmodel.fork_join`.
 
     >>> fj = disk_array_forkjoin("array", "8 ms", "raid0", 4, "read")
     >>> fj.n, round(fj.demand, 6)
@@ -557,7 +557,7 @@ def raid5_read_modify_write(member_demand: float | str, disks: int, name: str = 
     one sub-request and the join between them is dropped. With exponential members one
     write alone then takes E[max of two Exp(2 d)] = 3 d, the same as two joins of two
     Exp(d), 2 d H_2. Measured against qnbench's ``stripe`` engine in
-    :mod:`qnmodel.validation.stripe`.
+    :mod:`qnmodel.lab.validation.stripe`.
 
     >>> fj = raid5_read_modify_write("4 ms", 4)
     >>> fj.n, fj.fanout, round(fj.demand, 6)

@@ -7,7 +7,7 @@ protocol (ENBD). A job reads or writes ``S_m`` bytes; it visits six stations
 storage-server CPU and the storage-server disk. :class:`NetworkedRAID`
 holds the parameters under readable names, computes each station's demand
 with the formulas of :mod:`qnmodel.demands` (paper eqs. 2-10) and builds
-the :class:`~qnmodel.network.Network` that the solvers bound (eq. 1, BJB)
+the :class:`~qnmodel.model.network.Network` that the solvers bound (eq. 1, BJB)
 or solve exactly (MVA).
 
 Parameter names and the paper's symbols
@@ -84,8 +84,8 @@ import numpy as np
 from .. import demands as _d
 from .._validate import as_choice
 from ..errors import InvalidModelError, InvalidTypeError
-from ..network import ForkJoin, Network, Station
-from ..results import BoundsResult, MVAResult
+from ..model.network import ForkJoin, Network, Station
+from ..results.closed import BoundsResult, MVAResult
 from ..solvers.bounds import bounds as _solve_bounds
 from ..solvers.forkjoin import ForkJoinResult
 from ..solvers.forkjoin import fork_join as _solve_fork_join
@@ -466,7 +466,7 @@ class NetworkedRAID:
             joins when all return, as the system does for a full-stripe access:
             the master's stations (``cpu_master, link_out, link_in``; with
             ``form="paper"`` ``cpu_master, nic_master, network``) and one
-            :class:`~qnmodel.network.ForkJoin` ``storage_servers`` with STP_m
+            :class:`~qnmodel.model.network.ForkJoin` ``storage_servers`` with STP_m
             branches ``server_1 ... server_STP``. Each branch is one queue of
             demand D_Csn + D_d (``form="paper"``: D_Nsn + D_Csn + D_d) under the
             ``"one_server"`` reading (every

@@ -250,7 +250,7 @@ def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: in
         forkjoin_names=("storage_servers",),
         think_time=float(Z),
         arrival_rate=None,
-        _model=None,
+        _law=None,
     )
 
 

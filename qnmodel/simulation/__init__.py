@@ -6,10 +6,10 @@ it reads network descriptions (L1), uses the qnbench schema (for measured histog
 loads scipy for Student-t quantiles on first use.
 """
 
+from ..model.laws import Deterministic, Empirical, Exponential, Lognormal
+from ..results.simulation import SimulationResult
 from ._engine import SimulatorUnavailableError
 from .core import CI_METHODS, simulate
-from .distributions import Deterministic, Empirical, Exponential, Lognormal
-from .result import SimulationResult
 
 __all__ = [
     "CI_METHODS",

@@ -2,9 +2,9 @@
 
 This is the one place that looks at network objects. It reads
 
-* a single-class :class:`~qnmodel.network.Network` (closed with population ``N``, or open with
+* a single-class :class:`~qnmodel.model.network.Network` (closed with population ``N``, or open with
   ``arrival_rate``), and
-* a :class:`~qnmodel.multiclass.MultiClassNetwork` (read through its attributes
+* a :class:`~qnmodel.model.multiclass.MultiClassNetwork` (read through its attributes
   ``class_names``, ``demands`` (C, K), ``is_open``, ``population``, ``think_time``,
   ``arrival_rate``, ``stations`` and, when present, ``population_vector`` /
   ``arrival_rate_vector`` to validate ``N`` and ``arrival_rate``),
@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
-from . import distributions as dist
+from ..model import laws as dist
 from ._engine import CompiledModel
 
 #: largest fork-join with a random fan-out (QNS_MAX_FAN of qnsim.h)

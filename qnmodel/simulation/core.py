@@ -18,9 +18,9 @@ import numpy as np
 
 from .._validate import as_quantity
 from ..errors import ConvergenceError, InvalidModelError, InvalidTypeError
+from ..results.simulation import SimulationResult
 from . import _engine
 from ._model import compile_model
-from .result import SimulationResult
 
 __all__ = ["simulate", "CI_METHODS"]
 
@@ -83,7 +83,7 @@ def simulate(
     Parameters
     ----------
     net : Network or multi-class network
-        A single-class :class:`~qnmodel.network.Network` (closed with ``N``, or open with
+        A single-class :class:`~qnmodel.model.network.Network` (closed with ``N``, or open with
         ``arrival_rate``) or a multi-class network (``MultiClassNetwork``). Stations may be
         FCFS queues (one or ``servers`` servers), delays, load-dependent (``rate_multipliers``)
         or fork-join elements (``branches``, ``k``: a job forks into one sub-job per branch and
@@ -95,7 +95,7 @@ def simulate(
     service : str, distribution or mapping
         Service-time distribution: one for all stations, or a mapping station name /
         ``(class, station)`` / ``"*"`` -> distribution (see
-        :mod:`qnmodel.simulation.distributions`); the mean is always the demand.
+        :mod:`qnmodel.model.laws`); the mean is always the demand.
     warmup : float or str, optional
         Simulated time discarded at the start of every replication (of the run, for batch
         means), s; must be > 0. Default: a tenth of ``run_length``.

@@ -17,7 +17,7 @@ within a few ulps (tested to 1e-12 relative). Result arrays are allocated by
 :func:`qnmodel.solvers._kernels.result_arrays` for both paths.
 
 Also here, shared by :mod:`~qnmodel.solvers.mva` and :mod:`~qnmodel.solvers.mva_ld`:
-the input check and the packing of an :class:`~qnmodel.results.MVAResult`.
+the input check and the packing of an :class:`~qnmodel.results.closed.MVAResult`.
 
 References
 ----------
@@ -31,8 +31,8 @@ import numpy as np
 
 from .._validate import as_choice, as_population, check_memory, check_time_scale
 from ..errors import InvalidModelError, InvalidTypeError
-from ..network import Network, refuse_forkjoin
-from ..results import MVAResult, handover
+from ..model.network import Network, refuse_forkjoin
+from ..results.closed import MVAResult, handover
 from . import _kernels
 
 __all__ = ["exact", "complement", "check", "result"]

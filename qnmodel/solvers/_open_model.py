@@ -64,7 +64,7 @@ def _station_multipliers(net: Any, K: int) -> tuple:
 
 
 def network_model(net: Any) -> Model:
-    """Compile a :class:`~qnmodel.network.Network` (one class, open) or a multi-class
+    """Compile a :class:`~qnmodel.model.network.Network` (one class, open) or a multi-class
     network (attributes ``demands`` (C, K), ``is_open``, ``population``, ...) to arrays.
 
     A fork-join element (anything with ``.branches``) is refused: no product-form
@@ -120,7 +120,7 @@ def export_classes(net: Any, population: Any = None) -> tuple[Model, np.ndarray,
     """The compiled model of ``net`` and its class vectors for a model-exchange writer (JMVA,
     LINE JSON): ``(model, is_open, population, arrival_rate, think_time)`` as new arrays.
 
-    A single-class :class:`~qnmodel.network.Network` is one closed class of ``population``
+    A single-class :class:`~qnmodel.model.network.Network` is one closed class of ``population``
     jobs (required then) with the network's think time; ``population`` is refused for a
     multi-class network (its classes carry their own).
     """

@@ -36,8 +36,8 @@ import numpy as np
 
 from .._validate import as_choice, as_positive_int
 from ..errors import ConvergenceError, ConvergenceWarning, InvalidModelError
-from ..network import Network, refuse_forkjoin
-from ..results import AMVACurveResult, AMVAResult
+from ..model.network import Network, refuse_forkjoin
+from ..results.closed import AMVACurveResult, AMVAResult
 from . import _kernels
 from .mva_multiclass import _fold, _legacy_keywords, _package, _prepare, seidmann_split
 
@@ -159,9 +159,9 @@ def amva(
     Parameters
     ----------
     net : Network, MultiClassNetwork or array_like (C, K)
-        A single-class :class:`~qnmodel.network.Network` (the whole curve
+        A single-class :class:`~qnmodel.model.network.Network` (the whole curve
         n = 1..N is returned, like :func:`~qnmodel.solvers.mva.mva`), a closed
-        :class:`~qnmodel.multiclass.MultiClassNetwork`, or demands D_ck of class c
+        :class:`~qnmodel.model.multiclass.MultiClassNetwork`, or demands D_ck of class c
         at station k, seconds (finite, >= 0).
     N : int, array_like of int (C,) or mapping
         N (an int, with a Network) or jobs per class N_c >= 0 (optional for a
@@ -192,8 +192,8 @@ def amva(
     Returns
     -------
     AMVACurveResult (single class) or AMVAResult (several classes)
-        The fields of :class:`~qnmodel.results.MVAResult` (curve) or
-        :class:`~qnmodel.results.MultiClassResult`, plus ``converged``,
+        The fields of :class:`~qnmodel.results.closed.MVAResult` (curve) or
+        :class:`~qnmodel.results.closed.MultiClassResult`, plus ``converged``,
         ``iterations`` and ``residual`` (one per population of the curve) and
         ``tol``.
 

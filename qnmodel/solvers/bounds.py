@@ -2,7 +2,7 @@
 
 All functions compute the whole range n = 1..N in one vectorised call. The
 ``*_from_aggregates`` kernels broadcast over any array shape of aggregates,
-which is what :mod:`qnmodel.whatif` uses to bound a whole what-if grid at once.
+which is what :mod:`qnmodel.whatif.grid` uses to bound a whole what-if grid at once.
 
 Delay stations and think time
 -----------------------------
@@ -28,8 +28,8 @@ import numpy as np
 
 from .._validate import as_choice, as_population, check_memory, check_time_scale
 from ..errors import InvalidModelError, InvalidTypeError
-from ..network import Network, refuse_forkjoin
-from ..results import BoundsResult
+from ..model.network import Network, refuse_forkjoin
+from ..results.closed import BoundsResult
 from .mva_ld_general import ld_least_stretch as _least_stretch
 from .mva_ld_general import ld_peak_capacity as _peak_capacity
 

@@ -48,8 +48,8 @@ from ..errors import (
     NumericalInstabilityWarning,
     UnstableModelError,
 )
-from ..network import Network
-from ..results_open import UpgradeResult
+from ..model.network import Network
+from ..results.open import UpgradeResult
 from .mva import mva
 from .open import open_network
 from .response_laws import response_time_law

@@ -1,6 +1,6 @@
 """Approximate analysis of networks with fork-join elements (striping, erasure-coded reads).
 
-A :class:`~qnmodel.network.ForkJoin` element forks a request into one
+A :class:`~qnmodel.model.network.ForkJoin` element forks a request into one
 sub-request per branch and lets it go when k of the n sub-requests have
 finished (k = n: a full-stripe RAID read or write). Queueing networks with
 such synchronisation have no product form, so every method here is an
@@ -92,6 +92,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -100,9 +101,10 @@ import numpy as np
 
 from .._validate import as_population, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
-from ..network import Network
+from ..model.network import Network
+from ..results.forkjoin import ForkJoinResult
 from . import _forkjoin_ld as _ld
-from .forkjoin_result import ForkJoinResult
+from . import percentiles as _ph
 
 __all__ = [
     "ForkJoinResult",
@@ -389,7 +391,7 @@ def fork_join(
     Parameters
     ----------
     net : Network
-        Stations (queues, delay stations) and :class:`~qnmodel.network.ForkJoin`
+        Stations (queues, delay stations) and :class:`~qnmodel.model.network.ForkJoin`
         elements, visited once per request. Multi-server and load-dependent queues
         and branches (full joins) use the approximation of
         :mod:`qnmodel.solvers._forkjoin_ld` (the method label says so). A network
@@ -475,5 +477,54 @@ def fork_join(
         forkjoin_names=tuple(m.names[i] for i in fj_idx),
         think_time=m.Z,
         arrival_rate=lam,
-        _model=m,
+        _law=functools.partial(_response_law, m),
     )
+
+
+def _response_law(m: _Model, res: ForkJoinResult, i: int) -> tuple[_ph.PhaseType, str]:
+    """The law behind :meth:`ForkJoinResult.response_time_distribution` at row ``i`` (its
+    docstring says which structures are exact and how the others are approximated)."""
+    closed = res.arrival_rate is None
+    # requests found ahead on arrival: Q(n-1) (arrival theorem), none for n = 1
+    ahead = res.queue_length[i - 1] if closed and i > 0 else np.zeros(len(m.kind))
+    parts = []
+    fj_of = {f.idx: f for f in m.fj}
+    col = 0
+    for j, kind in enumerate(m.kind):
+        r = float(res.residence_time[i, j])
+        if kind == "forkjoin":
+            f = fj_of[j]
+            d, k = f.own(), f.k  # this request's own sub-requests (fanout of them)
+            b = res.branch_response_time[i, col : col + f.fan]
+            col += f.d.size
+            k -= int(np.count_nonzero(d == 0.0))  # zero-demand branches finish at once
+            b, d = b[d > 0.0], d[d > 0.0]
+            if k <= 0:
+                continue
+            if closed:  # the queue ahead, then the race of this request's sub-requests
+                own = _ph.order_statistic_ph(d, k)
+                wait = r - own.mean
+                if wait > 1e-12 * r:
+                    # a random fan-out sends a share f/n of the requests ahead here
+                    parts.append(_ph.erlang_mixture(wait, 1.0 / max(ahead[j] * f.share, 1.0)))
+                parts.append(own)
+            else:  # independent join: its mean is [NT88]'s upper bound, its tail fits
+                parts.append(_ph.order_statistic_ph(b, k))
+        elif r > 0.0:
+            scv = 1.0 / (1.0 + ahead[j]) if closed and kind == "queue" else 1.0
+            parts.append(_ph.erlang_mixture(r, scv))
+    if not parts:
+        raise InvalidModelError("every demand is zero: the response time is 0")
+    exact = not closed and all(k == "queue" for k in m.kind)
+    label = (
+        "exact (open M/M/1 tandem: hypoexponential sum of sojourns)"
+        if exact
+        else (
+            "approximate (closed: Erlang-mixture stages of SCV 1/(1 + Q_k(n-1)); "
+            "fork-join: queue ahead then the race of exponential sub-requests)"
+            if closed
+            else "approximate (exponential stages; fork-join: join of independent "
+            "exponential branch sojourns)"
+        )
+    )
+    return _ph.series(*parts), label

@@ -69,7 +69,7 @@ import numpy as np
 
 from .._validate import as_choice, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
-from ..results_open import OpenMultiClassResult
+from ..results.open import OpenMultiClassResult
 from ._open_model import Model, _class_rates, network_model
 from .amva import amva
 from .mva_multiclass import DEFAULT_MAX_MEMORY, lattice_memory_bytes, mva_multiclass

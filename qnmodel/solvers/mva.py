@@ -13,7 +13,7 @@ Two algorithms, one function each:
   multi-server station, O(2^L N (K + L m)) with L <= 6 of them (the
   complement recursion), O(L N^2) beyond (log-space convolution).
 
-:func:`mva` picks the right one for a :class:`~qnmodel.network.Network`.
+:func:`mva` picks the right one for a :class:`~qnmodel.model.network.Network`.
 
 References
 ----------
@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidModelError
-from ..network import Network
-from ..results import MVAResult
+from ..model.network import Network
+from ..results.closed import MVAResult
 from ._mva_core import check, exact, result
 from .mva_ld import (
     COMPLEMENT_MAX_SERVERS,

@@ -32,8 +32,8 @@ import numpy as np
 
 from .._validate import as_choice
 from ..errors import InvalidModelError, NumericalInstabilityWarning
-from ..network import Network
-from ..results import MVAResult
+from ..model.network import Network
+from ..results.closed import MVAResult
 from . import _kernels
 from ._mva_core import check, complement, exact, result
 

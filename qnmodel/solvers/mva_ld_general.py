@@ -60,7 +60,7 @@ import numpy as np
 
 from .._validate import as_choice, as_population
 from ..errors import InvalidModelError, InvalidTypeError
-from ..results import MVAResult
+from ..results.closed import MVAResult
 from ._mva_core import result
 from .mva_ld import convolution_arrays
 from .open import as_multipliers
@@ -324,7 +324,7 @@ def mva_multiclass_ld(
     Parameters
     ----------
     demands : array_like (C, K) or MultiClassNetwork
-        A closed :class:`~qnmodel.multiclass.MultiClassNetwork` supplies the demands,
+        A closed :class:`~qnmodel.model.multiclass.MultiClassNetwork` supplies the demands,
         think times, kinds, station names and rate multipliers (the remaining
         arguments then default to them).
     population : array_like of int (C,), optional for a MultiClassNetwork

@@ -37,9 +37,9 @@ import numpy as np
 
 from .._validate import as_population, as_quantity
 from ..errors import InvalidModelError, LatticeTooLargeError
-from ..multiclass import MultiClassNetwork
-from ..network import Network, refuse_forkjoin
-from ..results import MultiClassResult
+from ..model.multiclass import MultiClassNetwork
+from ..model.network import Network, refuse_forkjoin
+from ..results.closed import MultiClassResult
 from . import _kernels
 
 __all__ = ["mva_multiclass", "seidmann_split", "lattice_memory_bytes", "DEFAULT_MAX_MEMORY"]
@@ -100,8 +100,8 @@ def _prepare(
 ) -> _Model:
     """Arrays of a closed multi-class solver from a network (or the legacy arrays).
 
-    A :class:`~qnmodel.network.Network` is a one-class model; a
-    :class:`~qnmodel.multiclass.MultiClassNetwork` gives its stations and classes (N
+    A :class:`~qnmodel.model.network.Network` is a one-class model; a
+    :class:`~qnmodel.model.multiclass.MultiClassNetwork` gives its stations and classes (N
     overrides the closed classes' populations); a C x K demand matrix with ``N``,
     ``think_time``, ``kinds``, ``servers`` and ``names`` is described by
     :meth:`MultiClassNetwork.from_demands`. Every check is the description's own.
@@ -331,8 +331,8 @@ def mva_multiclass(
     Parameters
     ----------
     net : MultiClassNetwork, Network or array_like (C, K)
-        The network: a :class:`~qnmodel.multiclass.MultiClassNetwork` (closed
-        classes only), a single-class :class:`~qnmodel.network.Network` (one
+        The network: a :class:`~qnmodel.model.multiclass.MultiClassNetwork` (closed
+        classes only), a single-class :class:`~qnmodel.model.network.Network` (one
         class), or the demand matrix D_ck = V_ck S_ck of class c at station k,
         seconds (finite, >= 0), described further by ``think_time``, ``kinds``,
         ``servers`` and ``names``.

@@ -57,7 +57,7 @@ import numpy as np
 
 from .._validate import as_choice
 from ..errors import InvalidModelError, NumericalInstabilityWarning, UnstableModelError
-from ..results_open import OpenMultiClassResult, OpenResult
+from ..results.open import OpenMultiClassResult, OpenResult
 from ._open_model import _class_rates, _sweep_rates, as_multipliers, network_model
 
 __all__ = [
@@ -423,7 +423,7 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
     Parameters
     ----------
     net : Network or MultiClassNetwork
-        A single-class :class:`~qnmodel.network.Network` is read as one open class
+        A single-class :class:`~qnmodel.model.network.Network` is read as one open class
         with the network's stations and demands; its think time describes terminals
         of the closed model and is **not used** (an open model has no terminals).
         A multi-class network with open classes; if it also has closed classes with

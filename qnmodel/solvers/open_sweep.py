@@ -30,7 +30,7 @@ import numpy as np
 
 from .._validate import as_choice
 from ..errors import InvalidModelError, UnstableModelError
-from ..results_open import OpenSweepResult
+from ..results.open import OpenSweepResult
 from .open import _station_arguments, _unstable_message, stretch
 
 __all__ = ["open_multiclass_sweep", "common_direction"]

@@ -65,7 +65,7 @@ import numpy as np
 
 from .._validate import as_population, as_probability, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
-from ..network import Network
+from ..model.network import Network
 
 __all__ = ["ResponseTimeLaw", "response_time_law"]
 

@@ -24,7 +24,7 @@ import numpy as np
 
 import qnmodel as qn
 from qnmodel import errors, units
-from qnmodel.modelfile import loads as load_model_text
+from qnmodel.io.modelfile import loads as load_model_text
 
 WHERE = (
     "Python API",
@@ -151,7 +151,7 @@ def _qnbench(*args: str) -> Callable[[Path], object]:
 
 
 def _jmva(text: str | bytes, *, path: bool = False) -> Callable[[Path], object]:
-    from qnmodel.jmva import from_jmva, read_jmva
+    from qnmodel.io.jmva import from_jmva, read_jmva
 
     def run(tmp: Path):
         if path:
@@ -165,7 +165,7 @@ def _jmva(text: str | bytes, *, path: bool = False) -> Callable[[Path], object]:
 
 def _study(text: str) -> Callable[[Path], object]:
     def run(tmp: Path):
-        from qnmodel.validation import validate
+        from qnmodel.lab.validation import validate
 
         p = tmp / "study.toml"
         p.write_text(text)
@@ -216,7 +216,7 @@ EMU_TOPOLOGY = GOOD_TOPOLOGY.replace('service = "nfs"', 'service = "tcp"').repla
 
 
 def _topology(text: str | bytes) -> Callable[[Path], object]:
-    from qnmodel.testbed.topology import load_topology
+    from qnmodel.lab.testbed.topology import load_topology
 
     def run(tmp: Path):
         p = tmp / "tb.toml"
@@ -227,7 +227,7 @@ def _topology(text: str | bytes) -> Callable[[Path], object]:
 
 
 def _hardware(text: str | bytes, *, path: bool = True) -> Callable[[Path], object]:
-    from qnmodel.check.hardware import load_hardware, loads_hardware
+    from qnmodel.lab.check.hardware import load_hardware, loads_hardware
 
     def run(tmp: Path):
         if not path:
@@ -240,7 +240,7 @@ def _hardware(text: str | bytes, *, path: bool = True) -> Callable[[Path], objec
 
 
 def _jmva_text() -> str:
-    from qnmodel.jmva import to_jmva
+    from qnmodel.io.jmva import to_jmva
 
     net = qn.MultiClassNetwork((qn.Station("disk", {"a": 0.01}),), (qn.ClosedClass("a", 3, 1.0),))
     text = to_jmva(net)
@@ -367,7 +367,7 @@ ROWS: list[Row] = [
         _call(lambda: qn.mva(_net([1e308, 1e308]), 2))),
     Row(PY, "JMVA text as bytes: `from_jmva(b\"<model/>\")`", "InvalidTypeError",
         r"text must be a str of JMVA XML, got bytes",
-        _call(lambda: __import__("qnmodel.jmva", fromlist=["x"]).from_jmva(b"<model/>"))),
+        _call(lambda: __import__("qnmodel.io.jmva", fromlist=["x"]).from_jmva(b"<model/>"))),
     Row(PY, "a multi-class lattice past memory", "LatticeTooLargeError",
         r"lattice .* max_memory",
         _call(lambda: qn.mva_multiclass([[0.01, 0.02], [0.02, 0.01], [0.01, 0.01]],
@@ -642,10 +642,10 @@ ROWS: list[Row] = [
               "</parameters></model>")),
     Row(JMVA, "a population of 1e308 (found by the fuzzer: it overflowed int64 deep inside)",
         "InvalidModelError", r"ClosedClass 'a': N must be at most 2\^53 .* got a 309-digit number",
-        lambda tmp: __import__("qnmodel.jmva", fromlist=["x"]).from_jmva(
+        lambda tmp: __import__("qnmodel.io.jmva", fromlist=["x"]).from_jmva(
             JMVA_TEXT.replace('population="3"', 'population="1e308"'))),
     Row(JMVA, "a JMVA file that does not exist", "InvalidModelError", r"missing\.jmva: no such JMVA file",
-        lambda tmp: __import__("qnmodel.jmva", fromlist=["read_jmva"]).read_jmva(tmp / "missing.jmva")),
+        lambda tmp: __import__("qnmodel.io.jmva", fromlist=["read_jmva"]).read_jmva(tmp / "missing.jmva")),
     Row(JMVA, "a binary JMVA file", "InvalidModelError", r"m\.jmva: not a text file",
         _jmva(b"\x00\x9f\x92\x96" * 40, path=True)),
     Row(JMVA, "an XML bomb (nested entities)", "InvalidModelError", r"declares a document type or entities .* refused",
@@ -711,7 +711,7 @@ ROWS: list[Row] = [
     Row(HW, "no component with a peak", "InvalidModelError", r"no component with a peak",
         _hardware('[[node]]\nname = "a"\n')),
     Row(HW, "a missing hardware file", "InvalidModelError", r"hw\.toml.*(no such|cannot read)",
-        lambda tmp: __import__("qnmodel.check.hardware", fromlist=["x"]).load_hardware(tmp / "hw.toml")),
+        lambda tmp: __import__("qnmodel.lab.check.hardware", fromlist=["x"]).load_hardware(tmp / "hw.toml")),
     Row(HW, "a binary hardware file", "InvalidModelError", r"hw\.toml: not a text",
         _hardware(b"\x00\xff\xfe" * 30)),
     Row(HW, "hardware text of the wrong type (bytes)", "InvalidTypeError", r"text must be a str.*bytes",
@@ -735,11 +735,11 @@ ROWS: list[Row] = [
     Row(PY, "a fork-join fan-out larger than its branches", "InvalidModelError", r"ForkJoin 'fj': fanout must be between 1 and .* n = 2, got fanout=3",
         lambda tmp: qn.ForkJoin("fj", [qn.Station("a", "1 ms"), qn.Station("b", "1 ms")], fanout=3)),
     Row(PY, "a LINE JSON document that is not JSON", "InvalidModelError", r"not a LINE JSON document",
-        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json("not json")),
+        lambda tmp: __import__("qnmodel.io.linejson", fromlist=["x"]).from_line_json("not json")),
     Row(PY, "a LINE JSON document of another version (`9.9`)", "InvalidModelError", r"version '9.9' is not supported",
-        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json('{"format": "line-model", "version": "9.9", "model": {}}')),
+        lambda tmp: __import__("qnmodel.io.linejson", fromlist=["x"]).from_line_json('{"format": "line-model", "version": "9.9", "model": {}}')),
     Row(PY, "a LINE JSON model that is not a network", "InvalidModelError", r"expected a model of type 'Network', got 'Layered'",
-        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json('{"model": {"type": "Layered"}}')),
+        lambda tmp: __import__("qnmodel.io.linejson", fromlist=["x"]).from_line_json('{"model": {"type": "Layered"}}')),
     Row(PY, "a validation study of an unknown kind", "InvalidModelError", r"study\.kind: no validation study of kind 'nope'",
         _study('[study]\nkind = "nope"\n')),
     Row(PY, "a validation study kind that is a path (`../etc`)", "InvalidModelError", r"study\.kind must be a name such as 'raid', got '\.\./etc'",
@@ -766,11 +766,11 @@ ROWS: list[Row] = [
     Row(QNB, "`--netns ../etc` (not a namespace name)", "Exit2", r"'\.\./etc' \(rank 0\) is not a namespace name", _qnbench("--engine", "null", "--netns", "../etc")),
     # found by the fuzzers of tests/fuzz/test_parsers_formats.py and test_qnbench_options.py
     Row(PY, "a LINE JSON node without a name", "InvalidModelError", r"LINE nodes\[0\]: name must be a string, got None",
-        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json('{"model": {"type": "Network", "nodes": [{"type": "Queue"}], "classes": [{"name": "a"}]}}')),
+        lambda tmp: __import__("qnmodel.io.linejson", fromlist=["x"]).from_line_json('{"model": {"type": "Network", "nodes": [{"type": "Queue"}], "classes": [{"name": "a"}]}}')),
     Row(PY, "LINE JSON bytes that are not UTF-8", "InvalidModelError", r"not a LINE JSON document: 'utf-8' codec can't decode",
-        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json(b'{"model": "\xff"}')),
+        lambda tmp: __import__("qnmodel.io.linejson", fromlist=["x"]).from_line_json(b'{"model": "\xff"}')),
     Row(PY, "a LINE JSON routing probability given as text", "InvalidModelError", r"routing probability 'q' -> 'q' must be in \[0, 1\], got 'half'",
-        lambda tmp: __import__("qnmodel.linejson", fromlist=["x"]).from_line_json(LINE_BAD_ROUTING)),
+        lambda tmp: __import__("qnmodel.io.linejson", fromlist=["x"]).from_line_json(LINE_BAD_ROUTING)),
     Row(PY, "a stripe study with an unknown member kind (`members = [\"ssd\"]`)", "InvalidModelError", r"stripe\.members: 'ssd' is not one of 'emu-exp', 'emu-const', 'file'",
         _study('[study]\nkind = "stripe"\n[stripe]\nmembers = ["ssd"]\n')),
     Row(PY, "a stripe study with a width qnbench cannot run (`widths = [64]`)", "InvalidModelError", r"stripe\.widths must be integers 2\.\.16, got \[64\]",
@@ -780,7 +780,7 @@ ROWS: list[Row] = [
     Row(PY, "a raid study with `repeat = true`", "InvalidModelError", r"raid\.repeat must be an integer 1\.\.50, got True",
         _study(RAID_STUDY.replace("[raid]\n", "[raid]\nrepeat = true\n"))),
     Row(PY, "a search space whose start point has two levels", "InvalidModelError", r"start must be one level of each of chunk, bs, jobs, got \(65536, 1\)",
-        lambda tmp: __import__("qnmodel.experiments.search", fromlist=["x"]).SearchSpace(start=(65536, 1))),
+        lambda tmp: __import__("qnmodel.lab.experiments.search", fromlist=["x"]).SearchSpace(start=(65536, 1))),
     Row(QNB, "an option value holding a newline and a terminal escape sequence", "Exit2", r"exit 2: qnbench: --arrivals: 'po\\x0aisson\\x1b\[31m' is not one of poisson,constant$",
         _qnbench("--engine", "emu", "--rate", "100/s", "--arrivals", "po\nisson\x1b[31m")),
     # the testbed's shaper bucket, the RAID study's windows, the NFS study's new parts

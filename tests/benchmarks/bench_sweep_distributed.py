@@ -6,7 +6,7 @@ while this one samples the resident memory of that process and all its children 
 scheduler and workers) every 50 ms:
 
 * ``in-process``: :func:`qnmodel.whatif.sweep` (one vectorised call over the whole grid);
-* ``dask``: :func:`qnmodel.whatif_distributed.sweep_distributed` on a ``LocalCluster`` of
+* ``dask``: :func:`qnmodel.whatif.distributed.sweep_distributed` on a ``LocalCluster`` of
   ``--workers`` single-threaded processes, chunks of ``--chunk`` points, at most two tasks per
   worker in flight.
 
@@ -39,7 +39,7 @@ grid = dict(cpu=np.linspace(1e-3, 2e-2, side), disk=np.linspace(5e-3, 5e-2, side
 startup = 0.0
 if path == "dask":
     from distributed import Client, LocalCluster
-    from qnmodel.whatif_distributed import sweep_distributed
+    from qnmodel.whatif.distributed import sweep_distributed
     t = time.perf_counter()
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=":0",
                            memory_limit="4GiB")

@@ -112,7 +112,7 @@ def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
 
 
 def test_run_demo_writes_a_report_and_a_plot(qnbench, tmp_path):
-    from qnmodel.calibration import run_demo
+    from qnmodel.lab.demo import run_demo
 
     md = run_demo(
         tmp_path / "demo",

@@ -9,9 +9,9 @@ from qnmodel.calibration.pipeline import (
     calibrate_and_compare,
     compare,
     measured_curve,
-    write_report,
 )
 from qnmodel.errors import InvalidModelError, TraceError
+from qnmodel.reporting.report import write_report
 
 from .._tol import closed_form, exact_fit, exact_mva
 from .conftest import make_document
@@ -162,22 +162,6 @@ def test_report_names_the_traces_own_sample_interval(tmp_path):
     assert "of the 500 ms throughput samples" in text and "100 ms" not in text
     c = calibrate_and_compare(_device_doc(), _closed_doc())  # samples every 0.1 s
     assert "of the 100 ms throughput samples" in " ".join(c.notes)
-
-
-def test_default_plot_is_a_deprecated_alias_of_bounds_vs_measured():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from qnmodel.calibration import pipeline
-
-    net = build_device_network({"a": A, "r": R}, "64 KiB", devices=2)
-    measured = measured_curve(_closed_doc(jobs=(1, 4)))
-    with pytest.warns(DeprecationWarning, match="plotting.bounds_vs_measured"):
-        axes = pipeline.default_plot(net, 4, measured)
-    assert [ax.get_ylabel() for ax in axes] == [
-        "throughput X(n) [jobs/s]",
-        "response time R(n) [ms]",
-    ]
 
 
 def test_compare_checks_multiserver_models_against_the_asymptotic_band():

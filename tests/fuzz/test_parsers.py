@@ -26,12 +26,12 @@ from hypothesis import strategies as st
 
 from qnmodel import units
 from qnmodel.calibration import load_trace
-from qnmodel.check.hardware import loads_hardware
 from qnmodel.errors import QNModelError
-from qnmodel.jmva import from_jmva, to_jmva
-from qnmodel.modelfile import loads as load_model_text
-from qnmodel.modelfile import solve
-from qnmodel.testbed.topology import parse_topology
+from qnmodel.io.jmva import from_jmva, to_jmva
+from qnmodel.io.modelfile import loads as load_model_text
+from qnmodel.io.modelfile import solve
+from qnmodel.lab.check.hardware import loads_hardware
+from qnmodel.lab.testbed.topology import parse_topology
 
 from ._strategies import (
     FUZZ,
@@ -213,7 +213,7 @@ emu_disks = st.fixed_dictionaries(
     st.one_of(st.just("tcp"), st.just("tcp"), st.just("tcp"), st.sampled_from(["nfs", "none"])),
 )
 def test_topology_emu_disk(disk, service):
-    from qnmodel.testbed.services import emu_options
+    from qnmodel.lab.testbed.services import emu_options
 
     doc = copy.deepcopy(TOPOLOGY)
     doc["servers"][0].update(service=service, disk=disk)

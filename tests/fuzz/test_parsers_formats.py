@@ -3,7 +3,7 @@
 best-bandwidth search space and open model files: a valid value or our error, never
 anything else (see ``test_parsers.py``; same profiles, ``_strategies.py``).
 
-Study files are parsed only (``qnmodel.validation.parse_study``): nothing is brought up.
+Study files are parsed only (``qnmodel.lab.validation.parse_study``): nothing is brought up.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qnmodel as qn
-from qnmodel.experiments.search import SearchSpace
-from qnmodel.linejson import from_line_json, to_line_json
-from qnmodel.modelfile import loads as load_model_text
-from qnmodel.modelfile import solve
+from qnmodel.io.linejson import from_line_json, to_line_json
+from qnmodel.io.modelfile import loads as load_model_text
+from qnmodel.io.modelfile import solve
+from qnmodel.lab.experiments.search import SearchSpace
+from qnmodel.lab.validation import parse_study
 from qnmodel.solvers.targets import Target, as_target
-from qnmodel.validation import parse_study
 
 from ._strategies import (
     FUZZ,
@@ -224,7 +224,7 @@ def test_study_random_or_truncated_text(tmp_path_factory, text):
     ours_or_value(_parse_study_text, tmp_path_factory.mktemp("study"), text)
 
 
-# -- the best-bandwidth search space (qnmodel.experiments.search) -------------------------------
+# -- the best-bandwidth search space (qnmodel.lab.experiments.search) -------------------------------
 SPACE = {"chunk": [16384, 65536], "bs": ["64 KiB", 131072], "jobs": [1, 2], "raid": 5, "members": 5, "rw": "write",
          "start": [65536, 65536, 1]}  # fmt: skip
 

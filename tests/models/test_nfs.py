@@ -10,14 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
-from qnmodel.models.nfs import (
-    USL,
-    NFSBandwidth,
-    NFSSystem,
-    requests_for,
-    usl_peak_concurrency,
-    usl_throughput,
-)
+from qnmodel.models.nfs import NFSBandwidth, NFSSystem, requests_for
+from qnmodel.models.usl import USL, usl_peak_concurrency, usl_throughput
 
 from .._tol import closed_form
 

@@ -15,8 +15,9 @@ import pytest
 
 from qnmodel import units
 from qnmodel.errors import MeasurementArtefactWarning
-from qnmodel.models.nfs import USL, NFSBandwidth, usl_throughput
+from qnmodel.models.nfs import NFSBandwidth
 from qnmodel.models.raid import efficiency, theoretical_speedup
+from qnmodel.models.usl import USL, usl_throughput
 
 from .._tol import closed_form
 

@@ -9,8 +9,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from qnmodel.errors import ConvergenceError, ConvergenceWarning, InvalidModelError
-from qnmodel.network import Network
-from qnmodel.results import AMVACurveResult, AMVAResult, MultiClassResult, MVAResult
+from qnmodel.model.network import Network
+from qnmodel.results.closed import AMVACurveResult, AMVAResult, MultiClassResult, MVAResult
 from qnmodel.solvers import amva, mva, mva_multiclass
 from tests._tol import closed_form
 

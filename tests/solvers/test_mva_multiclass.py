@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError
-from qnmodel.network import Network
-from qnmodel.results import MultiClassResult
+from qnmodel.model.network import Network
+from qnmodel.results.closed import MultiClassResult
 from qnmodel.solvers import _kernels, mva, mva_load_dependent, mva_multiclass
 from qnmodel.solvers.mva_multiclass import _lattice_numpy, lattice_memory_bytes, seidmann_split
 from tests._tol import COPY, closed_form, recursion

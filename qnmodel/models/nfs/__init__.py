@@ -50,8 +50,7 @@ parameters are zero:
 
 :class:`USL`
     Gunther's Universal Scalability Law, for measured aggregate curves that
-    rise, peak and *fall* ([Cao07] fig. 5); it lives in
-    :mod:`qnmodel.models.usl` and its names are re-exported here.
+    rise, peak and *fall* ([Cao07] fig. 5): :mod:`qnmodel.models.usl` (also ``qnmodel.USL``).
 
 Units: rates in bytes/s, sizes in bytes, times in seconds; every argument
 also accepts a unit string (``"940 Mbit/s"``, ``"32 KiB"``, ``"50 us"``).
@@ -75,18 +74,14 @@ References
 
 from __future__ import annotations
 
-from ..usl import USL, usl_peak_concurrency, usl_throughput  # re-exported: their old home
 from .cache import NFSBandwidth, requests_for
 from .system import EXPORT_MODES, FORMS, OPERATIONS, NFSSystem
 
 __all__ = [
     "NFSBandwidth",
     "NFSSystem",
-    "USL",
     "EXPORT_MODES",
     "OPERATIONS",
     "FORMS",
     "requests_for",
-    "usl_throughput",
-    "usl_peak_concurrency",
 ]

@@ -20,7 +20,7 @@ from ..._validate import (
     as_quantity,
 )
 from ...errors import InvalidModelError, InvalidTypeError
-from ...network import Network, Station
+from ...model.network import Network, Station
 from .cache import NFSBandwidth, _harmonic, _out, _rate
 
 __all__ = ["NFSSystem", "EXPORT_MODES", "OPERATIONS", "FORMS"]
@@ -99,7 +99,7 @@ class NFSSystem:
         default) is the model without it. Calibrate it bottom-up from READs
         served by the server's cache over loopback at two sizes, no shaped
         link (the slope of their response time,
-        :func:`qnmodel.validation._nfs_cpu.fit_line`).
+        :func:`qnmodel.lab.validation._nfs_cpu.fit_line`).
 
     Notes
     -----

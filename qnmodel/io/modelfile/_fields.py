@@ -1,0 +1,303 @@
+"""The schema's keys and the checkers of its fields (quantities, populations, stations, classes)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..._validate import check_memory
+from ...errors import InvalidModelError, InvalidTypeError
+from ...model.network import STATION_KINDS, Station
+from ...units import parse as _parse_unit
+from ._scanner import _Ctx
+
+_MODEL_KEYS = (
+    "name",
+    "description",
+    "think_time",
+    "population",
+    "populations",
+    "arrival_rate",
+    "target",
+)
+_STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers")
+_TOP_KEYS = ("model", "station", "system", "class")
+SYSTEM_TYPES = ("networked_raid", "nfs", "raid")
+_NFS_BANDWIDTHS = ("b1", "b2", "b3", "b4")
+_NFS_SYSTEM_KEYS = (
+    "rsize",
+    "wsize",
+    "server_cpu_per_request",
+    "client_cpu_per_request",
+    "disk_access_time",
+    "export",
+    "async_merge_size",
+    "client_link",
+    "server_cpus",
+    "read_cpu_per_byte",
+)
+_NFS_JOB_KEYS = ("file_size", "op", "client_hit", "server_hit")
+_RAID_KEYS = ("level", "disks", "disk_demand", "op", "pattern", "name")
+
+
+def _unknown(ctx: _Ctx, table: Mapping, allowed: tuple, path: tuple) -> None:
+    for key in table:
+        if key not in allowed:
+            raise ctx.error(
+                (*path, key), f"unknown key; allowed keys here are {', '.join(allowed)}"
+            )
+
+
+def _quantity(ctx: _Ctx, value: Any, path: tuple, dimension: str, positive: bool = False) -> float:
+    unit_hint = {"time": "'4.9 ms'", "size": "'64 KiB'", "rate": "'100 Mbit/s'"}[dimension]
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ctx.error(
+            path,
+            f"must be a {dimension} such as {unit_hint}, got {value!r} ({type(value).__name__})",
+        )
+    if isinstance(value, str):
+        try:
+            v = _parse_unit(value, dimension)
+        except InvalidModelError as exc:
+            raise ctx.error(path, str(exc)) from None
+    else:
+        v = float(value)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        rule = "> 0" if positive else ">= 0"
+        raise ctx.error(path, f"must be finite and {rule}, got {value!r}")
+    return v
+
+
+def _string(ctx: _Ctx, value: Any, path: tuple) -> str:
+    if not isinstance(value, str):
+        raise ctx.error(path, f"must be a string, got {value!r}")
+    return value
+
+
+def _integer(ctx: _Ctx, value: Any, path: tuple, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ctx.error(path, f"must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ctx.error(path, f"must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _fits_in_memory(ctx: _Ctx, count: int, path: tuple) -> None:
+    """Refuse a population list longer than the memory limit allows (the solution keeps a
+    row of results, several float64 per station, for every population)."""
+    try:
+        check_memory(
+            8.0 * 8 * count,
+            f"N = {count} populations (a row of results for each)",
+            "solve fewer populations (a list or a range with a step), or raise the limit",
+        )
+    except InvalidModelError as exc:
+        raise ctx.error(path, str(exc)) from None
+
+
+def _populations(ctx: _Ctx, model: Mapping) -> np.ndarray:
+    if "population" in model and "populations" in model:
+        raise ctx.error(("model", "populations"), "give either population or populations, not both")
+    if "population" in model:
+        N = _integer(ctx, model["population"], ("model", "population"))
+        _fits_in_memory(ctx, N, ("model", "population"))
+        return np.arange(1, N + 1, dtype=np.int64)
+    if "populations" not in model:
+        raise ctx.error(
+            ("model",),
+            "missing population: add 'population = 40' (solve n = 1..40) or "
+            "'populations = [1, 10, 100]' under [model]",
+        )
+    pops = model["populations"]
+    path = ("model", "populations")
+    if isinstance(pops, Mapping):
+        _unknown(ctx, pops, ("start", "stop", "step"), path)
+        for key in ("start", "stop"):
+            if key not in pops:
+                raise ctx.error((*path, key), "missing; a range needs start and stop")
+        start = _integer(ctx, pops["start"], (*path, "start"))
+        stop = _integer(ctx, pops["stop"], (*path, "stop"))
+        step = _integer(ctx, pops.get("step", 1), (*path, "step"))
+        if stop < start:
+            raise ctx.error((*path, "stop"), f"must be >= start ({start}), got {stop}")
+        _fits_in_memory(ctx, (stop - start) // step + 1, path)
+        values = list(range(start, stop + 1, step))
+        if values[-1] != stop:
+            values.append(stop)
+        return np.array(values, dtype=np.int64)
+    if isinstance(pops, list):
+        if not pops:
+            raise ctx.error(path, "is empty; list at least one population")
+        values = [_integer(ctx, v, path) for v in pops]
+        if len(set(values)) != len(values):
+            raise ctx.error(path, f"has repeated populations: {values}")
+        return np.array(sorted(values), dtype=np.int64)
+    raise ctx.error(
+        path, f"must be a list of integers or a table {{start, stop, step}}, got {pops!r}"
+    )
+
+
+def _per_class(ctx: _Ctx, st: Mapping, key: str, path: tuple, cls: str | None) -> tuple:
+    """The value of ``key`` for class ``cls`` and its key path.
+
+    In a multi-class model a station value may be a table keyed by class name
+    (``demand = { read = "2 ms", write = "5 ms" }``); a plain value applies to
+    every class.
+    """
+    value = st[key]
+    if isinstance(value, Mapping):
+        if cls is None:
+            raise ctx.error(
+                (*path, key),
+                "a table of per-class values needs [[class]] tables; a single-class model "
+                "takes one value",
+            )
+        if cls not in value:
+            raise ctx.error((*path, key), f"no value for class {cls!r}; give one per class")
+        return value[cls], (*path, key, cls)
+    return value, (*path, key)
+
+
+def _station_demand(ctx: _Ctx, st: Mapping, path: tuple, name: str, cls: str | None) -> float:
+    """D_k (seconds) of one station, for one class in a multi-class model."""
+    forms = [k for k in ("demand", "service_time", "size") if k in st]
+    if len(forms) != 1:
+        got = ", ".join(forms) if forms else "none of them"
+        raise ctx.error(
+            path,
+            f"station {name!r} needs exactly one of demand, service_time, or size with rate "
+            f"(got {got})",
+        )
+    if "rate" in st and forms != ["size"]:
+        raise ctx.error((*path, "rate"), "rate goes with size (service time = size / rate)")
+    if "visits" in st and forms == ["demand"]:
+        raise ctx.error(
+            (*path, "visits"), "a demand already includes the visits; use service_time with visits"
+        )
+    visits = 1.0
+    if "visits" in st:
+        v, vpath = _per_class(ctx, st, "visits", path, cls)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise ctx.error(vpath, f"must be a number >= 0, got {v!r}")
+        visits = float(v)
+    if forms == ["demand"]:
+        v, vpath = _per_class(ctx, st, "demand", path, cls)
+        return _quantity(ctx, v, vpath, "time")
+    if forms == ["service_time"]:
+        v, vpath = _per_class(ctx, st, "service_time", path, cls)
+        return visits * _quantity(ctx, v, vpath, "time")
+    if "rate" not in st:
+        raise ctx.error((*path, "size"), "size needs a rate (service time = size / rate)")
+    v, vpath = _per_class(ctx, st, "size", path, cls)
+    size = _quantity(ctx, v, vpath, "size")
+    v, vpath = _per_class(ctx, st, "rate", path, cls)
+    rate = _quantity(ctx, v, vpath, "rate", positive=True)
+    return visits * size / rate
+
+
+def _station(ctx: _Ctx, st: Any, i: int, classes: tuple[str, ...] = ()) -> tuple[Station, list]:
+    """A station and, for a multi-class model, its demand per class (seconds)."""
+    path = ("station", i)
+    if not isinstance(st, Mapping):
+        raise ctx.error(path, "must be a table ([[station]])")
+    _unknown(ctx, st, _STATION_KEYS, path)
+    if "name" not in st:
+        raise ctx.error(path, 'missing name; every station needs name = "..."')
+    name = _string(ctx, st["name"], (*path, "name"))
+    if not name.strip():
+        raise ctx.error((*path, "name"), "must be a non-empty string")
+    for key in ("demand", "service_time", "size", "rate", "visits"):
+        if isinstance(st.get(key), Mapping) and classes:
+            extra = [c for c in st[key] if c not in classes]
+            if extra:
+                raise ctx.error(
+                    (*path, key, extra[0]), f"unknown class; the classes are {list(classes)}"
+                )
+    if classes:
+        per_class = [_station_demand(ctx, st, path, name, c) for c in classes]
+        demand = max(per_class)
+    else:
+        per_class = []
+        demand = _station_demand(ctx, st, path, name, None)
+    kind = st.get("kind", "queue")
+    if kind not in STATION_KINDS:
+        raise ctx.error((*path, "kind"), f"must be one of {list(STATION_KINDS)}, got {kind!r}")
+    servers = _integer(ctx, st.get("servers", 1), (*path, "servers"))
+    if kind == "delay" and servers != 1:
+        raise ctx.error((*path, "servers"), "a delay station has no server count; remove it")
+    try:
+        return Station(name, demand, kind=kind, servers=servers), per_class
+    except (InvalidModelError, InvalidTypeError) as exc:  # pragma: no cover - checked above
+        raise ctx.error(path, str(exc)) from None
+
+
+def _classes(ctx: _Ctx, raw: Any, default_think: float) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """Names, populations (C,) and think times (C,) of the [[class]] tables."""
+    if not isinstance(raw, list) or not raw:
+        raise ctx.error(("class",), "must be an array of tables: write [[class]] per class")
+    names, pops, thinks = [], [], []
+    for c, table in enumerate(raw):
+        path = ("class", c)
+        if not isinstance(table, Mapping):
+            raise ctx.error(path, "must be a table ([[class]])")
+        _unknown(ctx, table, ("name", "population", "think_time"), path)
+        if "name" not in table or "population" not in table:
+            raise ctx.error(path, "every class needs a name and a population")
+        name = _string(ctx, table["name"], (*path, "name"))
+        if name in names:
+            raise ctx.error((*path, "name"), f"duplicate class name {name!r}")
+        names.append(name)
+        pops.append(_integer(ctx, table["population"], (*path, "population"), minimum=0))
+        thinks.append(
+            _quantity(ctx, table.get("think_time", default_think), (*path, "think_time"), "time")
+        )
+    if sum(pops) < 1:
+        raise ctx.error(("class",), "all class populations are 0: give a class at least one job")
+    return tuple(names), np.array(pops, dtype=np.int64), np.array(thinks, dtype=np.float64)
+
+
+def _arrival_rates(ctx: _Ctx, model: Mapping) -> np.ndarray | None:
+    """The open model's arrival rate(s), jobs/s, or None for a closed model."""
+    if "arrival_rate" not in model:
+        return None
+    path = ("model", "arrival_rate")
+    for key in ("population", "populations"):
+        if key in model:
+            raise ctx.error(
+                path,
+                f"give either {key} (a closed model) or arrival_rate (an open model), not both",
+            )
+    raw = model["arrival_rate"]
+    values = raw if isinstance(raw, list) else [raw]
+    if not values:
+        raise ctx.error(path, "is empty; give a rate such as '40000/s'")
+    rates = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
+            raise ctx.error(path, f"must be a rate such as '40000/s', got {v!r}")
+        if isinstance(v, str):
+            try:
+                r = _parse_unit(v, "frequency")
+            except InvalidModelError as exc:
+                raise ctx.error(path, f"{exc} (a request rate such as '40000/s')") from None
+        else:
+            r = float(v)
+        if not math.isfinite(r) or r < 0:
+            raise ctx.error(path, f"must be finite and >= 0, got {v!r}")
+        rates.append(r)
+    return np.array(rates, dtype=np.float64)
+
+
+def _target(ctx: _Ctx, model: Mapping) -> Any:
+    """The model's performance target (a :class:`~qnmodel.solvers.targets.Target`) or None."""
+    if "target" not in model:
+        return None
+    from ...solvers.targets import as_target
+
+    try:
+        return as_target(model["target"], "target")
+    except (InvalidModelError, InvalidTypeError) as exc:
+        raise ctx.error(("model", "target"), str(exc)) from None

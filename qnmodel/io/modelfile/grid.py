@@ -1,0 +1,61 @@
+"""What-if grids over model-file values: the job of ``qnmodel sweep``."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .reader import with_values
+from .solution import MultiClassSolution
+from .spec import ModelSpec
+
+__all__ = ["sweep_model"]
+
+
+def sweep_model(
+    spec: ModelSpec,
+    grid: Mapping[str, Sequence[Any]],
+    progress: Callable[[int], None] | None = None,
+):
+    """Solve a model at every point of a grid of model-file values.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The model (from :func:`~qnmodel.io.modelfile.load` or
+        :func:`~qnmodel.io.modelfile.loads`).
+    grid : mapping of str to sequence
+        Keys as :func:`~qnmodel.io.modelfile.with_values` takes them
+        (``"network.rate"``, ``"think_time"``, ``"system.link_rate"``), each
+        with the values to try; every combination is solved.
+    progress : callable, optional
+        Called with the number of grid points done after each one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy: one column per varied key (as given), then ``bottleneck, n,
+        throughput, response_time`` (exact MVA at the model's populations), one
+        row per grid point and population; for a multi-class model ``class,
+        population`` replace ``n``, one row per grid point and class.
+    """
+    import pandas as pd
+
+    keys = list(grid)
+    frames = []
+    combos = list(itertools.product(*(grid[k] for k in keys)))
+    for i, combo in enumerate(combos, start=1):
+        point = dict(zip(keys, combo, strict=True))
+        res = with_values(spec, point).solve()
+        if isinstance(res, MultiClassSolution):
+            f = res.to_frame()[["class", "population", "throughput", "response_time"]]
+        else:
+            f = res.to_frame()[["n", "throughput", "response_time"]]
+        f.insert(0, "bottleneck", res.summary()["bottleneck"])
+        for k in reversed(keys):
+            f.insert(0, k, [point[k]] * len(f))
+        frames.append(f)
+        if progress is not None:
+            progress(i)
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,2 @@
+"""Reporting: the one Markdown report writer (:mod:`qnmodel.reporting.report`), its HTML twin
+(:mod:`qnmodel.reporting.html`) and the figures (:mod:`qnmodel.reporting.plotting`)."""

@@ -1,0 +1,214 @@
+"""The frozen result of :func:`qnmodel.simulate`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidModelError
+from .closed import _freeze, _import_pandas
+
+__all__ = ["SimulationResult"]
+
+
+@dataclass(frozen=True, repr=False)
+class SimulationResult:
+    """Estimates of a discrete-event simulation, each with a confidence-interval half-width.
+
+    Every estimate ``x`` has a field ``x_halfwidth``: the interval ``x +- x_halfwidth`` is a
+    Student-t confidence interval at level :attr:`confidence` over :attr:`replications`
+    independent replications or batch means (:attr:`ci_method`). Field names follow the
+    analytic results (:class:`~qnmodel.results.closed.MultiClassResult`): rows are classes c,
+    columns stations k.
+
+    Attributes
+    ----------
+    method : str
+        ``"simulation"``.
+    ci_method : {"replications", "batch_means"}
+    class_names, station_names : tuple of str
+    branch_names : tuple of str
+        Stations inside fork-join elements, as ``"forkjoin/branch"``.
+    population : ndarray (C,)
+        N_c of closed classes (0 for open classes).
+    arrival_rate : ndarray (C,)
+        lambda_c of open classes, 1/s (0 for closed classes).
+    throughput : ndarray (C,)
+        Completed responses per second.
+    response_time : ndarray (C,)
+        Mean response time (think time excluded), s.
+    quantiles : ndarray (Q,)
+        Probabilities of the response-time quantiles.
+    response_time_quantiles : ndarray (C, Q)
+        Response-time quantiles, s (mean over replications/batches of each one's quantile).
+    utilization : ndarray (C, K)
+        Per-server utilisation by class: busy servers / servers (mean busy servers for a delay
+        station; fraction of time serving for a load-dependent station; NaN for a fork-join
+        element, see :attr:`branch_utilization`).
+    queue_length : ndarray (C, K)
+        Mean number of class-c jobs at station k (fork-join: jobs between fork and join).
+    residence_time : ndarray (C, K)
+        Mean time per visit (per cycle), s; fork-join: from fork to join.
+    station_utilization, station_queue_length : ndarray (K,)
+        Summed over classes.
+    branch_utilization, branch_queue_length : ndarray (NB,)
+        Per fork-join branch station, summed over classes (sub-jobs still running after a
+        k-of-n join included).
+    events : int
+        Events processed, warm-up included, all replications.
+    visits : int
+        Station visits completed after the warm-up, all replications.
+    seed : int
+        The seed that reproduces this result bit for bit.
+    replications : int
+        Replications (or batches) behind each interval.
+    warmup, run_length : float
+        Warm-up discarded and length kept per replication (batch means: the whole run), s.
+    confidence : float
+    """
+
+    method: str
+    ci_method: str
+    class_names: tuple[str, ...]
+    station_names: tuple[str, ...]
+    branch_names: tuple[str, ...]
+    population: np.ndarray
+    arrival_rate: np.ndarray
+    throughput: np.ndarray
+    throughput_halfwidth: np.ndarray
+    response_time: np.ndarray
+    response_time_halfwidth: np.ndarray
+    quantiles: np.ndarray
+    response_time_quantiles: np.ndarray
+    response_time_quantiles_halfwidth: np.ndarray
+    utilization: np.ndarray
+    utilization_halfwidth: np.ndarray
+    queue_length: np.ndarray
+    queue_length_halfwidth: np.ndarray
+    residence_time: np.ndarray
+    residence_time_halfwidth: np.ndarray
+    station_utilization: np.ndarray
+    station_utilization_halfwidth: np.ndarray
+    station_queue_length: np.ndarray
+    station_queue_length_halfwidth: np.ndarray
+    branch_utilization: np.ndarray
+    branch_utilization_halfwidth: np.ndarray
+    branch_queue_length: np.ndarray
+    branch_queue_length_halfwidth: np.ndarray
+    events: int
+    visits: int
+    seed: int
+    replications: int
+    warmup: float
+    run_length: float
+    confidence: float
+
+    def __post_init__(self) -> None:
+        _freeze(self)
+
+    @property
+    def C(self) -> int:
+        """Number of classes."""
+        return len(self.class_names)
+
+    def _class_index(self, class_name: str | None) -> int:
+        if class_name is None:
+            if self.C != 1:
+                raise InvalidModelError(
+                    f"class_name is needed with {self.C} classes: one of {list(self.class_names)}"
+                )
+            return 0
+        if class_name not in self.class_names:
+            raise InvalidModelError(
+                f"no class named {class_name!r}; classes are {list(self.class_names)}"
+            )
+        return self.class_names.index(class_name)
+
+    def _q_index(self, q: float) -> int:
+        hit = np.flatnonzero(np.isclose(self.quantiles, float(q), rtol=0, atol=1e-12))
+        if hit.size == 0:
+            raise InvalidModelError(
+                f"q={q!r} was not estimated; this run has quantiles {self.quantiles.tolist()} "
+                f"(pass quantiles=(..., {q!r}) to simulate)"
+            )
+        return int(hit[0])
+
+    def response_time_quantile(self, q: float, class_name: str | None = None) -> float:
+        """The q-quantile of the response time of a class (the only one by default), s."""
+        return float(self.response_time_quantiles[self._class_index(class_name), self._q_index(q)])
+
+    def response_time_quantile_ci(
+        self, q: float, class_name: str | None = None
+    ) -> tuple[float, float]:
+        """(lower, upper) confidence interval of :meth:`response_time_quantile`."""
+        c, i = self._class_index(class_name), self._q_index(q)
+        v, h = self.response_time_quantiles[c, i], self.response_time_quantiles_halfwidth[c, i]
+        return float(v - h), float(v + h)
+
+    def to_frame(self, level: str = "class") -> Any:
+        """A pandas DataFrame of the estimates and their half-widths (``_hw`` columns).
+
+        ``level="class"``: one row per class (throughput, response time, quantiles ``p50``
+        ...); ``"station"``: one row per class and station; ``"branch"``: one row per fork-join
+        branch station.
+        """
+        pd = _import_pandas()
+        if level == "class":
+            data: dict[str, Any] = {
+                "class": list(self.class_names),
+                "population": self.population,
+                "arrival_rate": self.arrival_rate,
+                "throughput": self.throughput,
+                "throughput_hw": self.throughput_halfwidth,
+                "response_time": self.response_time,
+                "response_time_hw": self.response_time_halfwidth,
+            }
+            for i, q in enumerate(self.quantiles):
+                label = f"p{100 * q:g}"
+                data[label] = self.response_time_quantiles[:, i]
+                data[f"{label}_hw"] = self.response_time_quantiles_halfwidth[:, i]
+            return pd.DataFrame(data)
+        if level == "station":
+            C, K = self.utilization.shape
+            return pd.DataFrame(
+                {
+                    "class": np.repeat(list(self.class_names), K),
+                    "station": list(self.station_names) * C,
+                    "utilization": self.utilization.ravel(),
+                    "utilization_hw": self.utilization_halfwidth.ravel(),
+                    "queue_length": self.queue_length.ravel(),
+                    "queue_length_hw": self.queue_length_halfwidth.ravel(),
+                    "residence_time": self.residence_time.ravel(),
+                    "residence_time_hw": self.residence_time_halfwidth.ravel(),
+                }
+            )
+        if level == "branch":
+            return pd.DataFrame(
+                {
+                    "branch": list(self.branch_names),
+                    "utilization": self.branch_utilization,
+                    "utilization_hw": self.branch_utilization_halfwidth,
+                    "queue_length": self.branch_queue_length,
+                    "queue_length_hw": self.branch_queue_length_halfwidth,
+                }
+            )
+        raise InvalidModelError(f"level must be 'class', 'station' or 'branch', got {level!r}")
+
+    def __repr__(self) -> str:
+        rows = "; ".join(
+            f"{c}: X={x:.6g}+-{hx:.2g}/s R={r:.6g}+-{hr:.2g}s"
+            for c, x, hx, r, hr in zip(
+                self.class_names,
+                self.throughput,
+                self.throughput_halfwidth,
+                self.response_time,
+                self.response_time_halfwidth,
+                strict=True,
+            )
+        )
+        return (
+            f"SimulationResult({self.ci_method}, n={self.replications}, "
+            f"{100 * self.confidence:g}% CI, seed={self.seed}: {rows})"
+        )
