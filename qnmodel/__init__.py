@@ -44,12 +44,16 @@ from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import ForkJoin, Network, Station
 from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .results_open import OpenMultiClassResult, OpenResult, OpenSweepResult, UpgradeResult
+from .results_queue import QueueResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .solvers.forkjoin import ForkJoinResult, fork_join
 from .solvers.mixed import mixed_network
 from .solvers.mva_ld_general import mva_ld_general
-from .solvers.open import open_network
+from .solvers.open import engset, erlang_b, erlang_c, open_network
+from .solvers.queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
+from .solvers.queue_approx import queue_ammm, queue_mgm
+from .solvers.queue_finite import queue_mm1k, queue_mmmk
 from .whatif import sweep  # the module qnmodel.whatif (it was qnmodel.sweep)
 
 __version__ = "0.1.0"
@@ -113,6 +117,7 @@ __all__ = [
     "OpenMultiClassResult",
     "OpenSweepResult",
     "OpenResult",
+    "QueueResult",
     "Station",
     "TraceError",
     "USL",
@@ -127,6 +132,9 @@ __all__ = [
     "check",
     "bench",
     "demands",
+    "engset",
+    "erlang_b",
+    "erlang_c",
     "fork_join",
     "load_model",
     "max_arrival_rate",
@@ -142,9 +150,19 @@ __all__ = [
     "nfs_aggregate_bandwidth",
     "open_network",
     "plotting",
+    "queue_ammm",
+    "queue_mg1",
+    "queue_mgm",
+    "queue_mh1",
+    "queue_mm1",
+    "queue_mm1k",
+    "queue_mminf",
+    "queue_mmm",
+    "queue_mmmk",
     "raid",
     "simulate",
     "simulation",
+    "single_queue",
     "sweep",
     "symbolic",
     "testbed",
