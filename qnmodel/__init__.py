@@ -44,13 +44,14 @@ from .multiclass import ClosedClass, MultiClassNetwork, OpenClass
 from .network import ForkJoin, Network, Station
 from .results import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .results_open import OpenMultiClassResult, OpenResult, OpenSweepResult, UpgradeResult
-from .results_queue import QueueResult
+from .results_queue import PriorityQueueResult, QueueResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .solvers.forkjoin import ForkJoinResult, fork_join
 from .solvers.mixed import mixed_network
 from .solvers.mva_ld_general import mva_ld_general
 from .solvers.open import engset, erlang_b, erlang_c, open_network
+from .solvers.priority import priority_queue
 from .solvers.queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
 from .solvers.queue_approx import queue_ammm, queue_mgm
 from .solvers.queue_finite import queue_mm1k, queue_mmmk
@@ -117,6 +118,7 @@ __all__ = [
     "OpenMultiClassResult",
     "OpenSweepResult",
     "OpenResult",
+    "PriorityQueueResult",
     "QueueResult",
     "Station",
     "TraceError",
@@ -150,6 +152,7 @@ __all__ = [
     "nfs_aggregate_bandwidth",
     "open_network",
     "plotting",
+    "priority_queue",
     "queue_ammm",
     "queue_mg1",
     "queue_mgm",

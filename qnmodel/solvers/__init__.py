@@ -16,6 +16,7 @@ from .mva import log_convolve, mva, mva_exact, mva_load_dependent
 from .mva_ld_general import mva_ld_general, mva_multiclass_ld
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
 from .open import engset, erlang_b, erlang_c, open_network
+from .priority import priority_queue
 from .queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
 from .queue_approx import queue_ammm, queue_mgm
 from .queue_finite import queue_mm1k, queue_mmmk
@@ -48,6 +49,7 @@ __all__ = [
     "mva_exact",
     "mva_load_dependent",
     "mva_multiclass",
+    "priority_queue",
     "queue_ammm",
     "queue_mg1",
     "queue_mgm",
