@@ -438,6 +438,10 @@ def test_refusals_of_the_kernels():
         qn.erlang_b(2, True)
     with pytest.raises(InvalidModelError, match="m must be an integer >= 1, got 1.5"):
         qn.erlang_b(1.5, 1.0)
+    with pytest.raises(InvalidTypeError, match="got an array of dtype <U1"):
+        qn.erlang_b(2, ["x"])
+    with pytest.raises(InvalidTypeError, match="got an array of dtype object"):
+        qn.erlang_c(2, [1.0, [2.0, 3.0]])
 
 
 def test_validators_messages():
