@@ -44,12 +44,17 @@ from .models.storage import NetworkedRAID
 from .models.usl import USL
 from .results.closed import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
 from .results.open import OpenMultiClassResult, OpenResult, OpenSweepResult, UpgradeResult
+from .results.queue import PriorityQueueResult, QueueResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .solvers.forkjoin import ForkJoinResult, fork_join
 from .solvers.mixed import mixed_network
 from .solvers.mva_ld_general import mva_ld_general
-from .solvers.open import open_network
+from .solvers.open import engset, erlang_b, erlang_c, open_network
+from .solvers.priority import priority_queue
+from .solvers.queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
+from .solvers.queue_approx import queue_ammm, queue_mgm
+from .solvers.queue_finite import queue_mm1k, queue_mmmk
 from .whatif.grid import sweep
 
 __version__ = "0.1.0"
@@ -113,6 +118,8 @@ __all__ = [
     "OpenMultiClassResult",
     "OpenSweepResult",
     "OpenResult",
+    "PriorityQueueResult",
+    "QueueResult",
     "Station",
     "TraceError",
     "USL",
@@ -127,6 +134,9 @@ __all__ = [
     "check",
     "bench",
     "demands",
+    "engset",
+    "erlang_b",
+    "erlang_c",
     "fork_join",
     "load_model",
     "max_arrival_rate",
@@ -142,9 +152,20 @@ __all__ = [
     "nfs_aggregate_bandwidth",
     "open_network",
     "plotting",
+    "priority_queue",
+    "queue_ammm",
+    "queue_mg1",
+    "queue_mgm",
+    "queue_mh1",
+    "queue_mm1",
+    "queue_mm1k",
+    "queue_mminf",
+    "queue_mmm",
+    "queue_mmmk",
     "raid",
     "simulate",
     "simulation",
+    "single_queue",
     "sweep",
     "symbolic",
     "testbed",

@@ -32,6 +32,9 @@ __all__ = [
     "as_servers",
     "as_rate_multipliers",
     "as_probability",
+    "as_scv",
+    "as_scvs",
+    "as_integers",
     "as_hit_ratio",
     "as_choice",
     "as_positive_int",
@@ -328,6 +331,70 @@ def as_probability(value: Any, name: str) -> float:
     if not (0.0 <= p <= 1.0):  # also rejects NaN
         raise InvalidModelError(f"{name} must be in [0, 1], got {value!r}")
     return p
+
+
+def as_scv(value: Any, name: str = "scv") -> float:
+    """A squared coefficient of variation Var[S] / E[S]^2 of a service time: finite, >= 0.
+
+    0 is a constant (deterministic) time, 1 an exponential one; dimensionless, so a unit
+    string is refused.
+    """
+    if not _is_real_number(value):
+        raise InvalidTypeError(
+            f"{name} must be a number >= 0 (the squared coefficient of variation "
+            f"Var[S] / E[S]^2: 0 constant, 1 exponential), got {value!r} of type "
+            f"{type(value).__name__}"
+        )
+    v = float(value)
+    if not (math.isfinite(v) and v >= 0.0):  # also rejects NaN
+        raise InvalidModelError(
+            f"{name} must be finite and >= 0 (the squared coefficient of variation "
+            f"Var[S] / E[S]^2: 0 constant, 1 exponential), got {value!r}"
+        )
+    return v
+
+
+def as_scvs(values: Any, name: str = "scv") -> np.ndarray:
+    """A 1-D float64 array of squared coefficients of variation, each finite and >= 0."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable | np.ndarray):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of numbers >= 0 (squared coefficients of variation), "
+            f"got {values!r} of type {type(values).__name__}"
+        )
+    if np.ndim(values) != 1:
+        raise InvalidModelError(f"{name} must be 1-D, got shape {np.shape(values)}")
+    return np.asarray(
+        [as_scv(v, f"{name}[{i}]") for i, v in enumerate(values)], dtype=np.float64
+    ).reshape(-1)
+
+
+def as_integers(values: Any, name: str) -> np.ndarray:
+    """A 1-D int64 array of integers of either sign (priority levels, labels).
+
+    Integral floats (``2.0``) are accepted; ``1.5``, NaN, booleans and strings are refused,
+    naming the entry.
+    """
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable | np.ndarray):
+        raise InvalidTypeError(
+            f"{name} must be a sequence of integers, got {values!r} of type {type(values).__name__}"
+        )
+    if np.ndim(values) != 1:
+        raise InvalidModelError(f"{name} must be 1-D, got shape {np.shape(values)}")
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
+            raise InvalidTypeError(f"{name}[{i}] must be an integer, got {v!r}")
+        if isinstance(v, numbers.Integral):
+            n = int(v)
+        else:
+            f = float(v)
+            if not math.isfinite(f) or f != math.floor(f):
+                raise InvalidModelError(f"{name}[{i}] must be an integer, got {v!r}")
+            n = int(f)
+        if abs(n) > MAX_COUNT:
+            raise InvalidModelError(f"{name}[{i}] must be at most 2^53 in size, got {v!r}")
+        out.append(n)
+    return np.asarray(out, dtype=np.int64).reshape(-1)
 
 
 def as_hit_ratio(value: Any, name: str) -> float | np.ndarray:

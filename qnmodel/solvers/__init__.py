@@ -15,7 +15,11 @@ from .mixed import mixed_network
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
 from .mva_ld_general import mva_ld_general, mva_multiclass_ld
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
-from .open import erlang_b, erlang_c, open_network
+from .open import engset, erlang_b, erlang_c, open_network
+from .priority import priority_queue
+from .queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
+from .queue_approx import queue_ammm, queue_mgm
+from .queue_finite import queue_mm1k, queue_mmmk
 
 __all__ = [
     "AMVA_METHODS",
@@ -32,6 +36,7 @@ __all__ = [
     "max_arrival_rate",
     "max_population",
     "min_servers",
+    "engset",
     "erlang_b",
     "erlang_c",
     "lattice_memory_bytes",
@@ -44,5 +49,16 @@ __all__ = [
     "mva_exact",
     "mva_load_dependent",
     "mva_multiclass",
+    "priority_queue",
+    "queue_ammm",
+    "queue_mg1",
+    "queue_mgm",
+    "queue_mh1",
+    "queue_mm1",
+    "queue_mm1k",
+    "queue_mminf",
+    "queue_mmm",
+    "queue_mmmk",
     "seidmann_split",
+    "single_queue",
 ]

@@ -55,14 +55,20 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice
-from ..errors import InvalidModelError, NumericalInstabilityWarning, UnstableModelError
+from .._validate import as_choice, as_positive_int, as_servers
+from ..errors import (
+    InvalidModelError,
+    InvalidTypeError,
+    NumericalInstabilityWarning,
+    UnstableModelError,
+)
 from ..results.open import OpenMultiClassResult, OpenResult
 from ._open_model import _class_rates, _sweep_rates, as_multipliers, network_model
 
 __all__ = [
     "erlang_b",
     "erlang_c",
+    "engset",
     "station_capacity",
     "stretch",
     "open_single",
@@ -80,16 +86,87 @@ _UNSTABLE = ("raise", "inf")
 # --------------------------------------------------------------------------------------
 
 
+def _erlang_loads(a: Any, name: str = "a") -> np.ndarray:
+    """Offered loads in Erlangs: a number or an array of numbers, each finite and >= 0."""
+    if isinstance(a, str | bytes) or a is None or isinstance(a, bool | np.bool_):
+        raise InvalidTypeError(
+            f"{name} must be an offered load in Erlangs (a number >= 0, or an array of them), "
+            f"got {a!r} of type {type(a).__name__}"
+        )
+    try:
+        arr = np.asarray(a)
+    except (TypeError, ValueError):  # ragged sequences
+        arr = np.asarray(a, dtype=object)
+    if arr.dtype.kind not in "iuf":
+        raise InvalidTypeError(
+            f"{name} must be an offered load in Erlangs (a number >= 0, or an array of them), "
+            f"got an array of dtype {arr.dtype}: {a!r:.80}"
+        )
+    arr = arr.astype(np.float64)
+    bad = ~(np.isfinite(arr) & (arr >= 0.0))
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f"{name}[{', '.join(map(str, idx))}]" if idx else name
+        raise InvalidModelError(
+            f"{where} must be a finite offered load >= 0 Erlangs (arrival rate times mean "
+            f"service time), got {float(arr[idx])!r}"
+        )
+    return arr
+
+
 def erlang_b(m: int, a: Any) -> np.ndarray:
     """Erlang's loss probability B(m, a) for m servers and offered load a (Erlangs).
 
-    The recursion B(0) = 1, B(j) = a B(j-1) / (j + a B(j-1)) ([Jag74]) adds and
+    The M/G/m/m loss system (m servers, no waiting room, Poisson arrivals) refuses a job
+    with probability
+
+        B(m, a) = (a^m / m!) / sum_{k=0}^{m} a^k / k!,
+
+    whatever the service-time law (insensitivity, [Iv15] on Erlang's loss system).
+
+    Parameters
+    ----------
+    m : int
+        Servers, an integer >= 1.
+    a : float or array_like
+        Offered load a = lambda S in Erlangs (arrival rate times mean service time),
+        finite and >= 0; B(m, 0) = 0.
+
+    Returns
+    -------
+    ndarray
+        B(m, a), the shape of ``a`` (0-d for a number).
+
+    Raises
+    ------
+    InvalidModelError
+        ``m`` not an integer >= 1; a load that is negative, NaN or infinite.
+    InvalidTypeError
+        A load that is not a number (a string, a boolean).
+
+    Notes
+    -----
+    The recursion B(0) = 1, B(j) = a B(j-1) / (j + a B(j-1)) ([Jag74]; [Zen03]) adds and
     multiplies positive numbers only: no overflow (a^m / m! never appears) and no
-    cancellation, O(m) per value. Vectorised over ``a``.
+    cancellation, O(m) per value. Vectorised over ``a``. GNU Octave's ``erlangb(A, m)``
+    takes the arguments the other way round and refuses a = 0 (returned here as 0, the
+    limit).
+
+    References
+    ----------
+    .. [Jag74] D. L. Jagerman, "Some properties of the Erlang loss function", Bell System
+       Technical Journal 53(3):525-551, 1974.
+    .. [Zen03] G. Zeng, "Two common properties of the Erlang-B function, Erlang-C function,
+       and Engset blocking function", Mathematical and Computer Modelling 37(12-13):
+       1287-1296, 2003.
+    .. [Iv15] V. B. Iversen, *Teletraffic Engineering and Network Planning*, DTU Fotonik,
+       2015: the chapters on Erlang's loss system, on Engset's loss system (finite
+       sources) and on Erlang's delay system.
     """
-    a = np.asarray(a, dtype=np.float64)
+    m = as_servers(m, "m")
+    a = _erlang_loads(a)
     B = np.ones_like(a)
-    for j in range(1, int(m) + 1):
+    for j in range(1, m + 1):
         aB = a * B
         B = aB / (j + aB)
         if not B.any():  # underflowed to 0 (j far above a): it stays 0, stop (m may be 10^9)
@@ -100,15 +177,92 @@ def erlang_b(m: int, a: Any) -> np.ndarray:
 def erlang_c(m: int, a: Any) -> np.ndarray:
     """Erlang's delay probability C(m, a): an arrival to an M/M/m queue waits.
 
-    C = B / (1 - rho (1 - B)) with rho = a / m < 1 and B = :func:`erlang_b`
-    ([BGMT] eq. 6.28; [Jag74]). Vectorised over ``a``; NaN where a >= m.
+    C(m, a) = B / (1 - rho (1 - B)) with rho = a / m < 1 and B = :func:`erlang_b`
+    ([BGMT] eq. 6.28; [Jag74]).
+
+    Parameters
+    ----------
+    m : int
+        Servers, an integer >= 1.
+    a : float or array_like
+        Offered load a = lambda S in Erlangs, finite, >= 0 and < m (C(m, 0) = 0).
+
+    Returns
+    -------
+    ndarray
+        C(m, a), the shape of ``a``.
+
+    Raises
+    ------
+    UnstableModelError
+        A load a >= m: the queue grows without bound (C would be 1); the message names it.
+    InvalidModelError, InvalidTypeError
+        As :func:`erlang_b`.
     """
-    a = np.asarray(a, dtype=np.float64)
+    m = as_servers(m, "m")
+    a = _erlang_loads(a)
+    over = a >= m
+    if over.any():
+        idx = tuple(int(i) for i in np.argwhere(over)[0])
+        where = f"a[{', '.join(map(str, idx))}]" if idx else "a"
+        raise UnstableModelError(
+            f"{where} = {float(a[idx])!r} Erlangs >= m = {m} servers: an M/M/m queue is "
+            f"stable only below a = m (utilisation a / m < 1); lower the load or use more "
+            f"than {float(a[idx]):.6g} servers"
+        )
     B = erlang_b(m, a)
     rho = a / m
-    with np.errstate(invalid="ignore", divide="ignore"):
-        C = B / (1.0 - rho * (1.0 - B))
-    return np.where(rho < 1.0, C, np.nan)
+    return B / (1.0 - rho * (1.0 - B))
+
+
+def engset(m: int, a: Any, sources: int) -> np.ndarray:
+    """Engset's loss (call congestion): the probability that a request is refused by m
+    servers without waiting room, offered by a finite population of ``sources``.
+
+    Each idle source requests service after an exponential time of rate lambda; a
+    request finding all m servers busy is lost and the source becomes idle again; service
+    has mean S (any law: the loss system is insensitive, [Iv15]). With a = lambda S,
+    the offered load of one idle source, the probability that a request is refused is the
+    time congestion of a system with ``sources - 1`` sources ([Iv15]; [Zen03]):
+
+        P(m, a, n) = a^m C(n-1, m) / sum_{k=0}^{m} a^k C(n-1, k),   n = ``sources``,
+
+    0 when m >= n (an arrival never finds all m busy: at most n - 1 others hold a server).
+
+    Parameters
+    ----------
+    m : int
+        Servers, an integer >= 1.
+    a : float or array_like
+        Offered load per idle source, a = lambda S (Erlangs), finite and >= 0.
+    sources : int
+        Number of sources n, an integer >= 1.
+
+    Returns
+    -------
+    ndarray
+        P(m, a, n), the shape of ``a``.
+
+    Notes
+    -----
+    The recursion E(0) = 1, E(i) = a (n - i) E(i-1) / (i + a (n - i) E(i-1)),
+    i = 1..m ([Zen03]), of positive terms only: no overflow of the binomials, no
+    cancellation. As the sources n grow with n a held fixed, P tends to Erlang's B(m, n a).
+    GNU Octave's ``engset(A, m, n)`` computes the same recursion (its help text shows the
+    formula with C(n, k), its code with n - 1: the call congestion, as here).
+    """
+    m = as_servers(m, "m")
+    n = as_positive_int(sources, "sources", 1)
+    a = _erlang_loads(a)
+    if m >= n:
+        return np.zeros_like(a)
+    E = np.ones_like(a)
+    for i in range(1, m + 1):
+        t = a * (n - i) * E
+        E = t / (i + t)
+        if not E.any():
+            break
+    return E
 
 
 def station_capacity(delay: np.ndarray, servers: np.ndarray, multipliers: Sequence) -> np.ndarray:

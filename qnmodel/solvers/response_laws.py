@@ -66,6 +66,7 @@ import numpy as np
 from .._validate import as_population, as_probability, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..model.network import Network
+from .open import erlang_c
 
 __all__ = ["ResponseTimeLaw", "response_time_law"]
 
@@ -213,16 +214,6 @@ def _euler_nodes(M: int = _M) -> tuple[np.ndarray, np.ndarray]:
     return beta, eta
 
 
-def _erlang_c(m: int, a: float) -> float:
-    """C(m, a): probability that an arrival waits at an M/M/m queue of load a < m."""
-    term, total = 1.0, 1.0
-    for i in range(1, m):
-        term *= a / i
-        total += term
-    last = term * a / m / (1.0 - a / m)
-    return last / (total + last)
-
-
 def _closed_marginals(D: np.ndarray, X: np.ndarray, n: int) -> np.ndarray:
     """p_k(j | n), j = 0..n, of load-independent stations with demands D (K,) ([LZGS] 8.3).
 
@@ -306,7 +297,7 @@ def response_time_law(
             stages.append((np.ones(1), np.array([mu - lam])))
         elif is_open:
             m = int(s.servers)
-            C = _erlang_c(m, lam * D[k])
+            C = float(erlang_c(m, lam * D[k]))
             stages.append((np.array([C, 1.0 - C]), np.array([m * mu - lam, mu])))
         elif s.servers == 1:
             if marg is None:  # N = 1: the job is alone
