@@ -1,35 +1,37 @@
-"""Fork-join elements of the L1 description: a request forks into one sub-request per branch
+"""Fork-join elements of the description: a request forks into one sub-request per branch
 and leaves when k of them have finished (striping, erasure-coded and degraded reads).
 
-:class:`ForkJoin` is used wherever a :class:`~qnmodel.model.network.Station` is;
-:func:`refuse_forkjoin` is the one check the solvers without fork-join support call.
-Both are also importable from :mod:`qnmodel.model.network`.
+A :class:`ForkJoin` is an element of its own: a network holds it beside its stations, the
+compiled form marks its column, and the solvers that have no join refuse it through their
+declared support (:mod:`qnmodel.solvers.support`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._validate import as_positive_int
 from ..errors import InvalidModelError, InvalidTypeError
-from .network import Station
+from .station import Station, as_element_name
 
 
 def _branch_key(b: Station) -> tuple:
     """What makes two fork-join branches interchangeable (all but the name)."""
-    d = tuple(sorted(b.demand.items())) if b.per_class else float(b.demand)
-    r = None if b.rate_multipliers is None else tuple(float(v) for v in b.rate_multipliers)
-    return (d, b.servers, r)
+    d = tuple(sorted(b.demand.items())) if isinstance(b.demand, Mapping) else float(b.demand)
+    v = tuple(sorted(b.scv.items())) if isinstance(b.scv, Mapping) else float(b.scv)
+    r = None if b.rate_multipliers is None else tuple(float(x) for x in b.rate_multipliers)
+    return (d, v, b.servers, r)
 
 
 @dataclass(frozen=True)
 class ForkJoin:
     """A fork-join element: a request forks into one sub-request per branch and joins.
 
-    Usable wherever a :class:`Station` is, in ``Network(stations=[...])``. The request
+    An element of a network beside its stations (``Network([..., ForkJoin(...)])``). The request
     leaves when ``k`` of its ``n`` sub-requests have finished (``k = n``, the default,
     is a full-stripe read or write; ``k < n`` an erasure-coded read that needs any k
     of n fragments). With ``cancel=True`` (the default) the other ``n - k``
@@ -64,28 +66,26 @@ class ForkJoin:
     ----------
     n : int
         Number of branches.
-    demand : float
-        The largest branch demand D_max (s). :class:`Network` puts it in
-        ``Network.demands``. For k = n every branch serves every sub-request, so
-        by the utilisation law the busiest branch has utilisation X D_max and the
-        bottleneck bound X <= 1 / D_max holds; for k < n cancellation shortens
-        the busy time (``qnmodel.solvers.forkjoin.busy_per_request``). It is *not*
-        the element's response time, even for one request: that is the mean of
-        the k-th order statistic of the branch times (d H_n for n identical
-        exponential branches of mean d and k = n).
-    kind : str
-        ``"forkjoin"``.
+    busy_demand : float or dict
+        The busy time per request of its busiest branch, D_max fanout / n (s; per class when
+        branches have per-class demands): the network's demand column for this element. For
+        k = n every branch serves every sub-request it gets, so by the utilisation law the
+        busiest branch has utilisation X D_max fanout / n and the bottleneck bound holds; for
+        k < n cancellation shortens the busy time
+        (``qnmodel.solvers.forkjoin.busy_per_request``). It is *not* the element's response
+        time, even for one request: that is the mean of the k-th order statistic of the
+        branch times (d H_n for n identical exponential branches of mean d and k = n).
 
     Notes
     -----
-    Solvers that do not model the join (``mva``, ``amva``, ``bounds``,
-    ``mva_multiclass``) refuse a network holding a ForkJoin (:func:`refuse_forkjoin`);
-    use :func:`qnmodel.fork_join`.
+    Solvers that do not model the join (``mva``, ``amva``, ``bounds``, ``mva_multiclass``,
+    ``open_network``) refuse a network holding a ForkJoin, naming :func:`qnmodel.fork_join`
+    and :func:`qnmodel.simulate`.
 
     Examples
     --------
     >>> fj = ForkJoin("stripe", [Station(f"m{i}", "5 ms") for i in range(4)])
-    >>> fj.n, fj.k, fj.demand
+    >>> fj.n, fj.k, fj.busy_demand
     (4, 4, 0.005)
     """
 
@@ -96,12 +96,7 @@ class ForkJoin:
     fanout: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str):
-            raise InvalidTypeError(
-                f"ForkJoin name must be a string, got {self.name!r} ({type(self.name).__name__})"
-            )
-        if not self.name.strip():
-            raise InvalidModelError("ForkJoin name must be a non-empty string, got ''")
+        as_element_name(self.name, "ForkJoin")
         label = f"ForkJoin {self.name!r}"
         branches = self.branches
         if isinstance(branches, Station):
@@ -127,6 +122,12 @@ class ForkJoin:
                     "must be a queueing station (kind='queue'): a delay branch never queues, "
                     "model it as a think time or a delay Station outside the fork"
                 )
+            if b.discipline != "FCFS" or b.capacity is not None:
+                raise InvalidModelError(
+                    f"{label}: branches[{i}] ({b.name!r}) has discipline {b.discipline!r}"
+                    + (f" and capacity {b.capacity}" if b.capacity is not None else "")
+                    + "; a fork-join branch is a FCFS queue without a capacity limit"
+                )
             if b.name in seen:
                 raise InvalidModelError(
                     f"{label}: branch names must be unique; {b.name!r} appears twice"
@@ -134,8 +135,6 @@ class ForkJoin:
             seen.add(b.name)
         object.__setattr__(self, "branches", branches)
         n = len(branches)
-        from .._validate import as_positive_int
-
         if self.fanout is None:
             fan = n
         else:
@@ -164,33 +163,26 @@ class ForkJoin:
         if not isinstance(self.cancel, bool):
             raise InvalidTypeError(f"{label}: cancel must be True or False, got {self.cancel!r}")
 
-    # Duck-typed like a Station so that Network builds its arrays unchanged.
     @property
     def n(self) -> int:
         """Number of branches."""
         return len(self.branches)
 
     @property
-    def demand(self) -> float | dict[str, float]:
-        """Largest branch demand D_max, seconds (per class when branches have per-class demands).
-
-        With ``fanout < n`` a branch serves a fraction fanout / n of the requests, and the
-        busy time per request, D_max fanout / n, is returned.
-        """
+    def busy_demand(self) -> float | dict[str, float]:
+        """Busy time per request of the busiest branch, D_max fanout / n, seconds (per class
+        when branches have per-class demands): a branch serves fanout / n of the requests."""
         share = self.fanout / len(self.branches)
-        if not self.per_class:
+        if not any(isinstance(b.demand, Mapping) for b in self.branches):
             return max(float(b.demand) for b in self.branches) * share
-        classes = sorted({c for b in self.branches if b.per_class for c in b.demand})
-        return {
-            c: max(float(b.demand.get(c, 0.0)) if b.per_class else float(b.demand)
-                   for b in self.branches) * share
-            for c in classes
-        }  # fmt: skip
+        classes = sorted({c for b in self.branches if isinstance(b.demand, Mapping)
+                          for c in b.demand})  # fmt: skip
+        return {c: max(b.demand_of(c) for b in self.branches) * share for c in classes}
 
     @property
     def branch_demands(self) -> np.ndarray:
         """Branch demands in branch order, seconds (a fresh float64 array; one class)."""
-        if self.per_class:
+        if any(isinstance(b.demand, Mapping) for b in self.branches):
             raise InvalidModelError(
                 f"ForkJoin {self.name!r} has per-class branch demands; the fork-join solver "
                 "handles one class"
@@ -198,48 +190,12 @@ class ForkJoin:
         return np.array([b.demand for b in self.branches], dtype=np.float64)
 
     @property
-    def kind(self) -> str:
-        return "forkjoin"
-
-    @property
-    def servers(self) -> int:
-        return 1
-
-    @property
-    def is_delay(self) -> bool:
-        return False
-
-    @property
-    def rate_multipliers(self) -> None:
-        return None
-
-    @property
-    def is_load_dependent(self) -> bool:
-        return False
-
-    @property
     def per_class(self) -> bool:
-        """True when some branch has per-class demands (then ``demand`` is a mapping)."""
+        """True when some branch has per-class demands (then ``busy_demand`` is a mapping)."""
         return any(b.per_class for b in self.branches)
 
     def __repr__(self) -> str:
-        rows = ", ".join(f"{b.name}={b.demand:.6g}s" for b in self.branches)
+        rows = ", ".join(repr(b) for b in self.branches)
         join = "" if self.fanout == self.n else f", fanout={self.fanout}"
         join += "" if self.k == self.fanout else f", k={self.k}"
         return f"ForkJoin({self.name!r}, n={self.n}{join}: {rows})"
-
-
-def refuse_forkjoin(net: Any, solver: str) -> None:
-    """Raise InvalidModelError if ``net`` holds a fork-join element ``solver`` cannot solve.
-
-    The one check the solvers without fork-join support call (``mva``, ``amva``,
-    ``bounds``, ``mva_multiclass``). Duck-typed on ``.branches`` so that any network
-    type with a ``stations`` sequence works.
-    """
-    for s in getattr(net, "stations", ()) or ():
-        if hasattr(s, "branches"):
-            raise InvalidModelError(
-                f"{solver} cannot solve station {s.name!r}: it is a fork-join element "
-                f"(n={len(s.branches)}, k={s.k}) and {solver} has no join; use "
-                "qnmodel.fork_join(net, N) (approximate fork-join MVA) or simulate the network"
-            )

@@ -1,8 +1,9 @@
-"""Service-time distributions of the simulator, and their parsing from user input.
+"""Service-time laws: the shape of a station's service times, and their parsing from user input.
 
-Each distribution is fixed by a *shape*; its mean is always the demand of the class at the
-station (D = V S, one visit of mean demand per cycle), so a distribution can be set once and the
-model's demands varied. Accepted forms (for ``simulate(service=...)``):
+Each law is fixed by a *shape*; its mean is always the station's mean service time, so a law
+can be set once and the model's demands varied. A station carries one
+(``Station(..., service=...)``; :func:`qnmodel.simulate` can override it), and its squared
+coefficient of variation :attr:`scv` is what the analytic solvers read. Accepted forms:
 
 ``"exponential"`` (or ``"exp"``)
     Exponential, CV 1 (product-form networks: the simulator then estimates what exact MVA computes).
@@ -30,7 +31,9 @@ import numpy as np
 
 from ..errors import InvalidModelError, InvalidTypeError
 
-__all__ = ["Exponential", "Deterministic", "Lognormal", "Empirical", "as_distribution"]
+__all__ = [
+    "Exponential", "Deterministic", "Lognormal", "Empirical", "as_distribution", "law_for_scv",
+]  # fmt: skip
 
 EXP, DET, LOGN, EMP = 0, 1, 2, 3
 
@@ -40,6 +43,7 @@ class Exponential:
     """Exponential service times (CV = 1)."""
 
     kind = EXP
+    scv = 1.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class Deterministic:
     """Constant service times (CV = 0)."""
 
     kind = DET
+    scv = 0.0
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,11 @@ class Lognormal:
         if not (math.isfinite(cv) and cv > 0):
             raise InvalidModelError(f"Lognormal: cv must be finite and > 0, got {self.cv!r}")
         object.__setattr__(self, "cv", cv)
+
+    @property
+    def scv(self) -> float:
+        """Squared coefficient of variation, cv^2."""
+        return self.cv * self.cv
 
     def params(self, mean: float) -> tuple[float, float]:
         """(mu, sigma) of the underlying normal for this mean."""
@@ -131,6 +141,14 @@ class Empirical:
             a.setflags(write=False)
             object.__setattr__(self, name, a)
         object.__setattr__(self, "mean", float(np.sum(n * 0.5 * (lo + hi)) / n.sum()))
+
+    @property
+    def scv(self) -> float:
+        """Squared coefficient of variation of the sampled law (uniform within each bucket:
+        E[S^2] = sum p (lo^2 + lo hi + hi^2) / 3), dimensionless: rescaling keeps it."""
+        p = self.counts / self.counts.sum()
+        m2 = float(np.sum(p * (self.lower**2 + self.lower * self.upper + self.upper**2) / 3.0))
+        return max(m2 / (self.mean * self.mean) - 1.0, 0.0) if self.mean > 0 else 0.0
 
     @classmethod
     def from_qnbench(cls, doc: Any, point: int | None = None) -> Empirical:
@@ -222,6 +240,16 @@ _NAMES = {
     "constant": Deterministic(),
     "det": Deterministic(),
 }
+
+
+def law_for_scv(scv: float) -> Exponential | Deterministic | Lognormal:
+    """The law the simulator draws for a station given only an SCV: deterministic at 0,
+    exponential at 1, lognormal of that SCV otherwise (cv = sqrt(scv))."""
+    if scv == 0.0:
+        return Deterministic()
+    if scv == 1.0:
+        return Exponential()
+    return Lognormal(math.sqrt(scv))
 
 
 def as_distribution(spec: Any, where: str) -> Exponential | Deterministic | Lognormal | Empirical:

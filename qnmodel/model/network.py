@@ -1,203 +1,56 @@
-"""Immutable description of a closed queueing network.
+"""The one network type: stations and fork-join elements, and the classes that visit them.
 
-A :class:`Network` is a tuple of :class:`Station` objects plus a think time.
-It is compiled once into flat arrays (:attr:`Network.demands`,
-:attr:`Network.servers`, :attr:`Network.is_delay`) that the solvers in
-:mod:`qnmodel.solvers` consume; the solvers never see station objects.
+``Network(stations, think_time=...)`` is a single-class model: one class whose population N
+(closed) or arrival rate (open) a solver is given when called. ``Network(stations,
+classes=[...])`` holds several classes, closed (:class:`~qnmodel.model.classes.ClosedClass`)
+and/or open (:class:`~qnmodel.model.classes.OpenClass`); a station's demand is then one value
+per class (a mapping). Both are compiled once into :attr:`Network.compiled`
+(:class:`~qnmodel.model.compiled.Compiled`), the array form every solver and the simulator
+read.
 
-Station kinds
--------------
-``"queue"``
-    A load-independent FCFS/PS queueing station. With ``servers=m > 1`` it is
-    a multi-server (load-dependent) station of ``m`` identical servers: its
-    service rate with ``j`` jobs present is ``min(j, m) / D``.
-``"delay"``
-    An infinite-server (IS) station: jobs never wait, residence time is the
-    demand. Equivalent to (and additive with) the terminal think time.
-
-A queueing station may instead be *load-dependent* with a general rate curve
-(``rate_multipliers``): with ``j`` jobs present it serves at
-``r(j) / D`` where ``r(j) = rate_multipliers[min(j, L) - 1]``; a multi-server
-station is the special case ``r(j) = min(j, m)``.
-
-Several classes (closed or open) are described by
-:class:`~qnmodel.model.multiclass.MultiClassNetwork`, whose stations carry one demand
-per class (``Station("disk", {"read": "5 ms", "write": "8 ms"})``).
+>>> import qnmodel as qn
+>>> net = qn.Network(
+...     [qn.Station("cpu", {"read": "2 ms", "write": "3 ms"}, discipline="PS"),
+...      qn.Station("disk", {"read": "8 ms", "write": "12 ms"}, discipline="PS")],
+...     classes=[qn.ClosedClass("read", N=10, think_time="1 s"), qn.ClosedClass("write", N=4)],
+... )
+>>> net.demands.shape, net.N.tolist()
+((2, 2), [10, 4])
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from .._validate import (
-    as_choice,
+    as_demand_matrix,
     as_named_items,
+    as_populations,
+    as_positive_int,
     as_quantity,
-    as_rate_multipliers,
     as_servers,
     check_same_length,
 )
 from ..errors import InvalidModelError, InvalidTypeError
+from .classes import ClosedClass, OpenClass
+from .compiled import Compiled, compile_network
+from .forkjoin import ForkJoin
+from .station import STATION_KINDS, Station
 
-__all__ = [
-    "Station",
-    "Network",
-    "STATION_KINDS",
-    "check_stations",
-    "station_arrays",
-    "ForkJoin",
-    "refuse_forkjoin",
-]
+__all__ = ["Network", "SINGLE_CLASS"]
 
-STATION_KINDS = ("queue", "delay")
-
-
-@dataclass(frozen=True)
-class Station:
-    """One service centre of a queueing network.
-
-    Parameters
-    ----------
-    name : str
-        Unique, non-empty name within its network (e.g. ``"disk"``).
-    demand : float, str or mapping
-        Service demand D_k = V_k * S_k, total service time a job needs at this
-        station per interaction, in **seconds**; a string must carry a time
-        unit (``"4.9 ms"``). Must be finite and >= 0. In a
-        :class:`~qnmodel.model.multiclass.MultiClassNetwork` it may be a mapping
-        ``{class name: demand}`` (classes not named have demand 0 here); a plain
-        value there is the demand of every class.
-    kind : {"queue", "delay"}
-        Queueing station (jobs wait for a server) or delay (infinite-server).
-    servers : int
-        Number of identical servers of a ``"queue"`` station (>= 1). Leave at 1
-        for a delay station.
-    rate_multipliers : sequence of float, optional
-        General load-dependent service: with j jobs present the station serves
-        at ``rate_multipliers[min(j, L) - 1] / D`` (the last value holds beyond
-        the curve). Finite and > 0; only for a single-server ``"queue"``
-        station (``servers=m`` is the special case ``min(j, m)``). Typically
-        fitted from a queue-depth sweep (NVMe, disks with command queueing).
-    """
-
-    name: str
-    demand: Any
-    kind: str = "queue"
-    servers: int = 1
-    rate_multipliers: Any = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str):
-            raise InvalidTypeError(
-                f"Station name must be a string, got {self.name!r} ({type(self.name).__name__})"
-            )
-        if not self.name.strip():
-            raise InvalidModelError("Station name must be a non-empty string, got ''")
-        label = f"Station {self.name!r}"
-        if isinstance(self.demand, Mapping):
-            per_class = {}
-            for cls, d in self.demand.items():
-                if not isinstance(cls, str) or not cls:
-                    raise InvalidTypeError(
-                        f"{label}: demand keys must be class names (non-empty strings), got {cls!r}"
-                    )
-                per_class[cls] = as_quantity(d, f"{label}: demand[{cls!r}]", "time")
-            if not per_class:
-                raise InvalidModelError(
-                    f"{label}: demand is an empty mapping; give {{class name: demand}}"
-                )
-            object.__setattr__(self, "demand", MappingProxyType(per_class))
-        else:
-            object.__setattr__(self, "demand", as_quantity(self.demand, f"{label}: demand", "time"))
-        as_choice(self.kind, f"{label}: kind", STATION_KINDS)
-        servers = as_servers(self.servers, f"{label}: servers")
-        if self.kind == "delay" and servers != 1:
-            raise InvalidModelError(
-                f"{label}: servers must be 1 for a delay station (it has infinitely many), "
-                f"got {self.servers!r}"
-            )
-        object.__setattr__(self, "servers", servers)
-        if self.rate_multipliers is not None:
-            if self.kind == "delay":
-                raise InvalidModelError(
-                    f"{label}: rate_multipliers apply to a queueing station; a delay station "
-                    "already serves every job at once"
-                )
-            if servers != 1:
-                raise InvalidModelError(
-                    f"{label}: give either servers={servers} or rate_multipliers, not both "
-                    f"(m servers are rate_multipliers=[1, 2, ..., m])"
-                )
-            r = as_rate_multipliers(self.rate_multipliers, f"{label}: rate_multipliers")
-            r.setflags(write=False)
-            object.__setattr__(self, "rate_multipliers", r)
-
-    def __hash__(self) -> int:
-        r = None if self.rate_multipliers is None else tuple(self.rate_multipliers.tolist())
-        d = tuple(sorted(self.demand.items())) if self.per_class else self.demand
-        return hash((self.name, d, self.kind, self.servers, r))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Station):
-            return NotImplemented
-        return (
-            self.name == other.name
-            and self.kind == other.kind
-            and self.servers == other.servers
-            and (dict(self.demand) if self.per_class else self.demand)
-            == (dict(other.demand) if other.per_class else other.demand)
-            and _same_curve(self.rate_multipliers, other.rate_multipliers)
-        )
-
-    @property
-    def is_delay(self) -> bool:
-        """True for an infinite-server station."""
-        return self.kind == "delay"
-
-    @property
-    def per_class(self) -> bool:
-        """True when the demand is a mapping {class name: seconds}."""
-        return isinstance(self.demand, Mapping)
-
-    @property
-    def is_load_dependent(self) -> bool:
-        """True when the station has a general rate curve (``rate_multipliers``)."""
-        return self.rate_multipliers is not None
-
-    def rate_multiplier(self, jobs: Any) -> np.ndarray:
-        """r(j): service-rate multiplier with j jobs present (j >= 1), as float64.
-
-        1 for a single server, ``min(j, m)`` for m servers, ``j`` for a delay
-        station, ``rate_multipliers[min(j, L) - 1]`` for a general curve.
-        """
-        j = np.asarray(jobs, dtype=np.int64)
-        if np.any(j < 1):
-            raise InvalidModelError(f"jobs must be >= 1, got {jobs!r}")
-        if self.is_delay:
-            return j.astype(np.float64)
-        if self.rate_multipliers is not None:
-            r = self.rate_multipliers
-            return r[np.minimum(j, r.size) - 1]
-        return np.minimum(j, self.servers).astype(np.float64)
-
-
-def _same_curve(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+#: the name of the one class of a single-class network
+SINGLE_CLASS = "class0"
 
 
 def _per_station(values: Any, name: str) -> list[Any]:
-    """A per-station sequence (list, tuple, array, pandas Series, ...) as a list.
-
-    A string or a mapping is rejected rather than iterated character by character or
-    key by key.
-    """
+    """A per-station sequence (list, tuple, array, pandas Series, ...) as a list; a string or
+    a mapping is refused rather than iterated character by character or key by key."""
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
         raise InvalidTypeError(
             f"{name} must be a sequence with one entry per station, got {type(values).__name__}"
@@ -205,124 +58,193 @@ def _per_station(values: Any, name: str) -> list[Any]:
     return list(values)
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.setflags(write=False)
-    return a
-
-
-def check_stations(stations: Any) -> tuple[Station, ...]:
-    """The stations of a network as a tuple: a non-empty sequence of Station, unique names."""
-    return as_named_items(stations, "stations", (Station, ForkJoin), "Station", "station")
-
-
-def station_arrays(stations: Sequence[Station]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Read-only (servers int64, is_delay bool, is_load_dependent bool), each (K,)."""
-    return (
-        _readonly(np.array([s.servers for s in stations], dtype=np.int64)),
-        _readonly(np.array([s.is_delay for s in stations], dtype=bool)),
-        _readonly(np.array([s.is_load_dependent for s in stations], dtype=bool)),
-    )
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Network:
-    """A closed, single-class queueing network.
+    """A queueing network: stations and fork-join elements, visited by one or several classes.
 
     Parameters
     ----------
-    stations : sequence of Station
-        At least one station; names must be unique.
+    stations : sequence of Station or ForkJoin
+        At least one element; names must be unique.
     think_time : float or str
-        Terminal think time Z in seconds (>= 0), spent outside the stations;
-        response time R excludes it and X = n / (R + Z).
+        Single-class network: the terminal think time Z in seconds (>= 0), spent outside the
+        stations; response time R excludes it and X = n / (R + Z). With ``classes``, each
+        closed class has its own (leave this at 0).
+    classes : sequence of ClosedClass or OpenClass, optional (keyword)
+        Several classes (unique names). Without it the network has one class, closed or open
+        as the solver is called (``mva(net, N)``, ``open_network(net, arrival_rate)``).
 
     Attributes
     ----------
-    demands : ndarray (K,)
-        Service demands in seconds, in station order.
+    compiled : Compiled
+        The array form every solver reads (built and validated once).
+    demands : ndarray
+        D in seconds: (K,) for a single-class network, (C, K) with classes.
     servers : ndarray (K,) of int
-        Servers per station (1 for delay stations).
-    is_delay : ndarray (K,) of bool
-        Which stations are infinite-server.
-    is_load_dependent : ndarray (K,) of bool
-        Which stations have a general rate curve (``rate_multipliers``).
-    names : tuple of str
-        Station names.
+    is_delay, is_load_dependent : ndarray (K,) of bool
+    names, class_names : tuple of str
+    think_time : float or ndarray (C,)
+        Z (single class) or Z_c per class (0 for open classes).
+    N, arrival_rate, is_open : ndarray (C,)
+        Per class (a single-class network: one closed class of population 0).
     """
 
-    stations: tuple[Station, ...]
-    think_time: float = 0.0
-    demands: np.ndarray = field(init=False, repr=False, compare=False)
-    servers: np.ndarray = field(init=False, repr=False, compare=False)
-    is_delay: np.ndarray = field(init=False, repr=False, compare=False)
-    is_load_dependent: np.ndarray = field(init=False, repr=False, compare=False)
+    stations: tuple[Station | ForkJoin, ...]
+    think_time: Any = 0.0
+    classes: tuple[ClosedClass | OpenClass, ...] | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
-        stations = check_stations(self.stations)
-        for s in stations:
-            if s.per_class:
-                raise InvalidModelError(
-                    f"Station {s.name!r} has per-class demands {dict(s.demand)}; a Network has "
-                    "one class: use qnmodel.MultiClassNetwork for several classes"
-                )
-        object.__setattr__(self, "stations", stations)
-        object.__setattr__(self, "think_time", as_quantity(self.think_time, "think_time", "time"))
-        object.__setattr__(
-            self, "demands", _readonly(np.array([s.demand for s in stations], dtype=np.float64))
+        stations = as_named_items(
+            self.stations, "stations", (Station, ForkJoin), "Station or ForkJoin", "station"
         )
-        servers, is_delay, is_ld = station_arrays(stations)
-        object.__setattr__(self, "servers", servers)
-        object.__setattr__(self, "is_delay", is_delay)
-        object.__setattr__(self, "is_load_dependent", is_ld)
+        object.__setattr__(self, "stations", stations)
+        if self.classes is None:
+            if isinstance(self.think_time, Sequence) and not isinstance(self.think_time, str):
+                if any(isinstance(c, ClosedClass | OpenClass) for c in self.think_time):
+                    raise InvalidTypeError(
+                        "Network(stations, think_time, classes=...): give the classes by "
+                        "keyword, classes=[...]"
+                    )
+            z = as_quantity(self.think_time, "think_time", "time")
+            object.__setattr__(self, "think_time", z)
+            for s in stations:
+                if s.per_class if isinstance(s, Station) else s.per_class:
+                    raise InvalidModelError(
+                        f"{type(s).__name__} {s.name!r} has per-class demands; a network "
+                        "without classes has one: give the classes, "
+                        "Network(stations, classes=[ClosedClass(...), ...])"
+                    )
+            compiled = compile_network(stations, None, z)
+        else:
+            if not (np.ndim(self.think_time) == 0 and self.think_time in (0, 0.0)):
+                raise InvalidModelError(
+                    f"think_time={self.think_time!r} with classes: each closed class has its "
+                    "own think time (ClosedClass(name, N, think_time))"
+                )
+            classes = as_named_items(
+                self.classes, "classes", ClosedClass | OpenClass, "ClosedClass or OpenClass",
+                "class",
+            )  # fmt: skip
+            object.__setattr__(self, "classes", classes)
+            compiled = compile_network(stations, classes, 0.0)
+            object.__setattr__(self, "think_time", compiled.Z)
+        object.__setattr__(self, "compiled", compiled)
+
+    compiled: Compiled = field(init=False, repr=False)
 
     # -- constructors ---------------------------------------------------------------
     @classmethod
     def from_demands(
         cls,
-        demands: Sequence[Any],
-        think_time: float | str = 0.0,
+        demands: Any,
+        think_time: Any = 0.0,
         names: Sequence[str] | None = None,
         kinds: Sequence[str] | None = None,
         servers: Sequence[int] | None = None,
+        *,
+        classes: Sequence[ClosedClass | OpenClass] | None = None,
+        N: Any = None,
+        disciplines: Sequence[str] | None = None,
     ) -> Network:
-        """Build a network from per-station demands (seconds or unit strings).
+        """Build a network from demands (seconds or unit strings).
 
-        ``names`` default to ``"s0", "s1", ...``; ``kinds`` to all ``"queue"``;
-        ``servers`` to all 1. Each given sequence must have one entry per demand.
+        A sequence of K demands is a single-class network (with ``think_time``). A C x K
+        matrix is a network of C classes: give ``classes`` (one per row), or ``N`` (one
+        population per row) and ``think_time`` (one for all, or one per row) for closed
+        classes named ``"c0", "c1", ...``. ``names`` default to ``"s0", "s1", ...``,
+        ``kinds`` to all ``"queue"``, ``servers`` to all 1, ``disciplines`` to FCFS queues
+        and IS delays.
         """
+        if classes is not None or N is not None or np.ndim(_plain(demands)) == 2:
+            return _from_matrix(demands, classes, N, think_time, names, kinds, servers,
+                                disciplines)  # fmt: skip
         demands = _per_station(demands, "demands")
         if not demands:
             raise InvalidModelError("demands is empty: a network needs at least one station")
         k = len(demands)
-        names = [f"s{i}" for i in range(k)] if names is None else _per_station(names, "names")
-        kinds = ["queue"] * k if kinds is None else _per_station(kinds, "kinds")
-        servers = [1] * k if servers is None else _per_station(servers, "servers")
-        check_same_length("demands", demands, "names", names)
-        check_same_length("demands", demands, "kinds", kinds)
-        check_same_length("demands", demands, "servers", servers)
+        cols = _columns(k, names, kinds, servers, disciplines)
         return cls(
-            tuple(
-                Station(n, d, kind=kd, servers=m)
-                for n, d, kd, m in zip(names, demands, kinds, servers, strict=True)
-            ),
+            tuple(Station(n, d, kind=kd, servers=m, discipline=ds)
+                  for d, (n, kd, m, ds) in zip(demands, cols, strict=True)),
             think_time=think_time,
-        )
+        )  # fmt: skip
 
-    # -- derived quantities ---------------------------------------------------------
+    # -- the compiled arrays, as attributes ------------------------------------------
+    @property
+    def single(self) -> bool:
+        """True for a network without classes (one class, closed or open when solved)."""
+        return self.classes is None
+
+    @property
+    def demands(self) -> np.ndarray:
+        """D, seconds: (K,) for a single-class network, (C, K) with classes (read-only)."""
+        D = self.compiled.D
+        return D[0] if self.single else D
+
+    @property
+    def servers(self) -> np.ndarray:
+        return self.compiled.servers
+
+    @property
+    def is_delay(self) -> np.ndarray:
+        return self.compiled.is_delay
+
+    @property
+    def is_load_dependent(self) -> np.ndarray:
+        return self.compiled.is_ld
+
     @property
     def names(self) -> tuple[str, ...]:
-        """Station names in order."""
-        return tuple(s.name for s in self.stations)
+        """Element (station and fork-join) names in order."""
+        return self.compiled.station_names
 
     @property
     def K(self) -> int:
-        """Number of stations."""
+        """Number of elements (a fork-join counts as one)."""
         return len(self.stations)
 
     @property
+    def C(self) -> int:
+        """Number of classes (1 without classes)."""
+        return self.compiled.C
+
+    @property
+    def class_names(self) -> tuple[str, ...]:
+        return self.compiled.class_names
+
+    @property
+    def is_open(self) -> np.ndarray:
+        return self.compiled.is_open
+
+    @property
+    def N(self) -> np.ndarray:
+        """Populations of the closed classes (C,) (0 for open classes)."""
+        return self.compiled.N
+
+    @property
+    def population(self) -> np.ndarray:
+        """Alias of :attr:`N`."""
+        return self.compiled.N
+
+    @property
+    def arrival_rate(self) -> np.ndarray:
+        """lambda_c (C,), 1/s (0 for closed classes)."""
+        return self.compiled.arrival_rate
+
+    @property
+    def closed_classes(self) -> np.ndarray:
+        """Indices of the closed classes."""
+        return np.flatnonzero(~self.compiled.is_open)
+
+    @property
+    def open_classes(self) -> np.ndarray:
+        """Indices of the open classes."""
+        return np.flatnonzero(self.compiled.is_open)
+
+    @property
     def total_demand(self) -> float:
-        """D = sum of all demands (seconds): the response time of a lone job."""
-        return float(self.demands.sum())
+        """D = sum of all demands (seconds) of a single-class network: a lone job's R."""
+        return float(self.demands.sum()) if self.single else float(self.compiled.D.sum())
 
     @property
     def has_multiserver(self) -> bool:
@@ -331,55 +253,218 @@ class Network:
 
     @property
     def rate_multipliers(self) -> tuple[np.ndarray | None, ...]:
-        """Per station: its general rate curve (read-only float64 array) or None."""
-        return tuple(s.rate_multipliers for s in self.stations)
+        """Per element: its general rate curve (read-only float64 array) or None."""
+        return self.compiled.rates
 
     def rate_table(self, N: int) -> np.ndarray:
-        """r_k(j) for j = 1..N, shape (K, N): every station's rate multiplier.
+        """r_k(j) for j = 1..N, shape (K, N): every station's rate multiplier (1 at a single
+        server, min(j, m) at m servers, j at a delay, the curve (last value holding) at a
+        general load-dependent station). The service rate with j jobs is r_k(j) / D_k."""
+        return self.compiled.rate_table(as_positive_int(N, "N"))
 
-        1 at single-server queues, ``min(j, m)`` at m servers, ``j`` at delay
-        stations, the given curve (last value holding) at general
-        load-dependent stations. The service rate with j jobs is r_k(j) / D_k.
-        """
-        j = np.arange(1, int(N) + 1)
-        return np.vstack([s.rate_multiplier(j) for s in self.stations])
-
-    def as_multiclass(self, class_name: str = "class0", N: int = 0) -> Any:
-        """This network as a one-class :class:`~qnmodel.model.multiclass.MultiClassNetwork`.
-
-        The class is closed, with population ``N`` and this network's think time.
-        """
-        from .multiclass import ClosedClass, MultiClassNetwork
-
-        return MultiClassNetwork(
-            self.stations, [ClosedClass(class_name, N=N, think_time=self.think_time)]
-        )
-
-    def station(self, name: str) -> Station:
-        """The station called ``name``."""
+    # -- look-ups -------------------------------------------------------------------
+    def station(self, name: str) -> Station | ForkJoin:
+        """The element called ``name``."""
         for s in self.stations:
             if s.name == name:
                 return s
         raise InvalidModelError(f"no station named {name!r}; stations are {list(self.names)}")
 
+    def class_index(self, c: int | str) -> int:
+        """Index of class ``c`` (a name or an index)."""
+        if isinstance(c, str):
+            try:
+                return self.class_names.index(c)
+            except ValueError:
+                raise InvalidModelError(
+                    f"no class named {c!r}; classes are {list(self.class_names)}"
+                ) from None
+        i = as_positive_int(c, "class index", 0)
+        if i >= self.C:
+            raise InvalidModelError(f"class index {c!r} out of range: there are {self.C}")
+        return i
+
+    # -- copies -------------------------------------------------------------------
     def with_think_time(self, think_time: float | str) -> Network:
-        """A copy with another think time."""
+        """A copy of a single-class network with another think time."""
+        if not self.single:
+            raise InvalidModelError(
+                "with_think_time: each class has its own think time; use with_population or "
+                "build the classes again"
+            )
         return Network(self.stations, think_time=think_time)
 
+    def with_population(self, N: Any) -> Network:
+        """A copy whose closed classes have populations ``N`` (one per class, one per
+        closed class, or a mapping ``{class name: N}``)."""
+        if self.single:
+            raise InvalidModelError(
+                "with_population: a single-class network takes its population when solved "
+                "(mva(net, N))"
+            )
+        Ns = self.population_vector(N)
+        classes = [
+            c if c.is_open else ClosedClass(c.name, int(Ns[i]), c.think_time, c.priority)
+            for i, c in enumerate(self.classes)
+        ]
+        return Network(self.stations, classes=classes)
+
+    def with_arrival_rate(self, rates: Any) -> Network:
+        """A copy whose open classes arrive at ``rates`` (1/s or unit strings): one per class,
+        one per open class, or a mapping ``{class name: rate}``."""
+        if self.single:
+            raise InvalidModelError(
+                "with_arrival_rate: a single-class network takes its arrival rate when solved "
+                "(open_network(net, arrival_rate))"
+            )
+        lam = self.arrival_rate_vector(rates)
+        classes = [
+            OpenClass(c.name, float(lam[i]), c.priority) if c.is_open else c
+            for i, c in enumerate(self.classes)
+        ]
+        return Network(self.stations, classes=classes)
+
+    def population_vector(self, N: Any = None, name: str = "N") -> np.ndarray:
+        """Validated per-class populations (C,) int64; None gives the classes' own."""
+        return self.compiled.population_vector(N, name)
+
+    def arrival_rate_vector(self, rates: Any = None, name: str = "arrival_rate") -> np.ndarray:
+        """Validated per-class arrival rates (C,) in 1/s; None gives the classes' own."""
+        return self.compiled.arrival_rate_vector(rates, name)
+
+    def class_network(self, c: int | str) -> Network:
+        """Closed class ``c`` alone, as a single-class network (its demands, its think time)."""
+        i = self.class_index(c)
+        if self.compiled.is_open[i]:
+            raise InvalidModelError(
+                f"class {self.class_names[i]!r} is open; class_network takes a closed class"
+            )
+        name = self.class_names[i]
+        return Network(
+            tuple(_one_class(s, name) for s in self.stations),
+            think_time=float(self.compiled.Z[i]),
+        )
+
+    def as_multiclass(self, class_name: str = SINGLE_CLASS, N: int = 0) -> Network:
+        """This single-class network with its one class named: a closed class of population
+        ``N`` and this network's think time."""
+        if not self.single:
+            return self
+        stations = tuple(_named_class(s, class_name) for s in self.stations)
+        return Network(stations, classes=[ClosedClass(class_name, N, self.think_time)])
+
     def __repr__(self) -> str:
-        rows = ", ".join(f"{s.name}={s.demand:.6g}s" + _kind_tag(s) for s in self.stations)
-        return f"Network(K={self.K}, Z={self.think_time:.6g}s: {rows})"
+        rows = ", ".join(repr(s) for s in self.stations)
+        if self.single:
+            return f"Network(K={self.K}, Z={self.think_time:.6g}s: {rows})"
+        cls = ", ".join(
+            f"{c.name}(open, lambda={c.arrival_rate:.6g}/s)"
+            if c.is_open
+            else f"{c.name}(N={c.N}, Z={c.think_time:.6g}s)"
+            for c in self.classes
+        )
+        return f"Network(K={self.K}, C={self.C}: {cls}; {rows})"
 
 
-def _kind_tag(s: Station) -> str:
-    """``(delay)``, ``(x4)`` or ``(ld)`` after a station's demand in a repr."""
-    if s.is_delay:
-        return "(delay)"
-    if s.is_load_dependent:
-        return "(ld)"
-    return f"(x{s.servers})" if s.servers > 1 else ""
+# -- helpers ------------------------------------------------------------------------------
+def _plain(demands: Any) -> Any:
+    """Demands as an array for shape checks only (strings stay objects)."""
+    try:
+        return np.asarray(demands, dtype=object)
+    except (TypeError, ValueError):
+        return demands
 
 
-# The fork-join element lives in its own module (it builds on Station); re-exported here,
-# where users and solvers have always imported it from.
-from .forkjoin import ForkJoin, refuse_forkjoin  # noqa: E402
+def _columns(K: int, names, kinds, servers, disciplines):
+    names = [f"s{i}" for i in range(K)] if names is None else _per_station(names, "names")
+    kinds = [None] * K if kinds is None else _per_station(kinds, "kinds")
+    servers = [1] * K if servers is None else _per_station(servers, "servers")
+    disc = [None] * K if disciplines is None else _per_station(disciplines, "disciplines")
+    for label, seq in (("names", names), ("kinds", kinds), ("servers", servers),
+                       ("disciplines", disc)):  # fmt: skip
+        check_same_length("demands", [None] * K, label, seq)
+    for k, kd in enumerate(kinds):
+        if kd is not None and kd not in STATION_KINDS:
+            raise InvalidModelError(
+                f"kinds[{k}] must be one of {', '.join(map(repr, STATION_KINDS))}; got {kd!r}"
+            )
+    for k, m in enumerate(servers):
+        as_servers(m, f"servers[{k}]")
+    return list(zip(names, kinds, servers, disc, strict=True))
+
+
+def _from_matrix(demands, classes, N, think_time, names, kinds, servers, disciplines):
+    D = as_demand_matrix(demands)
+    C, K = D.shape
+    if classes is None:
+        if N is None:
+            raise InvalidModelError(
+                "give classes (ClosedClass/OpenClass, one per row of demands) or N "
+                "(one population per row)"
+            )
+        Ns = as_populations(N, "N")
+        if Ns.size != C:
+            raise InvalidModelError(
+                f"N has {Ns.size} entries but demands has {C} rows (classes): "
+                "give one population per class"
+            )
+        Z = _per_class_think_time(think_time, C)
+        classes = [ClosedClass(f"c{c}", int(Ns[c]), float(Z[c])) for c in range(C)]
+    else:
+        if N is not None:
+            raise InvalidModelError("give either classes or N, not both")
+        if not (np.ndim(think_time) == 0 and think_time in (0, 0.0)):
+            raise InvalidModelError(
+                "think_time with classes: each closed class has its own think time"
+            )
+        classes = list(classes)
+        if len(classes) != C:
+            raise InvalidModelError(
+                f"classes has {len(classes)} entries but demands has {C} rows: "
+                "give one class per row"
+            )
+    cnames = [c.name for c in classes]
+    stations = [
+        Station(n, {cnames[c]: float(D[c, k]) for c in range(C)}, kind=kd, servers=m,
+                discipline=ds)
+        for k, (n, kd, m, ds) in enumerate(_columns(K, names, kinds, servers, disciplines))
+    ]  # fmt: skip
+    return Network(tuple(stations), classes=tuple(classes))
+
+
+def _per_class_think_time(think_time: Any, C: int) -> np.ndarray:
+    if isinstance(think_time, str) or np.isscalar(think_time):
+        return np.full(C, as_quantity(think_time, "think_time", "time"))
+    zs = list(think_time)
+    if len(zs) != C:
+        raise InvalidModelError(
+            f"think_time has {len(zs)} entries but there are {C} classes: "
+            "give a scalar or one think time per class"
+        )
+    return np.array([as_quantity(z, f"think_time[{c}]", "time") for c, z in enumerate(zs)])
+
+
+def _one_class(s: Station | ForkJoin, name: str) -> Station | ForkJoin:
+    """An element with class ``name``'s demand and SCV only (single-class)."""
+    if isinstance(s, ForkJoin):
+        return ForkJoin(s.name, tuple(_one_class(b, name) for b in s.branches), s.k, s.cancel,
+                        s.fanout)  # fmt: skip
+    return Station(s.name, s.demand_of(name), servers=s.servers, discipline=s.discipline,
+                   rate_multipliers=s.rate_multipliers, capacity=s.capacity,
+                   **_law_of(s, name))  # fmt: skip
+
+
+def _named_class(s: Station | ForkJoin, name: str) -> Station | ForkJoin:
+    """A single-class element whose demand becomes ``{name: demand}``."""
+    if isinstance(s, ForkJoin):
+        return ForkJoin(s.name, tuple(_named_class(b, name) for b in s.branches), s.k,
+                        s.cancel, s.fanout)  # fmt: skip
+    return Station(s.name, {name: s.demand}, servers=s.servers, discipline=s.discipline,
+                   rate_multipliers=s.rate_multipliers, capacity=s.capacity,
+                   **_law_of(s, None))  # fmt: skip
+
+
+def _law_of(s: Station, name: str | None) -> dict:
+    if s.service is not None:
+        return {"service": s.service}
+    return {"scv": s.scv_of(name)}

@@ -31,20 +31,35 @@ import numpy as np
 
 from .._validate import as_choice, as_population, check_memory, check_time_scale
 from ..errors import InvalidModelError, InvalidTypeError
-from ..model.network import Network, refuse_forkjoin
+from ..model import Network
 from ..results.closed import MVAResult, handover
 from . import _kernels
+from .support import require
 
-__all__ = ["exact", "complement", "check", "result"]
+__all__ = ["exact", "complement", "check", "result", "single_class"]
 
 KEEP = ("all", "last")
 
 
-def check(net: Network, N: int, keep: str) -> int:
-    """Validate the common arguments of the single-class solvers; returns N."""
+def single_class(net: Network, solver: str) -> Network:
+    """The single-class closed network ``solver`` solves: ``net`` itself, or the one closed
+    class of a network with classes; anything ``solver`` does not support is refused
+    (:func:`qnmodel.solvers.support.require`)."""
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
-    refuse_forkjoin(net, "mva")
+    cm = net.compiled
+    if not net.single:
+        if cm.C == 1 and not cm.is_open[0]:
+            net = net.class_network(0)
+        else:
+            require(cm, solver)  # names the classes: several, or open
+    require(net.compiled, solver)
+    return net
+
+
+def check(net: Network, N: int, keep: str, solver: str = "mva") -> tuple[Network, int]:
+    """Validate the common arguments of the single-class solvers; returns (network, N)."""
+    net = single_class(net, solver)
     N = as_population(N, "N")
     as_choice(keep, "keep", KEEP)
     check_time_scale(N, net.total_demand, net.think_time)
@@ -61,7 +76,7 @@ def check(net: Network, N: int, keep: str) -> int:
             "all demands and the think time are zero: throughput is unbounded; "
             "give at least one station a demand > 0"
         )
-    return N
+    return net, N
 
 
 def result(method: str, net: Network, N: int, keep: str, X, R, Q, U, Rk) -> MVAResult:

@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidModelError
-from ..model.network import Network
+from ..model import Network
 from ..results.closed import MVAResult
-from ._mva_core import check, exact, result
+from ._mva_core import check, exact, result, single_class
 from .mva_ld import (
     COMPLEMENT_MAX_SERVERS,
     COMPLEMENT_MAX_STATIONS,
@@ -73,8 +73,8 @@ def mva_exact(net: Network, N: int, keep: str = "all") -> MVAResult:
     Raises
     ------
     InvalidModelError
-        A multi-server station (use :func:`mva_load_dependent`), N < 1, or all
-        demands and Z zero.
+        A multi-server or load-dependent station (use :func:`mva`), a feature exact MVA
+        does not solve (:mod:`qnmodel.solvers.support`), N < 1, or all demands and Z zero.
 
     Notes
     -----
@@ -83,8 +83,8 @@ def mva_exact(net: Network, N: int, keep: str = "all") -> MVAResult:
     product-form networks (FCFS exponential, PS, LCFS-PR, IS) [RL80].
     Cost O(N K) time; memory O(N K) (``keep="all"``) or O(K).
     """
-    N = check(net, N, keep)
-    if net.has_multiserver:
+    net, N = check(net, N, keep)
+    if net.has_multiserver or np.any(net.is_load_dependent):
         raise InvalidModelError(
             "mva_exact handles single-server and delay stations; this network has "
             "multi-server stations: use mva_load_dependent() or mva()"
@@ -97,12 +97,20 @@ def mva_exact(net: Network, N: int, keep: str = "all") -> MVAResult:
 
 
 def mva(net: Network, N: int, keep: str = "all") -> MVAResult:
-    """Exact MVA for n = 1..N: :func:`mva_exact`, or :func:`mva_load_dependent`
-    when the network has multi-server stations."""
-    if np.any(getattr(net, "is_load_dependent", False)):  # general rate curves (issue 12)
+    """Exact MVA of a closed single-class network for n = 1..N.
+
+    Dispatches on the network: :func:`mva_exact` (single-server and delay stations),
+    :func:`mva_load_dependent` (multi-server stations) or
+    :func:`~qnmodel.solvers.mva_ld_general.mva_ld_general` (general rate curves). Exact for
+    product-form networks: FCFS stations with exponential service, PS and LCFS-PR stations
+    with any service law, delays; anything else is refused, naming the solver that takes it
+    (:mod:`qnmodel.solvers.support`). A network with one closed class is that class.
+    """
+    net = single_class(net, "mva")
+    if np.any(net.is_load_dependent):
         from .mva_ld_general import mva_ld_general
 
         return mva_ld_general(net, N, keep)
-    if isinstance(net, Network) and net.has_multiserver:
+    if net.has_multiserver:
         return mva_load_dependent(net, N, keep)
     return mva_exact(net, N, keep)

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._validate import as_choice
 from ..errors import InvalidModelError, NumericalInstabilityWarning
-from ..model.network import Network
+from ..model import Network
 from ..results.closed import MVAResult
 from . import _kernels
 from ._mva_core import check, complement, exact, result
@@ -215,7 +215,7 @@ def mva_load_dependent(
     utilisations arbitrarily close to 1 and for any m. Cost: O(N K) for the
     load-independent part plus O(L N^2) for L multi-server stations.
     """
-    N = check(net, N, keep)
+    net, N = check(net, N, keep)
     as_choice(algorithm, "algorithm", _ALGORITHMS)
     D = net.demands
     m = net.servers
