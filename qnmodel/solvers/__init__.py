@@ -9,13 +9,25 @@ from .bounds import (
     bounds_aba,
     bounds_bjb,
 )
+from .bounds_geometric import bounds_geometric, bounds_proportional
+from .bounds_multiclass import (
+    bounds_multiclass_aba,
+    bounds_multiclass_bsb,
+    bounds_multiclass_composite,
+)
+from .bounds_open import bounds_open_aba, bounds_open_bsb
 from .capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .forkjoin import ForkJoinResult, fork_join
 from .mixed import mixed_network
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
+from .mva_blocking import mva_blocking
+from .mva_chains import mva_chains
+from .mva_lattice_ld import mva_multiclass_ld_exact
 from .mva_ld_general import mva_ld_general, mva_multiclass_ld
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
+from .normconst import normconst_convolution, normconst_ld
 from .open import erlang_b, erlang_c, open_network
+from .routing import visits_closed, visits_open
 
 __all__ = [
     "AMVA_METHODS",
@@ -26,6 +38,13 @@ __all__ = [
     "bounds",
     "bounds_aba",
     "bounds_bjb",
+    "bounds_geometric",
+    "bounds_multiclass_aba",
+    "bounds_multiclass_bsb",
+    "bounds_multiclass_composite",
+    "bounds_open_aba",
+    "bounds_open_bsb",
+    "bounds_proportional",
     "fork_join",
     "ForkJoinResult",
     "best_upgrade",
@@ -44,5 +63,12 @@ __all__ = [
     "mva_exact",
     "mva_load_dependent",
     "mva_multiclass",
+    "mva_blocking",
+    "mva_chains",
+    "mva_multiclass_ld_exact",
+    "normconst_convolution",
+    "normconst_ld",
+    "visits_closed",
+    "visits_open",
     "seidmann_split",
 ]
