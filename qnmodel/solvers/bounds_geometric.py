@@ -17,7 +17,8 @@ Differences from Octave ``queueing`` 1.2.7 (``qncsgb``, ``qncspb``)
   paper's Tables IV and V (Octave marks those two test blocks ``xtest``: its upper bounds
   miss them). The lower throughput bounds agree exactly.
 * ``qncsgb`` returns ``[Xl, Xu, Ru, Rl, ...]``, response-time bounds in the order opposite
-  to its documentation.
+  to its documentation, and its documented 7-argument form (X^-, X^+ given) fails: it
+  passes all seven to a checker that takes five.
 * The queue-length bounds of the bottleneck stations are clipped to [0, n] here (Octave's
   can be negative at small n; a negative lower bound is true but says nothing).
 * ``qncspb`` evaluates sum(D.^N) / sum(D.^(N-1)), which underflows to 0/0 for large N

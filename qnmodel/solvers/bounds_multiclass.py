@@ -28,7 +28,7 @@ Differences from Octave ``queueing`` 1.2.7 (``qncmaba``, ``qncmbsb``, ``qncmcb``
 * ``qncmbsb`` accepts delay stations, where its upper bound N_c / ((K + N_tot - 1) D_min)
   fails (it counts queueing at the delay); here delay stations are refused.
 * For a class with N_c = 0 every bound is 0 (``qncmcb`` returns a positive upper bound
-  and a response time 0/0 for it).
+  and a response time 0/0 for it); ``qncmcb`` fails outright for a single class.
 
 References
 ----------
@@ -144,7 +144,7 @@ def bounds_multiclass_aba(
     worst = np.where(q[None, :], D * n_k[None, :], D).sum(axis=1)
     per_server = np.where(q[None, :], D / m[None, :], 0.0)
     Dmax = per_server.max(axis=1)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 for empty classes, masked
         x_sat = np.where(Dmax > 0, 1.0 / np.where(Dmax > 0, Dmax, 1.0), np.inf)
         x_hi = np.minimum(N / (D.sum(axis=1) + Z), x_sat)
         x_lo = N / (worst + Z)

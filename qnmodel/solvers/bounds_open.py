@@ -79,7 +79,10 @@ def bounds_open_aba(
         ``method="open.aba"``: X_c in [0, min_q m_q / D_cq] over queueing stations q, and
         R_c in [sum_k D_ck, inf) ([LZGS] sec. 5.2): the arrival rate does not enter.
     """
-    D = demand_array(demands, visits, classes=True)
+    if np.ndim(demands) == 1 and not isinstance(demands, str):  # one class
+        D = demand_array(demands, visits, classes=False)[None, :]
+    else:
+        D = demand_array(demands, visits, classes=True)
     C, K = D.shape
     lam = _rates(arrival_rate, C)
     delay, m, _ = station_kinds(K, delay, servers)
