@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qnmodel.errors import InvalidModelError
+from qnmodel.errors import InvalidModelError, LatticeTooLargeError
 from qnmodel.network import Network
 from qnmodel.results_network import CurveBoundsResult
 from qnmodel.solvers import bounds_geometric, bounds_proportional, mva, visits_closed
@@ -136,6 +136,12 @@ def test_random_networks_enclosed(seed):
             assert np.all(m.queue_length <= b.queue_length_upper * (1 + SLACK) + 1e-12)
 
 
+def test_memory_limit(monkeypatch):
+    monkeypatch.setenv("QNMODEL_MAX_MEMORY", "1 MiB")
+    with pytest.raises(LatticeTooLargeError, match="bounds_geometric for n = 1..100000"):
+        GB([0.1, 0.2], 100_000)
+
+
 def test_large_population_and_result():
     b = PB([0.1, 0.1, 0.09], 100_000)  # sum D^N would underflow to 0/0 in Octave's form
     assert np.isfinite(b.throughput_lower).all() and b.throughput_lower[-1] > 9.99
@@ -178,6 +184,7 @@ def octave_gb():
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncsgb(octave_gb):
     """X_lower, the R bound from it and the queue lower bounds of the non-bottleneck
     stations (eq. 8, independent of X^+-) equal qncsgb's. Its upper bounds use the
@@ -205,6 +212,7 @@ def test_peer_qncsgb(octave_gb):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncspb(octave_gb):
     worst = 0.0
     for i, c in enumerate(CASES):

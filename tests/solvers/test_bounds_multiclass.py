@@ -206,6 +206,7 @@ def _four(b):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncmaba(octave_bounds):
     """X_upper and R_lower on all 60 networks (the largest demand of each class is at a
     queueing station); X_lower and R_upper on the 30 with class-independent demands, where
@@ -237,6 +238,7 @@ def test_peer_qncmaba(octave_bounds):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 @pytest.mark.parametrize("name,fn", [("bsb", BSB), ("cb", CB)])
 def test_peer_qncmbsb_qncmcb(octave_bounds, name, fn):
     worst, compared = 0.0, 0

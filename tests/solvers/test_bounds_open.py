@@ -147,6 +147,7 @@ def _four(b):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qnosaba_qnomaba(octave_open):
     worst = 0.0
     for i, c in enumerate(CASES):
@@ -157,6 +158,7 @@ def test_peer_qnosaba_qnomaba(octave_open):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qnosbsb(octave_open):
     """X and the upper response-time bound equal Octave's; Octave's lower bound is
     D / (1 - lambda D) (its defect, module docstring of qnmodel.solvers.bounds_open)."""

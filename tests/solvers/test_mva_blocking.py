@@ -220,6 +220,7 @@ def octave_blo():
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncsmvablo(octave_blo):
     assert len(PEER) >= 50
     worst = 0.0

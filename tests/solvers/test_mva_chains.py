@@ -199,6 +199,7 @@ def octave_cs():
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncmmva_class_switching(octave_cs):
     worst = {"U": 0.0, "R": 0.0, "Q": 0.0, "X": 0.0}
     for i, c in enumerate(CASES):

@@ -495,6 +495,14 @@ def test_refusals_and_memory_limit():
         f([[1, 2]], [1], delay=[2, 0])
     with pytest.raises(InvalidModelError, match="servers has 1 entries"):
         f([[1, 2]], [1], servers=[2])
+    with pytest.raises(InvalidTypeError, match="servers must be a sequence of 2 server counts"):
+        f([[1, 2]], [1], servers=2)
+    with pytest.raises(InvalidModelError, match=r"servers\[1\] must be an integer >= 1"):
+        f([[1, 2]], [1], servers=[1, 0])
+    with pytest.raises(InvalidTypeError, match="visits must be numbers"):
+        f([[1, 2]], [1], visits="ones")
+    with pytest.raises(InvalidTypeError, match="visits must be numbers"):
+        f([[1, 2]], [1], visits=[["a", 1]])
     with pytest.raises(InvalidModelError, match=r"demands\[0, 1\] must be >= 0, got -2.0"):
         f([[1, -2]], [1])
     with pytest.raises(
@@ -553,6 +561,7 @@ def octave_qncmmva():
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncmmva_multi_server(octave_qncmmva):
     worst = {"U": 0.0, "R": 0.0, "Q": 0.0, "X": 0.0}
     for i, c in enumerate(PEER):

@@ -183,7 +183,7 @@ def test_ld_kernel_equals_servers_and_zero_demands():
     )
 
 
-def test_refusals_and_result():
+def test_refusals_and_result(monkeypatch):
     with pytest.raises(InvalidModelError, match="all demands and the think time are zero"):
         conv([0, 0], 3)
     with pytest.raises(InvalidModelError, match="N must be an integer >= 1"):
@@ -194,14 +194,10 @@ def test_refusals_and_result():
         conv_ld([1, 2], 3)
     with pytest.raises(InvalidModelError, match="with one job and the think time are zero"):
         conv_ld(np.zeros((2, 3)), 3)
+    monkeypatch.setenv("QNMODEL_MAX_MEMORY", "1 MiB")
     with pytest.raises(LatticeTooLargeError, match="convolution of 2 stations up to N = 1000000"):
-        import os
-
-        os.environ["QNMODEL_MAX_MEMORY"] = "1 MiB"
-        try:
-            conv([1, 2], 1_000_000)
-        finally:
-            del os.environ["QNMODEL_MAX_MEMORY"]
+        conv([1, 2], 1_000_000)
+    monkeypatch.delenv("QNMODEL_MAX_MEMORY")
     r = conv([0.1, 0.2], 3)
     assert isinstance(r, NormalizingConstantResult) and r.method == "convolution"
     assert len(r.to_frame()) == 2 and "ln G(N)=" in repr(r)
@@ -261,6 +257,7 @@ def _compare(r, out, tag, V):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncsconv(octave_conv):
     worst = dict.fromkeys("GXUQR", 0.0)
     for i, c in enumerate(CASES):
@@ -303,6 +300,7 @@ def _exact_ld(Sld, V, N):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncsconvld(octave_conv):
     """G and X to 1e-12. U, Q, R: Octave forms the complement G_{-k} = G - f_k * G_{-k}
     and U = 1 - p_k(0), which cancel; where the two differ by more than 1e-12 (5 of the 50

@@ -441,6 +441,7 @@ def octave_visits():
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncsvisits(octave_visits):
     worst = max(
         max_rel(visits_closed(c["P"], c["r"]).visits[0], octave_visits[f"cs{i}"])
@@ -450,6 +451,7 @@ def test_peer_qncsvisits(octave_visits):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qncmvisits(octave_visits):
     worst = 0.0
     for i, c in enumerate(CM):
@@ -468,6 +470,7 @@ def test_peer_qncmvisits(octave_visits):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qnosvisits(octave_visits):
     worst = max(
         max_rel(visits_open(c["P"], c["lam"]).visits[0], octave_visits[f"os{i}"])
@@ -477,6 +480,7 @@ def test_peer_qnosvisits(octave_visits):
 
 
 @pytest.mark.peer
+@pytest.mark.xdist_group("octave_queueing")  # one Octave run per module, one worker
 def test_peer_qnomvisits(octave_visits):
     worst = 0.0
     for i, c in enumerate(OM):
