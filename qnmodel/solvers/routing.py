@@ -44,8 +44,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from .._validate import as_positive_int
 from ..errors import InvalidModelError, InvalidTypeError
@@ -83,6 +81,14 @@ def _routing(routing: Any) -> tuple[np.ndarray, int, int]:
 def _state(r: int, C: int, K: int) -> str:
     c, k = divmod(r, K)
     return f"station {k}" if C == 1 else f"class {c} at station {k}"
+
+
+def _graph():
+    """scipy's sparse graph tools, imported on first use (``import qnmodel`` loads no scipy)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    return csr_matrix, breadth_first_order, connected_components
 
 
 def _tolerance(n: int) -> float:
@@ -172,6 +178,7 @@ def visits_closed(routing: Any, reference: Any = 0) -> VisitsResult:
                 "network every used row sums to 1 (a job always goes somewhere)"
             )
     refs = _reference(reference, C, K)
+    csr_matrix, _, connected_components = _graph()
     graph = csr_matrix(M > 0)
     ncomp, label = connected_components(graph, directed=True, connection="strong")
     closed = []
@@ -266,6 +273,7 @@ def visits_open(routing: Any, arrival_rate: Any) -> VisitsResult:
             f"routing: the row of {_state(r, C, K)} sums to {float(sums[r])!r} > 1; in an open "
             "network a row sums to at most 1 (the rest leaves the network)"
         )
+    csr_matrix, breadth_first_order, connected_components = _graph()
     graph = csr_matrix(M > 0)
     reach = np.zeros(n, dtype=bool)
     for src in np.flatnonzero(lam > 0):
