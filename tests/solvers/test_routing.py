@@ -447,6 +447,7 @@ def test_peer_qncsvisits(octave_visits):
         max_rel(visits_closed(c["P"], c["r"]).visits[0], octave_visits[f"cs{i}"])
         for i, c in enumerate(CS)
     )
+    print(f"qncsvisits worst relative difference {worst:.3g}")
     assert worst <= EXACT, worst
 
 
@@ -466,6 +467,7 @@ def test_peer_qncmvisits(octave_visits):
             ref = r.reference[q]
             Vq = Vo[members] / Vo[members, ref].sum()
             worst = max(worst, max_rel(r.visits[members], Vq, floor=1e-300))
+    print(f"qncmvisits worst relative difference {worst:.3g}")
     assert worst <= EXACT, worst
 
 
@@ -476,6 +478,7 @@ def test_peer_qnosvisits(octave_visits):
         max_rel(visits_open(c["P"], c["lam"]).visits[0], octave_visits[f"os{i}"])
         for i, c in enumerate(OS)
     )
+    print(f"qnosvisits worst relative difference {worst:.3g}")
     assert worst <= EXACT, worst
 
 
@@ -486,4 +489,5 @@ def test_peer_qnomvisits(octave_visits):
     for i, c in enumerate(OM):
         V = visits_open(c["P"], c["lam"]).visits
         worst = max(worst, max_rel(V, octave_visits[f"om{i}"].reshape(V.shape, order="F")))
+    print(f"qnomvisits worst relative difference {worst:.3g}")
     assert worst <= EXACT, worst
