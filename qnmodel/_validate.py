@@ -31,6 +31,9 @@ __all__ = [
     "as_populations",
     "as_servers",
     "as_rate_multipliers",
+    "as_flags",
+    "as_server_counts",
+    "as_per_class",
     "as_probability",
     "as_scv",
     "as_scvs",
@@ -202,7 +205,7 @@ def as_demand_matrix(demands: Any, name: str = "demands") -> np.ndarray:
     if bad.any():
         c, k = (int(i) for i in np.argwhere(bad)[0])
         rule = "finite" if not np.isfinite(arr[c, k]) else ">= 0"
-        raise InvalidModelError(f"{name}[{c}, {k}] must be {rule}, got {arr[c, k]!r}")
+        raise InvalidModelError(f"{name}[{c}, {k}] must be {rule}, got {float(arr[c, k])!r}")
     return arr.copy()
 
 
@@ -321,6 +324,50 @@ def as_rate_multipliers(values: Any, name: str = "rate_multipliers") -> np.ndarr
             )
         out[i] = f
     return out
+
+
+def as_flags(values: Any, name: str, n: int) -> np.ndarray:
+    """A boolean vector of length ``n`` (one flag per station), as bool (n,).
+
+    None means all False. Only booleans (or 0/1 integers) are accepted: a flag is not a count.
+    """
+    if values is None:
+        return np.zeros(n, dtype=bool)
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.size != n:
+        raise InvalidModelError(
+            f"{name} must hold {n} flags (one per station), got shape {arr.shape}"
+        )
+    if arr.dtype == np.bool_:
+        return arr.copy()
+    if arr.dtype.kind not in "iu" or not np.isin(arr, (0, 1)).all():
+        raise InvalidTypeError(f"{name} must hold booleans (True/False), got {values!r:.80}")
+    return arr.astype(bool)
+
+
+def as_server_counts(values: Any, name: str, n: int) -> np.ndarray:
+    """Servers per station: None (all 1) or ``n`` integers >= 1, as int64 (n,)."""
+    if values is None:
+        return np.ones(n, dtype=np.int64)
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise InvalidTypeError(f"{name} must be a sequence of {n} server counts, got {values!r}")
+    items = list(np.asarray(values, dtype=object).ravel()) if np.ndim(values) else [values]
+    if len(items) != n:
+        raise InvalidModelError(f"{name} has {len(items)} entries; give one per station ({n})")
+    return np.array([as_servers(v, f"{name}[{i}]") for i, v in enumerate(items)], dtype=np.int64)
+
+
+def as_per_class(values: Any, name: str, C: int, dimension: str = "time") -> np.ndarray:
+    """A non-negative quantity per class (think time, arrival rate): one value for all
+    classes or ``C`` values (numbers in SI or unit strings), as float64 (C,)."""
+    if isinstance(values, str) or _is_real_number(values):
+        return np.full(C, as_quantity(values, name, dimension))
+    arr = as_quantities(values, name, dimension)
+    if arr.size != C:
+        raise InvalidModelError(
+            f"{name} has {arr.size} entries; give one value or one per class ({C})"
+        )
+    return arr
 
 
 def as_probability(value: Any, name: str) -> float:

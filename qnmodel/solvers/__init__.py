@@ -9,17 +9,29 @@ from .bounds import (
     bounds_aba,
     bounds_bjb,
 )
+from .bounds_geometric import bounds_geometric, bounds_proportional
+from .bounds_multiclass import (
+    bounds_multiclass_aba,
+    bounds_multiclass_bsb,
+    bounds_multiclass_composite,
+)
+from .bounds_open import bounds_open_aba, bounds_open_bsb
 from .capacity import best_upgrade, max_arrival_rate, max_population, min_servers
 from .forkjoin import ForkJoinResult, fork_join
 from .mixed import mixed_network
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
+from .mva_blocking import mva_blocking
+from .mva_chains import mva_chains
+from .mva_lattice_ld import mva_multiclass_ld_exact
 from .mva_ld_general import mva_ld_general, mva_multiclass_ld
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
+from .normconst import normconst_convolution, normconst_ld
 from .open import engset, erlang_b, erlang_c, open_network
 from .priority import priority_queue
 from .queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
 from .queue_approx import queue_ammm, queue_mgm
 from .queue_finite import queue_mm1k, queue_mmmk
+from .routing import visits_closed, visits_open
 
 __all__ = [
     "AMVA_METHODS",
@@ -30,6 +42,13 @@ __all__ = [
     "bounds",
     "bounds_aba",
     "bounds_bjb",
+    "bounds_geometric",
+    "bounds_multiclass_aba",
+    "bounds_multiclass_bsb",
+    "bounds_multiclass_composite",
+    "bounds_open_aba",
+    "bounds_open_bsb",
+    "bounds_proportional",
     "fork_join",
     "ForkJoinResult",
     "best_upgrade",
@@ -59,6 +78,13 @@ __all__ = [
     "queue_mminf",
     "queue_mmm",
     "queue_mmmk",
+    "mva_blocking",
+    "mva_chains",
+    "mva_multiclass_ld_exact",
+    "normconst_convolution",
+    "normconst_ld",
+    "visits_closed",
+    "visits_open",
     "seidmann_split",
     "single_queue",
 ]
