@@ -36,14 +36,13 @@ from .errors import (
     UnitError,
     UnstableModelError,
 )
-from .model.multiclass import ClosedClass, MultiClassNetwork, OpenClass
-from .model.network import ForkJoin, Network, Station
+from .model import ClosedClass, ForkJoin, Network, OpenClass, Station
 from .models import raid
 from .models.nfs import NFSBandwidth, NFSSystem
 from .models.storage import NetworkedRAID
 from .models.usl import USL
-from .results.closed import AMVACurveResult, AMVAResult, BoundsResult, MultiClassResult, MVAResult
-from .results.open import OpenMultiClassResult, OpenResult, OpenSweepResult, UpgradeResult
+from .results.closed import AMVAResult, BoundsResult, MultiClassResult, MVAResult
+from .results.open import MixedResult, OpenResult, UpgradeResult
 from .results.queue import PriorityQueueResult, QueueResult
 from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
 from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
@@ -92,7 +91,6 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "AMVACurveResult",
     "AMVAResult",
     "BenchError",
     "BenchNotFoundError",
@@ -107,7 +105,6 @@ __all__ = [
     "LatticeTooLargeError",
     "MVAResult",
     "MeasurementArtefactWarning",
-    "MultiClassNetwork",
     "MultiClassResult",
     "NFSBandwidth",
     "NFSSystem",
@@ -115,8 +112,7 @@ __all__ = [
     "NetworkedRAID",
     "NumericalInstabilityWarning",
     "OpenClass",
-    "OpenMultiClassResult",
-    "OpenSweepResult",
+    "MixedResult",
     "OpenResult",
     "PriorityQueueResult",
     "QueueResult",

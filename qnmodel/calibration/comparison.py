@@ -27,7 +27,7 @@ from scipy import stats
 
 from .._validate import as_populations
 from ..errors import InvalidModelError, InvalidTypeError, TraceError
-from ..model.network import Network
+from ..model import Network
 from ..results.closed import BoundsResult, MVAResult
 from ..solvers import bounds as solve_bounds
 from ..solvers import mva as solve_mva

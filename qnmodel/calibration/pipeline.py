@@ -35,7 +35,7 @@ import pandas as pd
 
 from .._validate import as_choice, as_positive_int, as_quantity
 from ..errors import TraceError
-from ..model.network import Network
+from ..model import Network
 from ..units import format_quantity
 from .comparison import Comparison, compare, measured_curve, sample_interval
 from .demand_estimation import service_demand_law

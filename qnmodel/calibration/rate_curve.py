@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidModelError
-from ..model.network import Station
+from ..model import Station
 
 __all__ = ["RateCurveFit", "fit_rate_multipliers", "rate_multipliers_from_curve"]
 

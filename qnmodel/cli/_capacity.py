@@ -33,7 +33,7 @@ def capacity_answers(spec: modelfile.ModelSpec, target: Any) -> dict:
     if spec.is_multiclass:
         raise UsageError(
             "--target answers the capacity questions of single-class models; this one has "
-            f"classes {list(spec.multiclass.classes)}"
+            f"classes {list(spec.multiclass.class_names)}"
         )
     try:
         tgt = as_target(target, "--target")

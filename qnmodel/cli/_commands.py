@@ -64,10 +64,10 @@ def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
     given = []
     if getattr(args, "population", None) is not None:
         if spec.is_multiclass:
-            first = spec.multiclass.classes[0]
+            first = spec.multiclass.class_names[0]
             raise UsageError(
                 f"-N sets the population of a single-class model; this one has classes "
-                f"{list(spec.multiclass.classes)}: use --set class.{first}.population=N"
+                f"{list(spec.multiclass.class_names)}: use --set class.{first}.population=N"
             )
         values["population"] = args.population
         given.append(f"-N {args.population}")

@@ -100,13 +100,13 @@ def _model_text(sol: modelfile.ModelSolution) -> str:
 
 def _multiclass_text(sol: modelfile.MultiClassSolution) -> str:
     spec, r, mc = sol.spec, sol.result, sol.spec.multiclass
-    lines = [f"model {spec.name!r} ({spec.source}), {len(mc.classes)} classes"]
+    lines = [f"model {spec.name!r} ({spec.source}), {len(mc.class_names)} classes"]
     if spec.description:
         lines.append(f"  {spec.description}")
-    headers = ["station", "kind", "servers"] + [f"D {c}" for c in mc.classes]
+    headers = ["station", "kind", "servers"] + [f"D {c}" for c in mc.class_names]
     rows = [
         [s.name, s.kind, str(s.servers)]
-        + [fmt_time(float(mc.demands[i, k])) for i in range(len(mc.classes))]
+        + [fmt_time(float(mc.demands[i, k])) for i in range(len(mc.class_names))]
         for k, s in enumerate(spec.network.stations)
     ]
     lines += ["", _text_table(headers, rows).rstrip(), ""]
@@ -121,12 +121,12 @@ def _multiclass_text(sol: modelfile.MultiClassSolution) -> str:
     rows = [
         [
             c,
-            str(int(mc.population[i])),
+            str(int(mc.N[i])),
             fmt_time(float(mc.think_time[i])),
             fmt_g(float(r.throughput[i])),
             fmt_g(float(r.response_time[i]) * factor),
         ]
-        for i, c in enumerate(mc.classes)
+        for i, c in enumerate(mc.class_names)
     ]
     lines.append(_text_table(headers, rows).rstrip())
     return "\n".join(lines) + "\n"
@@ -139,7 +139,7 @@ def _single_class(spec: modelfile.ModelSpec, command: str) -> None:
             "class",
             None,
             f"'qnmodel {command}' draws single-class models (bounds vs n); this model has "
-            f"classes {list(spec.multiclass.classes)}: use 'qnmodel solve'",
+            f"classes {list(spec.multiclass.class_names)}: use 'qnmodel solve'",
         )
 
 

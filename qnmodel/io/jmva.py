@@ -50,13 +50,15 @@ import numpy as np
 
 from .._validate import read_text_file
 from ..errors import InvalidModelError, InvalidTypeError
-from ..model.multiclass import ClosedClass, MultiClassNetwork, OpenClass
-from ..model.network import Station
-from ..solvers._open_model import export_classes
+from ..model import ClosedClass, Network, OpenClass, Station
+from ._export import export_classes
 
 __all__ = ["to_jmva", "from_jmva", "read_jmva", "write_jmva", "THINK_STATION"]
 
 THINK_STATION = "think_time"
+#: what a JMVA file says (product-form MVA stations): the rest is refused by the writer
+JMVA_SAYS = {"open", "closed", "multiclass", "delay", "multiserver", "load_dependent", "ps",
+             "lcfs_pr"}  # fmt: skip
 _LD_MAX_POP = 100_000
 
 
@@ -69,12 +71,12 @@ def to_jmva(net: Any, population: Any = None) -> str:
 
     Parameters
     ----------
-    net : Network or MultiClassNetwork
+    net : Network
         A single-class :class:`~qnmodel.model.network.Network` is one closed class of
         ``population`` jobs (required then).
     population : int, optional
     """
-    m, is_open, pop, lam, Z = export_classes(net, population)
+    m, is_open, pop, lam, Z = export_classes(net, population, "to_jmva", JMVA_SAYS)
     D, C, K = m.D, m.D.shape[0], m.D.shape[1]
     class_names = m.class_names
     total = int(pop[~is_open].sum())
@@ -158,10 +160,10 @@ def _per_class(el: ET.Element, path: str, names: tuple[str, ...], where: str) ->
     return out
 
 
-def from_jmva(text: str, source: str = "") -> MultiClassNetwork:
-    """Parse JMVA XML text into a :class:`~qnmodel.model.multiclass.MultiClassNetwork` (see the
-    module docstring for the subset read); ``.class_network(0)`` gives the
-    :class:`~qnmodel.model.network.Network` of a one-class model. ``source`` (a file name) prefixes
+def from_jmva(text: str, source: str = "") -> Network:
+    """Parse JMVA XML text into a :class:`~qnmodel.model.Network` with classes (see the
+    module docstring for the subset read); ``.class_network(0)`` gives the network without
+    classes of a one-class model. ``source`` (a file name) prefixes
     the messages of syntax errors.
 
     A document type declaration (``<!DOCTYPE``, entity definitions) is refused: JMVA files
@@ -251,23 +253,39 @@ def from_jmva(text: str, source: str = "") -> MultiClassNetwork:
             continue
         snames.append(name)
         delay.append(e.tag == "delaystation")
-        m = 1 if e.tag == "delaystation" else int(_num(e.get("servers", "1"), f"{where} servers"))
-        servers.append(max(m, 1))
-        cols.append(S * V)
+        if e.tag == "delaystation":
+            m = 1
+        else:
+            m = _num(e.get("servers", "1"), f"{where} servers")
+            if m != int(m) or m < 1:
+                raise InvalidModelError(
+                    f"JMVA {where}: servers must be an integer >= 1, got {e.get('servers')!r}"
+                )
+        servers.append(int(m))
+        cols.append((S, V))
     classes = [
         OpenClass(n, lam[c]) if is_open[c] else ClosedClass(n, pop[c], think_time=float(Z[c]))
         for c, n in enumerate(names_t)
     ]
     stations = []
     for k, name in enumerate(snames):
-        demand = {n: float(cols[k][c]) for c, n in enumerate(names_t)}
+        S, V = cols[k]
+        svc = {n: float(S[c]) for c, n in enumerate(names_t)}
+        vis = {n: float(V[c]) for c, n in enumerate(names_t)}
         if delay[k]:
-            stations.append(Station(name, demand, kind="delay"))
-        elif rms[k] is not None:
-            stations.append(Station(name, demand, rate_multipliers=rms[k]))
+            stations.append(Station(name, service_time=svc, visits=vis, kind="delay"))
+            continue
+        # JMT solves a JMVA station by product-form MVA: where its classes' service times
+        # differ that is processor sharing (FCFS would not be product form)
+        live = S[V > 0]
+        disc = "PS" if live.size > 1 and not np.allclose(live, live[0], rtol=1e-12) else "FCFS"
+        kw: dict[str, Any] = {"discipline": disc}
+        if rms[k] is not None:
+            kw["rate_multipliers"] = rms[k]
         else:
-            stations.append(Station(name, demand, servers=servers[k]))
-    return MultiClassNetwork(stations, classes)
+            kw["servers"] = servers[k]
+        stations.append(Station(name, service_time=svc, visits=vis, **kw))
+    return Network(stations, classes=classes)
 
 
 def write_jmva(path: str | Path, net: Any, population: Any = None) -> Path:
@@ -277,6 +295,6 @@ def write_jmva(path: str | Path, net: Any, population: Any = None) -> Path:
     return p
 
 
-def read_jmva(path: str | Path) -> MultiClassNetwork:
+def read_jmva(path: str | Path) -> Network:
     """Read a JMVA file written by JMT or :func:`write_jmva`."""
     return from_jmva(read_text_file(Path(path), "JMVA file"), source=str(path))

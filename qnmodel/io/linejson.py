@@ -57,11 +57,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidModelError
-from ..model.multiclass import ClosedClass, MultiClassNetwork, OpenClass
-from ..model.network import Station
-from ..solvers._open_model import export_classes
+from ..model import ClosedClass, Network, OpenClass, Station
+from ._export import export_classes
 
 __all__ = ["to_line_json", "from_line_json", "write_line_json", "read_line_json"]
+
+#: what this writer says in LINE's JSON: the rest is refused
+LINE_SAYS = {"open", "closed", "multiclass", "delay", "multiserver", "load_dependent", "ps",
+             "lcfs_pr", "fcfs_class_dependent"}  # fmt: skip
 
 THINK_NODE = "think_time"
 SOURCE_NODE = "source"
@@ -78,7 +81,7 @@ def to_line_json(net: Any, population: Any = None, name: str = "qnmodel") -> dic
 
     Parameters
     ----------
-    net : Network or MultiClassNetwork
+    net : Network
         A single-class :class:`~qnmodel.model.network.Network` is one closed class of
         ``population`` jobs (required then).
     population : int, optional
@@ -91,7 +94,7 @@ def to_line_json(net: Any, population: Any = None, name: str = "qnmodel") -> dic
         A single-class network without ``population``; a load-dependent station in a
         model with open classes (LINE's scaling vector is written per population).
     """
-    m, is_open, pop, lam, Z = export_classes(net, population)
+    m, is_open, pop, lam, Z = export_classes(net, population, "to_line_json", LINE_SAYS)
     D, (C, K) = m.D, m.D.shape
     cn = m.class_names
     clash = {THINK_NODE, SOURCE_NODE, SINK_NODE} & set(m.names)
@@ -116,7 +119,7 @@ def to_line_json(net: Any, population: Any = None, name: str = "qnmodel") -> dic
         node = {
             "name": m.names[k],
             "type": "Delay" if m.delay[k] else "Queue",
-            "scheduling": "INF" if m.delay[k] else "PS",
+            "scheduling": _SCHEDULING[m.discipline[k]],
         }
         r = m.multipliers[k]
         if not m.delay[k] and r is None and int(m.servers[k]) > 1:
@@ -178,6 +181,11 @@ def to_line_json(net: Any, population: Any = None, name: str = "qnmodel") -> dic
             "routing": {"type": "matrix", "matrix": matrix},
         },
     }
+
+
+#: our disciplines as LINE's SchedStrategy names, and back
+_SCHEDULING = {"FCFS": "FCFS", "PS": "PS", "LCFS-PR": "LCFSPR", "IS": "INF"}
+_DISCIPLINE = {v: k for k, v in _SCHEDULING.items()}
 
 
 def _mean(dist: Any, where: str) -> float | None:
@@ -271,9 +279,9 @@ def _visits(table: dict, names: list[str], start: str, closed: bool, where: str)
     return np.maximum(v, 0.0)
 
 
-def from_line_json(doc: Any) -> MultiClassNetwork:
+def from_line_json(doc: Any) -> Network:
     """Read a LINE JSON document (dict or JSON text) into a
-    :class:`~qnmodel.model.multiclass.MultiClassNetwork` (see the module docstring for the
+    :class:`~qnmodel.model.Network` (see the module docstring for the
     subset read)."""
     if isinstance(doc, str | bytes):
         try:
@@ -329,7 +337,7 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
         if nd["type"] in ("Queue", "Delay", "Source")
     }
     C = len(cn)
-    Dm = {nd["name"]: np.zeros(C) for nd in stations}
+    Vm = {nd["name"]: np.zeros(C) for nd in stations}
     Z = np.zeros(C)
     out_classes = []
     for i, cl in enumerate(classes):
@@ -352,11 +360,11 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
             raise InvalidModelError(f"LINE {where}: type {cl.get('type')!r} is not read")
         for nd in stations:
             mean = means[nd["name"]][c]
-            d = 0.0 if mean is None else v[names.index(nd["name"])] * mean
+            visits = 0.0 if mean is None else float(v[names.index(nd["name"])])
             if nd["name"] == THINK_NODE and nd["type"] == "Delay":
-                Z[i] = d
+                Z[i] = visits * (mean or 0.0)
             else:
-                Dm[nd["name"]][i] = d
+                Vm[nd["name"]][i] = visits
         if cl.get("type") == "Closed":
             pop = _count(cl.get("population", 0), f"{where} population", 0)
             out_classes.append(ClosedClass(c, pop, think_time=Z[i]))
@@ -366,23 +374,32 @@ def from_line_json(doc: Any) -> MultiClassNetwork:
     for nd in stations:
         if nd["name"] == THINK_NODE and nd["type"] == "Delay":
             continue
-        demand = {c: float(Dm[nd["name"]][i]) for i, c in enumerate(cn)}
+        # the file's service time per visit and the visits the routing gives, per class
+        svc = {c: means[nd["name"]][c] or 0.0 for c in cn}
+        vis = {c: float(Vm[nd["name"]][i]) for i, c in enumerate(cn)}
+        where = f"LINE node {nd['name']!r}"
         if nd["type"] == "Delay":
-            out_stations.append(Station(nd["name"], demand, kind="delay"))
+            out_stations.append(Station(nd["name"], service_time=svc, visits=vis, kind="delay"))
             continue
+        sched = nd.get("scheduling", "FCFS")
+        if sched not in _DISCIPLINE or sched == "INF":
+            raise InvalidModelError(
+                f"{where}: scheduling {sched!r} is not read (a Queue of "
+                f"{', '.join(repr(k) for k in _DISCIPLINE if k != 'INF')})"
+            )
         ld = nd.get("loadDependence")
+        kw: dict[str, Any] = {"discipline": _DISCIPLINE[sched]}
         if ld is not None and "scaling" in _table(ld, f"node {nd['name']!r} loadDependence"):
             scaling = ld["scaling"]
             if not isinstance(scaling, list):
                 raise InvalidModelError(
-                    f"LINE node {nd['name']!r}: loadDependence.scaling must be a list of "
-                    f"rates, got {scaling!r}"
+                    f"{where}: loadDependence.scaling must be a list of rates, got {scaling!r}"
                 )
-            out_stations.append(Station(nd["name"], demand, rate_multipliers=scaling))
+            kw["rate_multipliers"] = scaling
         else:
-            servers = _count(nd.get("servers", 1), f"node {nd['name']!r} servers", 1)
-            out_stations.append(Station(nd["name"], demand, servers=servers))
-    return MultiClassNetwork(out_stations, out_classes)
+            kw["servers"] = _count(nd.get("servers", 1), f"node {nd['name']!r} servers", 1)
+        out_stations.append(Station(nd["name"], service_time=svc, visits=vis, **kw))
+    return Network(out_stations, classes=out_classes)
 
 
 def write_line_json(path: str | Path, net: Any, population: Any = None) -> Path:
@@ -392,6 +409,6 @@ def write_line_json(path: str | Path, net: Any, population: Any = None) -> Path:
     return p
 
 
-def read_line_json(path: str | Path) -> MultiClassNetwork:
+def read_line_json(path: str | Path) -> Network:
     """Read a LINE JSON model file written by LINE or :func:`write_line_json`."""
     return from_line_json(Path(path).read_text(encoding="utf-8"))

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -62,7 +62,9 @@ def as_element_name(name: Any, what: str) -> str:
     characters (zero-width), and leading or trailing white space (``"disk "`` would be another
     station than ``"disk"`` that no one can tell apart)."""
     if not isinstance(name, str):
-        raise InvalidTypeError(f"{what} name must be a string, got {name!r} ({type(name).__name__})")
+        raise InvalidTypeError(
+            f"{what} name must be a string, got {name!r} ({type(name).__name__})"
+        )
     if not name.strip():
         raise InvalidModelError(f"{what} name must be a non-empty string, got {name!r}")
     bad = [ch for ch in name if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")]
@@ -284,6 +286,33 @@ class Station:
         else:
             set_(self, "scv", _per_class(1.0 if self.scv is None else self.scv,
                                          f"{label}: scv", as_scv))  # fmt: skip
+
+    def replace(self, **changes: Any) -> Station:
+        """A copy with ``changes`` (field names of the constructor), keeping the form the
+        station was given in: a new ``demand`` drops ``service_time`` and ``visits`` (and the
+        reverse), ``kind="delay"`` or a ``discipline`` replaces the other, a new ``scv`` drops
+        the ``service`` law (and the reverse)."""
+        kw = {f.name: getattr(self, f.name) for f in fields(self)}
+        if "demand" in changes:
+            kw["service_time"] = kw["visits"] = None
+        elif "service_time" in changes or "visits" in changes or self.service_time is not None:
+            kw["demand"] = None
+        if "kind" in changes and "discipline" not in changes:
+            kw["discipline"] = None
+        elif "discipline" in changes and "kind" not in changes:
+            kw["kind"] = None
+        if changes.get("kind") == "delay" or changes.get("discipline") == "IS":
+            kw["servers"] = 1
+            kw["rate_multipliers"] = kw["capacity"] = None
+        if "service" in changes:
+            kw["scv"] = None
+        elif "scv" in changes or self.service is not None:
+            kw["service"] = None if "scv" in changes else kw["service"]
+            kw["scv"] = changes.get("scv") if "scv" in changes or self.service is None else None
+        if "servers" in changes and changes["servers"] != 1:
+            kw["rate_multipliers"] = None
+        kw.update(changes)
+        return Station(**kw)
 
     # -- identity: value semantics (mappings compare as dicts) ------------------------------
     def _key(self) -> tuple:

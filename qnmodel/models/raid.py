@@ -77,7 +77,7 @@ import numpy as np
 
 from .._validate import as_choice, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, MeasurementArtefactWarning
-from ..model.network import ForkJoin, Station
+from ..model import ForkJoin, Station
 from ..raid_levels import OPERATIONS, RAID, RAID_LEVELS
 from ..units import parse_quantity
 

@@ -84,7 +84,7 @@ import numpy as np
 from .. import demands as _d
 from .._validate import as_choice
 from ..errors import InvalidModelError, InvalidTypeError
-from ..model.network import ForkJoin, Network, Station
+from ..model import ForkJoin, Network, Station
 from ..results.closed import BoundsResult, MVAResult
 from ..solvers.bounds import bounds as _solve_bounds
 from ..solvers.forkjoin import ForkJoinResult

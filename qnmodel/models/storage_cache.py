@@ -49,7 +49,7 @@ from typing import Any
 
 from .._validate import as_choice, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError
-from ..model.network import Network
+from ..model import Network
 from ..units import format_quantity
 from .cache import Cache
 from .nfs import NFSBandwidth, NFSSystem

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BoundsResult", "MVAResult", "MultiClassResult", "AMVAResult", "AMVACurveResult"]
+__all__ = ["BoundsResult", "MVAResult", "MultiClassResult", "AMVAResult"]
 
 
 def _freeze(obj: Any) -> None:
@@ -273,7 +273,8 @@ class MultiClassResult:
     R_c      class response time, s: R_c = sum_k R_ck (think time excluded)
     R_ck     residence time of class c at station k, s, all visits included
     Q_ck     mean class-c jobs at station k: Q_ck = X_c R_ck            (Little's law)
-    U_ck     class-c utilisation of one server of station k: U_ck = X_c D_ck / m_k;
+    U_ck     class-c utilisation of one server of station k: U_ck = X_c D_ck / c_k (c_k: m
+             servers, or the peak of a rate curve);
              delay station: X_c D_ck (mean busy servers). Station total: sum_c U_ck.
 
     Attributes
@@ -298,9 +299,17 @@ class MultiClassResult:
     demands : ndarray (C, K)
         D_ck used, seconds.
     servers : ndarray (K,)
-        Servers per station (0 marks a delay station).
+        Servers per station (1 at delay stations, which have infinitely many).
+    is_delay : ndarray (K,) of bool
+        Which stations are delay (infinite-server) stations.
     class_names : tuple of str or None
         Class names, when the model named them.
+    peak_rate : ndarray (K,) or None
+        c_k = max_j r_k(j) of multi-server and load-dependent stations (m for m servers,
+        1 for single-server and delay stations); U_ck = X_c D_ck / c_k.
+    idle_probability : ndarray (K,) or None
+        p_k(0 | N) at multi-server and load-dependent stations (NaN elsewhere), when the
+        solver computed it.
     """
 
     method: str
@@ -314,7 +323,10 @@ class MultiClassResult:
     think_time: np.ndarray
     demands: np.ndarray
     servers: np.ndarray
+    is_delay: np.ndarray
     class_names: tuple[str, ...] | None = None
+    peak_rate: np.ndarray | None = None
+    idle_probability: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         _freeze(self)
@@ -325,11 +337,6 @@ class MultiClassResult:
         if self.class_names is None:
             return np.arange(C)
         return np.array(self.class_names, dtype=object)
-
-    @property
-    def is_delay(self) -> np.ndarray:
-        """Which stations are delay (infinite-server) stations (K,) bool."""
-        return self.servers == 0
 
     @property
     def station_queue_length(self) -> np.ndarray:
@@ -344,7 +351,7 @@ class MultiClassResult:
     @property
     def bottleneck(self) -> str:
         """Station with the highest total utilisation (queueing stations only)."""
-        u = np.where(self.servers > 0, self.station_utilization, -np.inf)
+        u = np.where(self.is_delay, -np.inf, self.station_utilization)
         return self.station_names[int(np.argmax(u))]
 
     def to_frame(self, level: str = "class") -> Any:
@@ -392,71 +399,70 @@ class MultiClassResult:
 
 @dataclass(frozen=True, repr=False)
 class AMVAResult(MultiClassResult):
-    """Approximate MVA (Schweitzer-Bard or Linearizer) at one population vector.
+    """Approximate MVA (Schweitzer-Bard or Linearizer): the result of :func:`qnmodel.amva`.
 
-    All fields of :class:`MultiClassResult` (a single-class model has C = 1),
-    plus the state of the fixed-point iteration.
+    All fields of :class:`MultiClassResult`, whose rows are the classes of a multi-class
+    network at its population vector, or, for a single-class network, the populations
+    n = 1..N of its curve (``n``; ``population`` then holds the same n), plus the state of
+    the fixed-point iteration of each row.
 
     Attributes
     ----------
-    converged : bool
-        True when the residual fell below ``tol`` within ``max_iter`` iterations
-        (False only when ``amva(..., errors="warn")`` returned an unconverged point).
-    iterations : int
+    n : ndarray (P,) or None
+        Single-class network: the populations of the rows (None with several classes).
+    converged : ndarray of bool (rows,)
+        True when the residual fell below ``tol`` within ``max_iter`` iterations (False only
+        when ``amva(..., errors="warn")`` returned an unconverged point).
+    iterations : ndarray of int (rows,)
         Fixed-point iterations performed (outer iterations for Linearizer).
-    residual : float
-        max_ck |Q_ck^(i) - Q_ck^(i-1)| / Q_ck^(i) at the last iteration
-        (relative change of the queue lengths).
+    residual : ndarray (rows,)
+        max_ck |Q_ck^(i) - Q_ck^(i-1)| / Q_ck^(i) at the last iteration (relative change
+        of the queue lengths).
     tol : float
         Stopping tolerance used.
     """
 
-    converged: bool = True
-    iterations: int = 0
-    residual: float = 0.0
-    tol: float = 0.0
-
-    def _extra_repr(self) -> str:
-        return (
-            f", converged={self.converged}, iterations={self.iterations}, "
-            f"residual={self.residual:.3g}"
-        )
-
-
-@dataclass(frozen=True, repr=False)
-class AMVACurveResult(MVAResult):
-    """Approximate MVA of a single-class network along the curve n = 1..N.
-
-    All fields of :class:`MVAResult`, plus the state of the fixed-point
-    iteration at every population.
-
-    Attributes
-    ----------
-    converged : ndarray (P,) of bool
-        Per population: the residual fell below ``tol`` within ``max_iter``
-        (False only with ``amva(..., errors="warn")``).
-    iterations : ndarray (P,) of int
-        Fixed-point iterations at each population.
-    residual : ndarray (P,)
-        Last relative change of the queue lengths at each population.
-    tol : float
-        Stopping tolerance used.
-    """
-
+    n: np.ndarray | None = None
     converged: np.ndarray | None = None
     iterations: np.ndarray | None = None
     residual: np.ndarray | None = None
     tol: float = 0.0
 
-    def to_frame(self, level: str = "system") -> Any:
-        """As :meth:`MVAResult.to_frame`, with ``converged`` and ``iterations`` per n."""
+    @property
+    def _labels(self) -> np.ndarray:
+        if self.n is not None:
+            return self.n.astype(np.int64)
+        return super()._labels
+
+    def to_frame(self, level: str = "class") -> Any:
+        """As :meth:`MultiClassResult.to_frame`, with ``converged`` and ``iterations`` per
+        row; rows of a single-class curve are labelled by ``n`` (``level="system"`` is the
+        same table)."""
+        if self.n is not None and level in ("system", "class"):
+            pd = _import_pandas()
+            return pd.DataFrame({
+                "n": self.n.astype(np.int64), "throughput": self.throughput,
+                "response_time": self.response_time,
+                "system_queue_length": self.queue_length.sum(axis=1),
+                "converged": self.converged, "iterations": self.iterations,
+            })  # fmt: skip
         df = super().to_frame(level)
-        if level == "system":
+        if level == "class":
             df["converged"] = self.converged
             df["iterations"] = self.iterations
         return df
 
-    def __repr__(self) -> str:
-        base = super().__repr__().replace("MVAResult(", "AMVACurveResult(", 1)
+    def _extra_repr(self) -> str:
         bad = int(np.count_nonzero(~self.converged)) if self.converged is not None else 0
-        return base + f"\n  converged at {self.converged.size - bad}/{self.converged.size} points"
+        size = 0 if self.converged is None else self.converged.size
+        return f", converged at {size - bad}/{size} rows"
+
+    def __repr__(self) -> str:
+        if self.n is None:
+            return super().__repr__()
+        N = int(self.n[-1])
+        return (
+            f"AMVAResult(method={self.method!r}, n={int(self.n[0])}..{N}{self._extra_repr()},"
+            f"\n  X({N})={self.throughput[-1]:.6g}/s, R({N})={self.response_time[-1]:.6g}s, "
+            f"bottleneck={self.bottleneck!r})"
+        )

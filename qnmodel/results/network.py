@@ -34,7 +34,6 @@ __all__ = [
     "CurveBoundsResult",
     "NormalizingConstantResult",
     "BlockingMVAResult",
-    "MultiClassLDResult",
     "VisitsResult",
     "ChainMVAResult",
 ]
@@ -387,27 +386,6 @@ class BlockingMVAResult:
 
 
 @dataclass(frozen=True, repr=False)
-class MultiClassLDResult(MultiClassResult):
-    """Exact multi-class MVA with multi-server and load-dependent stations.
-
-    All fields of :class:`~qnmodel.results.MultiClassResult` (``servers`` is m for an
-    m-server station, 1 for a single-server or general load-dependent one, 0 for a
-    delay), plus:
-
-    Attributes
-    ----------
-    peak_rate : ndarray (K,)
-        c_k = max_j r_k(j): m for m servers, 1 for single-server and delay stations;
-        U_ck = X_c D_ck / c_k.
-    idle_probability : ndarray (K,)
-        p_k(0|N) at load-dependent and multi-server stations (NaN elsewhere).
-    """
-
-    peak_rate: np.ndarray | None = None
-    idle_probability: np.ndarray | None = None
-
-
-@dataclass(frozen=True, repr=False)
 class VisitsResult:
     """Visit ratios from a routing matrix, with the chains of a closed network.
 
@@ -473,10 +451,10 @@ class VisitsResult:
 
 
 @dataclass(frozen=True, repr=False)
-class ChainMVAResult(MultiClassLDResult):
+class ChainMVAResult(MultiClassResult):
     """Exact MVA of a closed network whose classes switch within chains.
 
-    All fields of :class:`MultiClassLDResult`, per class, where X_c is the throughput of
+    All fields of :class:`MultiClassResult`, per class, where X_c is the throughput of
     the class's chain (cycles per second; D_ck are per chain cycle), R_ck = D_ck F_k with
     F_k the chain's stretch at station k, Q_ck = X_c R_ck, U_ck = X_c D_ck / c_k. Within a
     chain only the total population matters: ``population`` keeps the per-class numbers

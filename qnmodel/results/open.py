@@ -1,8 +1,8 @@
-"""Frozen result objects of open and mixed networks.
+"""Frozen result objects of open and mixed networks, and of the capacity questions.
 
 Same field names as :mod:`qnmodel.results.closed` (``throughput``, ``response_time``,
-``queue_length``, ``utilization``, ``residence_time``), indexed by the arrival rate
-of a sweep (single class) or by class (several classes). Arrays are read-only;
+``queue_length``, ``utilization``, ``residence_time``): an :class:`OpenResult` is indexed
+by operating point (and class), a :class:`MixedResult` by class. Arrays are read-only;
 ``to_frame()`` imports pandas only when called.
 
 Glossary (open class c, arrival rate lambda_c, station k, demand D_ck)
@@ -26,106 +26,222 @@ import numpy as np
 
 from .closed import _freeze, _import_pandas, bad_level, shorten, station_frame
 
-__all__ = ["OpenResult", "OpenMultiClassResult", "OpenSweepResult", "UpgradeResult"]
+__all__ = ["OpenResult", "MixedResult", "UpgradeResult"]
 
 
 @dataclass(frozen=True, repr=False)
 class OpenResult:
-    """Mean values of an open single-class network, one row per arrival rate.
+    """Mean values of an open network: the result of :func:`qnmodel.open_network`.
+
+    Rows p are the operating points (one vector of arrival rates each: a sweep has several,
+    a single call one). A network without classes has one class and its class axis is
+    dropped; with classes, per-class values carry a class axis c after the row axis.
+
+    Every residence time has the form R_pck = D_ck h_pk + V_ck w_pk: product-form stations
+    have the stretch h = g = R / D of the isolated station and w = 0 ([LZGS] sec. 7.4.1); a
+    FCFS station whose classes have different service times has h = 1 and the mean FCFS
+    wait per visit w (approximate, the method label says so). Per-class arrays that would
+    need (P, C, K) are formed when asked for.
 
     Attributes
     ----------
     method : str
-        ``"open"``.
-    arrival_rate : ndarray (P,)
-        Offered arrival rates lambda, jobs/s (the rows of a sweep).
-    throughput : ndarray (P,)
-        X = lambda, jobs/s (every offered job is served in steady state).
-    response_time : ndarray (P,)
+        ``"open"``, or ``"open (approximate: ...)"`` naming what is approximated.
+    class_names : tuple of str
+    single : bool
+        The network has no classes: arrays have no class axis.
+    rates : ndarray (P, C)
+        lambda_pc, jobs/s.
+    arrival_rate, throughput : ndarray (P,) or (P, C)
+        lambda (single) or lambda_pc; X = lambda in steady state.
+    response_time : ndarray (P,) or (P, C)
         R = sum_k R_k, seconds.
-    queue_length : ndarray (P, K)
-        Q_k, mean jobs at station k (waiting plus in service).
-    utilization : ndarray (P, K)
-        U_k = lambda D_k / c_k (capacity c_k: 1, m servers, or the largest rate
-        multiplier); delay stations: lambda D_k, the mean busy servers.
-    residence_time : ndarray (P, K)
-        R_k, seconds per job over all its visits.
+    stretch, wait : ndarray (P, K)
+        h_pk and w_pk above (inf in an unstable row kept with ``unstable="inf"``).
+    residence_time, queue_length, utilization : ndarray (P, K) or (P, C, K)
+        R_k, Q_k = X R_k, U_k = X D_k / c_k (per class with classes).
+    offered_load : ndarray (P, K)
+        a_pk = sum_c lambda_pc D_ck, Erlangs.
+    station_queue_length, station_utilization : ndarray (P, K)
+        Q and U of each station, all classes.
     station_names : tuple of str
-    demands : ndarray (K,)
-        D_k, seconds.
+    demands, visits : ndarray (C, K)
     is_delay : ndarray (K,) of bool
     capacity : ndarray (K,)
         c_k (1 for delay stations).
-    saturation_arrival_rate : float
-        lambda_sat = min_k c_k / D_k over queueing stations: the largest arrival rate
-        the network sustains (inf if no queueing station has a demand).
+    saturation_scale : ndarray (P,)
+        Per row, the factor by which its rates could grow before the busiest queueing
+        station reaches U = 1 (inf without load).
+    saturation_arrival_rate : float or ndarray (P, C)
+        Single class: lambda_sat = min_k c_k / D_k, the largest sustainable rate; with
+        classes, the rates of each row scaled by its ``saturation_scale``.
+    bottleneck_index : ndarray (P,) of int
     bottleneck : str
-        The station that attains lambda_sat.
+        The station that saturates first at the last row.
     """
 
     method: str
-    arrival_rate: np.ndarray
-    throughput: np.ndarray
-    response_time: np.ndarray
-    queue_length: np.ndarray
-    utilization: np.ndarray
-    residence_time: np.ndarray
+    class_names: tuple[str, ...]
+    single: bool
+    rates: np.ndarray
+    response: np.ndarray
+    stretch: np.ndarray
+    wait: np.ndarray
     station_names: tuple[str, ...]
     demands: np.ndarray
+    visits: np.ndarray
     is_delay: np.ndarray
     capacity: np.ndarray
-    saturation_arrival_rate: float
-    bottleneck: str
+    saturation_scale: np.ndarray
+    bottleneck_index: np.ndarray
 
     def __post_init__(self) -> None:
         _freeze(self)
 
+    def _shape(self, a: np.ndarray) -> np.ndarray:
+        return a[:, 0] if self.single else a
+
+    @property
+    def arrival_rate(self) -> np.ndarray:
+        """lambda (P,) or lambda_pc (P, C), jobs/s."""
+        return self._shape(self.rates)
+
+    @property
+    def throughput(self) -> np.ndarray:
+        """X = lambda (every offered job is served in steady state)."""
+        return self.arrival_rate
+
+    @property
+    def response_time(self) -> np.ndarray:
+        """R (P,) or R_pc (P, C), seconds."""
+        return self._shape(self.response)
+
+    def class_residence_time(self, cls: Any) -> np.ndarray:
+        """R_pck (P, K) of one class (name or index), seconds."""
+        c = self.class_names.index(cls) if isinstance(cls, str) else int(cls)
+        with np.errstate(invalid="ignore"):
+            return self.demands[c][None, :] * self.stretch + self.visits[c][None, :] * self.wait
+
+    @property
+    def residence_time(self) -> np.ndarray:
+        """R_pk (P, K) or R_pck (P, C, K), seconds."""
+        out = np.stack([self.class_residence_time(c) for c in range(len(self.class_names))], 1)
+        return out[:, 0] if self.single else out
+
+    @property
+    def queue_length(self) -> np.ndarray:
+        """Q = X R per station (P, K), or per class and station (P, C, K) (Little's law)."""
+        R = self.residence_time
+        return self.rates[:, :, None] * R if not self.single else self.rates[:, :1] * R
+
+    @property
+    def utilization(self) -> np.ndarray:
+        """U = X D / c per station (P, K), or per class and station (P, C, K)."""
+        U = self.rates[:, :, None] * (self.demands / self.capacity[None, :])[None, :, :]
+        return U[:, 0] if self.single else U
+
+    @property
+    def offered_load(self) -> np.ndarray:
+        """a_pk = sum_c lambda_pc D_ck (P, K), Erlangs."""
+        return self.rates @ self.demands
+
+    @property
+    def station_queue_length(self) -> np.ndarray:
+        """Q_pk, all classes (P, K)."""
+        Q = self.queue_length
+        return Q if self.single else Q.sum(axis=1)
+
+    @property
+    def station_utilization(self) -> np.ndarray:
+        """U_pk, all classes (P, K)."""
+        return self.offered_load / self.capacity[None, :]
+
     @property
     def system_queue_length(self) -> np.ndarray:
-        """Mean jobs in the network, sum_k Q_k (P,) (equals X R by Little's law)."""
-        return self.queue_length.sum(axis=1)
+        """Mean jobs in the network per row (P,), = sum_c X_c R_c (Little's law)."""
+        return (self.rates * self.response).sum(axis=1)
+
+    @property
+    def saturation_arrival_rate(self) -> Any:
+        """lambda_sat (single class, a float) or the rates of each row scaled to saturation."""
+        sat = self.saturation_scale[:, None] * self.rates
+        return float(sat[-1, 0]) if self.single else sat
+
+    @property
+    def bottleneck(self) -> str:
+        """The station that saturates first at the last row."""
+        return self.station_names[int(self.bottleneck_index[-1])]
 
     def to_frame(self, level: str = "system") -> Any:
         """A DataFrame of the results.
 
-        ``level="system"``: one row per arrival rate with ``arrival_rate, throughput,
-        response_time, system_queue_length``. ``level="station"``: tidy, one row per
-        (arrival rate, station) with ``arrival_rate, station, queue_length,
-        utilization, residence_time``.
+        ``level="system"``: one row per point (single class: ``arrival_rate, throughput,
+        response_time, system_queue_length``; with classes one row per (point, class):
+        ``point, class, arrival_rate, throughput, response_time``). ``level="station"``:
+        tidy, one row per (point, station) with ``arrival_rate`` (single class) or
+        ``point``, ``station, queue_length, utilization`` and, single class,
+        ``residence_time``.
         """
         pd = _import_pandas()
+        P, C = self.rates.shape
         if level == "system":
-            return pd.DataFrame(
-                {
-                    "arrival_rate": self.arrival_rate,
-                    "throughput": self.throughput,
+            if self.single:
+                return pd.DataFrame({
+                    "arrival_rate": self.arrival_rate, "throughput": self.throughput,
                     "response_time": self.response_time,
                     "system_queue_length": self.system_queue_length,
-                }
-            )
+                })  # fmt: skip
+            return pd.DataFrame({
+                "point": np.repeat(np.arange(P), C),
+                "class": np.tile(np.array(self.class_names, dtype=object), P),
+                "arrival_rate": self.rates.ravel(), "throughput": self.rates.ravel(),
+                "response_time": self.response.ravel(),
+            })  # fmt: skip
         if level == "station":
-            return station_frame("arrival_rate", self.arrival_rate, self, throughput=False)
+            if self.single:
+                return station_frame("arrival_rate", self.arrival_rate, self, throughput=False)
+            K = len(self.station_names)
+            return pd.DataFrame({
+                "point": np.repeat(np.arange(P), K),
+                "station": np.tile(np.array(self.station_names, dtype=object), P),
+                "queue_length": self.station_queue_length.ravel(),
+                "utilization": self.station_utilization.ravel(),
+            })  # fmt: skip
         raise bad_level(level, ("system", "station"))
 
     def __repr__(self) -> str:
-        lam = self.arrival_rate
-        rng = f"{lam[0]:.6g}/s" if lam.size == 1 else f"{lam[0]:.6g}..{lam[-1]:.6g}/s"
+        P, C = self.rates.shape
+        last = self.rates[-1]
+        if self.single:
+            lam = self.rates[:, 0]
+            rng = f"{lam[0]:.6g}/s" if P == 1 else f"{lam[0]:.6g}..{lam[-1]:.6g}/s"
+            return (
+                f"OpenResult(method={self.method!r}, lambda={rng} ({P} rates),\n"
+                f"  R={self.response[-1, 0]:.6g}s at lambda={lam[-1]:.6g}/s, "
+                f"lambda_sat={self.saturation_arrival_rate:.6g}/s, "
+                f"bottleneck={self.bottleneck!r})"
+            )
+        cls = shorten(", ".join(
+            f"{n}: lambda={x:.6g}/s R={r:.6g}s"
+            for n, x, r in zip(self.class_names, last, self.response[-1], strict=True)
+        ))  # fmt: skip
         return (
-            f"OpenResult(method={self.method!r}, lambda={rng} ({lam.size} rates),\n"
-            f"  R={self.response_time[-1]:.6g}s at lambda={lam[-1]:.6g}/s, "
-            f"lambda_sat={self.saturation_arrival_rate:.6g}/s, bottleneck={self.bottleneck!r})"
+            f"OpenResult(method={self.method!r}, {P} point{'s' if P > 1 else ''}, last:\n"
+            f"  {cls},\n  bottleneck={self.bottleneck!r}, "
+            f"saturation_scale={self.saturation_scale[-1]:.6g})"
         )
 
 
 @dataclass(frozen=True, repr=False)
-class OpenMultiClassResult:
-    """Mean values of an open or mixed multi-class network at one workload.
+class MixedResult:
+    """Mean values of a mixed network (open and closed classes) at one workload: the result
+    of :func:`qnmodel.mixed_network`.
 
     Attributes
     ----------
     method : str
-        ``"open"``, ``"mixed.mva"`` (closed classes by exact MVA) or ``"mixed.amva"``
-        (closed classes by approximate MVA).
+        ``"mixed.mva"`` (closed classes by exact MVA) or ``"mixed.amva ..."`` (closed
+        classes by approximate MVA; the label says "approximate").
     class_names : tuple of str
     is_open : ndarray (C,) of bool
         Which classes are open.
@@ -229,115 +345,8 @@ class OpenMultiClassResult:
         )
         cls = shorten(cls)
         return (
-            f"OpenMultiClassResult(method={self.method!r},\n  {cls},\n"
+            f"MixedResult(method={self.method!r},\n  {cls},\n"
             f"  bottleneck={self.bottleneck!r}, saturation_scale={self.saturation_scale:.6g})"
-        )
-
-
-@dataclass(frozen=True, repr=False)
-class OpenSweepResult:
-    """Mean values of an open multi-class network over a sweep of rate vectors.
-
-    One row p per vector of class arrival rates. Per-class values that would need a
-    (P, C, K) array are formed on request (:meth:`residence_time_of`).
-
-    Attributes
-    ----------
-    method : str
-        ``"open"``.
-    class_names : tuple of str
-    arrival_rate : ndarray (P, C)
-        lambda_pc, jobs/s; also the class throughputs (:attr:`throughput`).
-    response_time : ndarray (P, C)
-        R_pc = sum_k D_ck g_pk, seconds.
-    offered_load : ndarray (P, K)
-        a_pk = sum_c lambda_pc D_ck, Erlangs (a property: for a sweep along one rate
-        vector it is formed from ``load_scale`` (P,) and ``load_base`` (K,) on request,
-        otherwise stored in ``load_table``).
-    stretch : ndarray (P, K)
-        g_pk = R_pck / D_ck, the residence time of station k over its demand (the same
-        for every class; inf in an unstable row kept with ``unstable="inf"``).
-    station_names : tuple of str
-    demands : ndarray (C, K)
-    is_delay : ndarray (K,) of bool
-    capacity : ndarray (K,)
-        c_k (1 for delay stations).
-    saturation_scale : ndarray (P,)
-        Per row, the factor by which its rates could grow before the busiest queueing
-        station reaches U = 1 (inf without load).
-    bottleneck_index : ndarray (P,) of int
-        Per row, the index of that station (:attr:`bottleneck` gives the names).
-    """
-
-    method: str
-    class_names: tuple[str, ...]
-    arrival_rate: np.ndarray
-    response_time: np.ndarray
-    stretch: np.ndarray
-    station_names: tuple[str, ...]
-    demands: np.ndarray
-    is_delay: np.ndarray
-    capacity: np.ndarray
-    saturation_scale: np.ndarray
-    bottleneck_index: np.ndarray
-    load_table: np.ndarray | None = None
-    load_scale: np.ndarray | None = None
-    load_base: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        _freeze(self)
-
-    @property
-    def offered_load(self) -> np.ndarray:
-        """a_pk = sum_c lambda_pc D_ck (P, K), Erlangs."""
-        if self.load_table is not None:
-            return self.load_table
-        return np.multiply.outer(self.load_scale, self.load_base)
-
-    @property
-    def throughput(self) -> np.ndarray:
-        """X_pc = lambda_pc (P, C): every offered job is served in steady state."""
-        return self.arrival_rate
-
-    @property
-    def utilization(self) -> np.ndarray:
-        """U_pk = a_pk / c_k (P, K), station totals (delay: the mean busy servers)."""
-        return self.offered_load / np.where(self.is_delay, 1.0, self.capacity)[None, :]
-
-    @property
-    def queue_length(self) -> np.ndarray:
-        """Q_pk = a_pk g_pk (P, K), mean jobs at each station, all classes (Little)."""
-        return self.offered_load * self.stretch
-
-    @property
-    def bottleneck(self) -> tuple[str, ...]:
-        """Per row, the name of the station that saturates first."""
-        return tuple(self.station_names[k] for k in self.bottleneck_index)
-
-    def residence_time_of(self, cls: Any) -> np.ndarray:
-        """R_pck = D_ck g_pk (P, K) of one class (name or index)."""
-        c = self.class_names.index(cls) if isinstance(cls, str) else int(cls)
-        return self.demands[c][None, :] * self.stretch
-
-    def to_frame(self) -> Any:
-        """A DataFrame with one row per (point, class): ``point, class, arrival_rate,
-        response_time``."""
-        pd = _import_pandas()
-        P, C = self.arrival_rate.shape
-        return pd.DataFrame(
-            {
-                "point": np.repeat(np.arange(P), C),
-                "class": np.tile(np.array(self.class_names, dtype=object), P),
-                "arrival_rate": self.arrival_rate.ravel(),
-                "response_time": self.response_time.ravel(),
-            }
-        )
-
-    def __repr__(self) -> str:
-        P, C = self.arrival_rate.shape
-        return (
-            f"OpenSweepResult(method={self.method!r}, points={P}, classes={C}, "
-            f"stations={len(self.station_names)})"
         )
 
 

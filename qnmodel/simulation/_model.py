@@ -1,18 +1,9 @@
-"""Reading a network description into the flat arrays of the event loop.
+"""Reading a network into the flat arrays of the event loop.
 
-This is the one place that looks at network objects. It reads
-
-* a single-class :class:`~qnmodel.model.network.Network` (closed with population ``N``, or open with
-  ``arrival_rate``), and
-* a :class:`~qnmodel.model.multiclass.MultiClassNetwork` (read through its attributes
-  ``class_names``, ``demands`` (C, K), ``is_open``, ``population``, ``think_time``,
-  ``arrival_rate``, ``stations`` and, when present, ``population_vector`` /
-  ``arrival_rate_vector`` to validate ``N`` and ``arrival_rate``),
-
-whose ``stations`` are station-like elements (``kind``, ``servers``, optional
-``rate_multipliers``, ``demand``) or fork-join elements duck-typed on ``branches`` / ``k``
-(each branch a station-like ``"queue"`` element whose ``demand`` is a number or a mapping
-class name -> demand).
+The one place the simulator looks at a :class:`~qnmodel.model.Network`: its compiled form
+(:attr:`Network.compiled`) gives the classes (closed with a population, open with an arrival
+rate; a network without classes is closed with ``N`` or open with ``arrival_rate``), the
+elements and their service-time laws; fork-join elements give their branches.
 
 Routing: each class visits the nodes where it has work, in station order, once per cycle
 with the whole demand D = V S as one visit -- the view the analytic solvers take.
@@ -28,7 +19,9 @@ import numpy as np
 
 from .._validate import as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
+from ..model import ForkJoin, Network, Station
 from ..model import laws as dist
+from ..solvers.support import require
 from ._engine import CompiledModel
 
 #: largest fork-join with a random fan-out (QNS_MAX_FAN of qnsim.h)
@@ -57,107 +50,75 @@ class ModelInfo:
 
 
 def _is_forkjoin(el: Any) -> bool:
-    return hasattr(el, "branches") and hasattr(el, "k")
+    return isinstance(el, ForkJoin)
 
 
-def _branch_demand(br: Any, cname: str, label: str) -> float:
-    d = br.demand
-    if isinstance(d, Mapping):
-        d = d.get(cname, 0.0)
-    return as_quantity(d, f"{label}: demand", "time")
+def _branch_demand(br: Station, cname: str | None) -> float:
+    return br.demand_of(cname)
 
 
-def _station_kind(el: Any, label: str) -> tuple[int, int, np.ndarray | None]:
-    kind = getattr(el, "kind", "queue")
-    rates = getattr(el, "rate_multipliers", None)
-    if kind == "delay":
+def _station_kind(el: Station, label: str) -> tuple[int, int, np.ndarray | None]:
+    """(event-loop kind, servers, rate curve): 0 FCFS queue, 1 delay, 2 load-dependent."""
+    if el.discipline == "IS":
         return 1, 1, None
-    if kind != "queue":
-        raise InvalidModelError(f"{label}: kind {kind!r} cannot be simulated")
-    if rates is not None:
-        r = np.asarray(rates, dtype=np.float64).ravel()
-        if r.size == 0 or not np.all(np.isfinite(r)) or np.any(r <= 0):
-            raise InvalidModelError(f"{label}: rate_multipliers must be non-empty, finite, > 0")
-        return 2, 1, r
-    return 0, int(getattr(el, "servers", 1)), None
-
-
-def _classes(net: Any, N: Any, arrival_rate: Any):
-    """(names, is_open, population, think, rate, demands (C, K) of plain nodes or None)."""
-    if hasattr(net, "class_names") and hasattr(net, "is_open"):
-        names = tuple(net.class_names)
-        C = len(names)
-        is_open = np.asarray(net.is_open, dtype=bool).copy()
-        pop = np.asarray(net.population, dtype=np.int64).copy()
-        rate = np.asarray(net.arrival_rate, dtype=np.float64).copy()
-        think = np.asarray(net.think_time, dtype=np.float64).copy()
-        if hasattr(net, "population_vector"):  # MultiClassNetwork validates its own vectors
-            pop = np.asarray(net.population_vector(N), dtype=np.int64).copy()
-            rate = np.asarray(net.arrival_rate_vector(arrival_rate), dtype=np.float64).copy()
-        else:
-            if N is not None:
-                pop = np.where(is_open, 0, np.broadcast_to(np.asarray(N), (C,))).astype(np.int64)
-            if arrival_rate is not None:
-                vals = (
-                    list(arrival_rate)
-                    if isinstance(arrival_rate, list | tuple | np.ndarray)
-                    else [arrival_rate] * C
-                )
-                if len(vals) != C:
-                    raise InvalidModelError(f"arrival_rate needs {C} values (one per class)")
-                v = [as_quantity(a, f"arrival_rate[{i}]", "frequency") for i, a in enumerate(vals)]
-                rate = np.where(is_open, np.array(v), 0.0)
-        if np.any(~is_open & (pop < 0)):
-            raise InvalidModelError(f"N must be non-negative integers, got {N!r}")
-        return names, is_open, pop, think, rate, np.asarray(net.demands, dtype=np.float64)
-    if not hasattr(net, "stations"):
-        raise InvalidTypeError(
-            f"simulate: net must be a Network or a multi-class network, got {type(net).__name__}"
+    if el.discipline != "FCFS" or el.capacity is not None:
+        raise InvalidModelError(
+            f"{label}: discipline {el.discipline!r}"
+            + (f" with capacity {el.capacity}" if el.capacity is not None else "")
+            + " cannot be simulated yet"
         )
+    if el.rate_multipliers is not None:
+        return 2, 1, np.asarray(el.rate_multipliers, dtype=np.float64)
+    return 0, int(el.servers), None
+
+
+def _classes(net: Network, N: Any, arrival_rate: Any):
+    """(names, is_open, population, think, rate) of the call."""
+    if not isinstance(net, Network):
+        raise InvalidTypeError(f"simulate: net must be a Network, got {type(net).__name__}")
+    cm = net.compiled
+    if not net.single:
+        pop = cm.population_vector(N)
+        rate = cm.arrival_rate_vector(arrival_rate)
+        return cm.class_names, np.array(cm.is_open), pop, np.array(cm.Z), rate
     if arrival_rate is not None:
         if N is not None:
             raise InvalidModelError(
-                "simulate: give N (closed) or arrival_rate (open) for a single-class network, "
-                "not both"
+                "simulate: give N (closed) or arrival_rate (open) for a network without "
+                "classes, not both"
             )
         lam = as_quantity(arrival_rate, "arrival_rate", "frequency", positive=True)
-        return (
-            ("class0",),
-            np.array([True]),
-            np.zeros(1, np.int64),
-            np.zeros(1),
-            np.array([lam]),
-            None,
-        )
+        return cm.class_names, np.array([True]), np.zeros(1, np.int64), np.zeros(1), np.array([lam])
     if N is None:
         raise InvalidModelError("simulate: a closed network needs N (population) or arrival_rate")
     if isinstance(N, bool) or not float(N).is_integer() or int(N) < 1:
         raise InvalidModelError(f"N must be a positive integer population, got {N!r}")
-    think = as_quantity(getattr(net, "think_time", 0.0), "think_time", "time")
-    return ("class0",), np.array([False]), np.array([int(N)]), np.array([think]), np.zeros(1), None
+    return cm.class_names, np.array([False]), np.array([int(N)]), np.array(cm.Z), np.zeros(1)
 
 
 def compile_model(
     net: Any, N: Any, arrival_rate: Any, service: Any
 ) -> tuple[CompiledModel, ModelInfo]:
     """Flat arrays for the event loop and the names to report them under."""
-    cnames, is_open, pop, think, rate, D = _classes(net, N, arrival_rate)
+    cnames, is_open, pop, think, rate = _classes(net, N, arrival_rate)
     C = len(cnames)
-    elements = tuple(net.stations) if not _is_forkjoin(net.stations) else (net.stations,)
+    cm = net.compiled
+    require(cm, "simulate", drop=("open", "closed"))
+    classes = [None] if net.single else list(cnames)  # the names per-class demands use
+    elements = tuple(net.stations)
     K = len(elements)
     node_kind, node_first, node_count, node_k, node_names = [], [], [], [], []
     node_fan: list[int] = []
-    st_kind, st_servers, st_rates, st_label, st_dem = [], [], [], [], []
+    st_kind, st_servers, st_rates, st_label, st_dem, st_law = [], [], [], [], [], []
     branch_names, branch_station, node_station, node_is_delay = [], [], [], []
     demand = np.zeros((C, K))
     for k, el in enumerate(elements):
-        name = str(getattr(el, "name", f"s{k}"))
+        name = el.name
         node_names.append(name)
         if _is_forkjoin(el):
             branches = tuple(el.branches)
             n = len(branches)
-            fan = int(getattr(el, "fanout", None) or n)
-            kj = fan if el.k is None else int(el.k)
+            fan, kj = el.fanout, el.k
             if n == 0 or not 1 <= kj <= fan <= n:
                 raise InvalidModelError(
                     f"ForkJoin {name!r}: needs branches and 1 <= k <= n (k <= fanout <= n "
@@ -168,7 +129,7 @@ def compile_model(
                     f"ForkJoin {name!r}: a random fan-out ({fan} of n={n}) is simulated for at "
                     f"most {MAX_FAN} branches"
                 )
-            if kj < fan and getattr(el, "cancel", False):
+            if kj < fan and el.cancel:
                 raise InvalidModelError(
                     f"ForkJoin {name!r}: k={kj} of n={n} with cancel=True; the simulator "
                     "keeps the n - k stragglers running (set cancel=False), and "
@@ -181,21 +142,18 @@ def compile_model(
             node_fan.append(fan)
             node_station.append(-1)
             node_is_delay.append(False)
-            for b, br in enumerate(branches):
-                label = f"ForkJoin {name!r} branch {getattr(br, 'name', b)!r}"
+            for br in branches:
+                label = f"ForkJoin {name!r} branch {br.name!r}"
                 kind, m, r = _station_kind(br, label)
-                if kind == 1:
-                    raise InvalidModelError(
-                        f"{label}: a fork-join branch must be a queue, not a delay"
-                    )
-                bname = f"{name}/{getattr(br, 'name', f'b{b}')}"
+                bname = f"{name}/{br.name}"
                 branch_names.append(bname)
                 branch_station.append(len(st_kind))
                 st_kind.append(kind)
                 st_servers.append(m)
                 st_rates.append(r)
-                st_label.append((bname, str(getattr(br, "name", bname))))
-                st_dem.append([_branch_demand(br, c, label) for c in cnames])
+                st_label.append((bname, br.name))
+                st_dem.append([_branch_demand(br, c) for c in classes])
+                st_law.append([br.law if br.law is not None else None for _ in range(C)])
             demand[:, k] = np.max(np.array(st_dem[-n:]), axis=0) * fan / n
         else:
             label = f"Station {name!r}"
@@ -211,11 +169,9 @@ def compile_model(
             st_servers.append(m)
             st_rates.append(r)
             st_label.append((name,))
-            if D is not None:
-                d = [float(D[c, k]) for c in range(C)]
-            else:
-                d = [as_quantity(el.demand, f"{label}: demand", "time")] * C
+            d = [float(cm.D[c, k]) for c in range(C)]
             st_dem.append(d)
+            st_law.append(list(cm.laws[k]))
             demand[:, k] = d
     P = len(st_kind)
     dem = np.array(st_dem, dtype=np.float64).T.copy()  # (C, P)
@@ -240,7 +196,7 @@ def compile_model(
             )
 
     # service distributions per (class, physical station)
-    svc = _service_specs(service, cnames, st_label)
+    svc = _service_specs(service, cnames, st_label, st_law)
     svc_kind = np.zeros(C * P, np.int64)
     p1, p2 = np.zeros(C * P), np.zeros(C * P)
     tab_off, tab_len, tabs, ntab = np.zeros(C * P, np.int64), np.zeros(C * P, np.int64), [], 0
@@ -323,18 +279,24 @@ def compile_model(
     return model, info
 
 
-def _service_specs(service: Any, cnames: tuple[str, ...], st_label: list[tuple[str, ...]]):
-    """Per (class, physical station) distribution from ``service``.
+def _service_specs(service: Any, cnames: tuple[str, ...], st_label: list[tuple[str, ...]],
+                   st_law: list[list]):  # fmt: skip
+    """Per (class, physical station) distribution: the stations' own laws, overridden by
+    ``service``.
 
-    ``service`` is one specification for every station, or a mapping whose keys are station
-    names (a fork-join branch as ``"fj/branch"`` or its own name), ``(class, station)`` pairs,
-    or ``"*"`` for the rest; stations not named are exponential.
+    ``service`` (None: the stations' laws) is one specification for every station, or a
+    mapping whose keys are station names (a fork-join branch as ``"fj/branch"`` or its own
+    name), ``(class, station)`` pairs, or ``"*"`` for the rest; stations not named keep
+    their own law.
     """
     P = len(st_label)
+    own = [[st_law[p][c] or dist.Exponential() for p in range(P)] for c in range(len(cnames))]
+    if service is None:
+        return own
     if not isinstance(service, Mapping) or "schema" in service or "latency_s" in service:
         d = dist.as_distribution(service, "service")
         return [[d] * P for _ in cnames]
-    default = dist.Exponential()
+    default = None
     if "*" in service:
         default = dist.as_distribution(service["*"], "service['*']")
     known = {lab for labs in st_label for lab in labs}
@@ -349,9 +311,9 @@ def _service_specs(service: Any, cnames: tuple[str, ...], st_label: list[tuple[s
                 f"{sorted(known)}, classes {list(cnames)}"
             )
     out = []
-    for cname in cnames:
+    for c, cname in enumerate(cnames):
         row = []
-        for labs in st_label:
+        for p, labs in enumerate(st_label):
             spec = None
             for lab in labs:
                 if (cname, lab) in service:
@@ -362,6 +324,9 @@ def _service_specs(service: Any, cnames: tuple[str, ...], st_label: list[tuple[s
                     if lab in service:
                         spec, where = service[lab], f"service[{lab!r}]"
                         break
-            row.append(default if spec is None else dist.as_distribution(spec, where))
+            if spec is None:
+                row.append(default if default is not None else own[c][p])
+            else:
+                row.append(dist.as_distribution(spec, where))
         out.append(row)
     return out

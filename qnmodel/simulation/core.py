@@ -65,7 +65,7 @@ def simulate(
     N: Any = None,
     arrival_rate: Any = None,
     *,
-    service: Any = "exponential",
+    service: Any = None,
     warmup: Any = None,
     run_length: Any = None,
     replications: int = 10,
@@ -82,12 +82,13 @@ def simulate(
 
     Parameters
     ----------
-    net : Network or multi-class network
-        A single-class :class:`~qnmodel.model.network.Network` (closed with ``N``, or open with
-        ``arrival_rate``) or a multi-class network (``MultiClassNetwork``). Stations may be
-        FCFS queues (one or ``servers`` servers), delays, load-dependent (``rate_multipliers``)
-        or fork-join elements (``branches``, ``k``: a job forks into one sub-job per branch and
-        leaves when ``k`` have finished; the others still occupy their branch).
+    net : Network
+        A network without classes (closed with ``N``, or open with ``arrival_rate``) or with
+        classes. Stations may be FCFS queues (one or ``servers`` servers), delays,
+        load-dependent (``rate_multipliers``) or fork-join elements (``branches``, ``k``: a
+        job forks into one sub-job per branch and leaves when ``k`` have finished; the others
+        still occupy their branch). Each station's service-time law is its own
+        (``Station(..., service=...)`` or ``scv=``; exponential by default).
     N : int or sequence of int, optional
         Closed population (per class for a multi-class network; overrides its populations).
     arrival_rate : float, str or sequence, optional

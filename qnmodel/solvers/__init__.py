@@ -1,5 +1,6 @@
 """Solvers of closed queueing networks: pure numpy kernels, one algorithm per function."""
 
+from ..model.routing import visits_closed, visits_open
 from .amva import AMVA_METHODS, amva
 from .bounds import (
     BOUNDS_METHODS,
@@ -23,7 +24,7 @@ from .mva import log_convolve, mva, mva_exact, mva_load_dependent
 from .mva_blocking import mva_blocking
 from .mva_chains import mva_chains
 from .mva_lattice_ld import mva_multiclass_ld_exact
-from .mva_ld_general import mva_ld_general, mva_multiclass_ld
+from .mva_ld_general import mva_ld_general
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
 from .normconst import normconst_convolution, normconst_ld
 from .open import engset, erlang_b, erlang_c, open_network
@@ -31,7 +32,6 @@ from .priority import priority_queue
 from .queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
 from .queue_approx import queue_ammm, queue_mgm
 from .queue_finite import queue_mm1k, queue_mmmk
-from .routing import visits_closed, visits_open
 
 __all__ = [
     "AMVA_METHODS",
@@ -61,7 +61,6 @@ __all__ = [
     "lattice_memory_bytes",
     "mixed_network",
     "mva_ld_general",
-    "mva_multiclass_ld",
     "open_network",
     "log_convolve",
     "mva",

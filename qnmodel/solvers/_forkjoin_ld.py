@@ -60,10 +60,10 @@ __all__ = ["multipliers", "response_given_ahead", "response_binomial", "open_res
 
 def multipliers(station) -> np.ndarray | None:
     """alpha(1..L) of a station (the last holds beyond); None for a single server."""
-    r = getattr(station, "rate_multipliers", None)
+    r = station.rate_multipliers
     if r is not None:
         return np.asarray(r, dtype=np.float64)
-    m = int(getattr(station, "servers", 1))
+    m = int(station.servers)
     return None if m == 1 else np.arange(1.0, m + 1.0)
 
 

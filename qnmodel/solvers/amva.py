@@ -11,7 +11,9 @@ Q(N) itself, so the cost no longer grows with the population lattice:
   and the whole is repeated until Q(N) stops changing.
 
 Multi-server stations use Seidmann's decomposition
-(:func:`~qnmodel.solvers.mva_multiclass.seidmann_split`).
+(:func:`~qnmodel.solvers.mva_multiclass.seidmann_split`), load-dependent ones its
+generalisation; FCFS stations whose classes have different service times charge an arrival
+each waiting job's own service time ([Rei79]).
 
 References
 ----------
@@ -25,6 +27,11 @@ References
    doi:10.1145/358396.358403.
 .. [LZGS] E. D. Lazowska et al., *Quantitative System Performance*, 1984,
    sec. 6.4.2 (single class) and sec. 7.4.2.2 (multiple classes).
+.. [Rei79] M. Reiser, "A queueing network analysis of computer communication networks
+   with window flow control", IEEE Trans. Commun. 27(8):1199-1209, 1979 (the FCFS
+   heuristic: an arrival waits the service time of each job found ahead, per its class).
+.. [SSS87] A. Seidmann, P. J. Schweitzer, S. Shalev-Oren, Large Scale Systems 12:91-107,
+   1987 (a multi-server station as a single server of demand D/m and a delay).
 """
 
 from __future__ import annotations
@@ -36,12 +43,14 @@ import numpy as np
 
 from .._validate import as_choice, as_positive_int
 from ..errors import ConvergenceError, ConvergenceWarning, InvalidModelError
-from ..model.network import Network, refuse_forkjoin
-from ..results.closed import AMVACurveResult, AMVAResult
+from ..model import Network
+from ..results.closed import AMVAResult
 from . import _kernels
-from .mva_multiclass import _fold, _legacy_keywords, _package, _prepare, seidmann_split
+from ._closed import closed_model, package
+from .mva_ld_general import ld_seidmann_split
+from .mva_multiclass import _fold, seidmann_split
 
-__all__ = ["amva", "AMVA_METHODS"]
+__all__ = ["amva", "AMVA_METHODS", "solve_closed_amva"]
 
 AMVA_METHODS = ("schweitzer", "linearizer")
 
@@ -139,87 +148,71 @@ def _linearizer(N, D, Dq, Z, tol, max_iter):
 
 
 def amva(
-    net: Any = None,
+    net: Network,
     N: Any = None,
-    think_time: Any = 0.0,
-    kinds: Any = None,
-    servers: Any = None,
-    names: Any = None,
+    *,
     method: str = "schweitzer",
     tol: float = 1e-10,
     max_iter: int = 100_000,
     keep: str = "all",
     errors: str = "raise",
-    *,
-    demands: Any = None,
-    population: Any = None,
-) -> AMVAResult | AMVACurveResult:
-    """Approximate MVA of a closed single- or multi-class network.
+) -> AMVAResult:
+    """Approximate MVA of a closed network: Schweitzer-Bard or Linearizer.
 
     Parameters
     ----------
-    net : Network, MultiClassNetwork or array_like (C, K)
-        A single-class :class:`~qnmodel.model.network.Network` (the whole curve
-        n = 1..N is returned, like :func:`~qnmodel.solvers.mva.mva`), a closed
-        :class:`~qnmodel.model.multiclass.MultiClassNetwork`, or demands D_ck of class c
-        at station k, seconds (finite, >= 0).
-    N : int, array_like of int (C,) or mapping
-        N (an int, with a Network) or jobs per class N_c >= 0 (optional for a
-        MultiClassNetwork, whose classes carry it).
-    think_time, kinds, servers, names
-        As in :func:`~qnmodel.solvers.mva_multiclass.mva_multiclass` (taken from
-        the network when one is given). Multi-server stations use Seidmann's
-        approximation.
+    net : Network
+        Closed classes (a network without classes is one class, solved along its whole
+        curve n = 1..N like :func:`~qnmodel.solvers.mva.mva`). Takes, approximately:
+        multi-server stations (Seidmann's decomposition, [SSS87]), load-dependent
+        stations (its generalisation, :func:`~qnmodel.solvers.mva_ld_general.ld_seidmann_split`)
+        and FCFS stations whose classes have different service times (a waiting job of
+        class r costs an arrival S_rk, [LZGS] sec. 7.4.2.2; [Rei79]).
+    N : int, array_like of int (C,) or mapping, optional
+        N (an int, for a network without classes) or jobs per class N_c >= 0; default the
+        classes' own populations.
     method : {"schweitzer", "linearizer"}
         Bard-Schweitzer ([Sch79], [Bar79]) or Chandy-Neuse Linearizer ([CN82]).
     tol : float
-        Stopping tolerance (> 0) on the relative change of every Q_ck between
-        two iterations (outer iterations for Linearizer, whose inner core is
-        solved to tol/100).
+        Stopping tolerance (> 0) on the relative change of every Q_ck between two
+        iterations (outer iterations for Linearizer, whose inner core is solved to tol/100).
     max_iter : int
-        Iteration limit (>= 1) per population: Schweitzer iterations,
-        Linearizer outer iterations.
+        Iteration limit (>= 1) per population: Schweitzer iterations, Linearizer outer
+        iterations.
     keep : {"all", "last"}
-        Single class only: the whole curve n = 1..N (default) or only n = N.
+        Network without classes: the whole curve n = 1..N (default) or only n = N.
     errors : {"raise", "warn"}
-        What to do when a point does not converge within ``max_iter``:
-        raise :class:`~qnmodel.errors.ConvergenceError` (default; no unconverged
-        number is returned), or return it flagged ``converged=False`` with a
+        What to do when a point does not converge within ``max_iter``: raise
+        :class:`~qnmodel.errors.ConvergenceError` (default; no unconverged number is
+        returned), or return it flagged ``converged=False`` with a
         :class:`~qnmodel.errors.ConvergenceWarning`.
-    demands, population
-        Deprecated names of ``net`` and ``N``.
 
     Returns
     -------
-    AMVACurveResult (single class) or AMVAResult (several classes)
-        The fields of :class:`~qnmodel.results.closed.MVAResult` (curve) or
-        :class:`~qnmodel.results.closed.MultiClassResult`, plus ``converged``,
-        ``iterations`` and ``residual`` (one per population of the curve) and
-        ``tol``.
+    AMVAResult
+        Rows are the classes (or, without classes, the populations n); ``method`` names the
+        algorithm and every approximation beyond it, e.g. ``"amva.schweitzer+seidmann"``;
+        ``converged``, ``iterations`` and ``residual`` per row, and ``tol``.
 
     Raises
     ------
     ConvergenceError
-        With ``errors="raise"``, when an iteration does not converge within
-        ``max_iter``.
+        With ``errors="raise"``, when an iteration does not converge within ``max_iter``.
     InvalidModelError
-        Bad shapes or values, naming the argument.
+        A feature amva does not take (:mod:`qnmodel.solvers.support`), bad arguments.
 
     Notes
     -----
-    Schweitzer's estimate is exact at N_c = 1 in a single class and its
-    throughput error typically stays within a few percent; Linearizer is
-    typically an order of magnitude more accurate at about C times the cost
-    ([CN82]; measured on seeded random networks in
-    ``tests/solvers/test_amva.py`` and ``docs/explanation/performance.md``).
-    Cost per iteration O(C K) (Schweitzer), O(C^2 K) per core iteration and
-    C + 1 cores per outer iteration (Linearizer). Along a single-class curve
-    each Schweitzer point starts from the previous point's queue lengths scaled
-    by n / (n - 1), so later points need few iterations.
+    Schweitzer's estimate is exact at N_c = 1 in a single class and its throughput error
+    typically stays within a few percent; Linearizer is typically an order of magnitude
+    more accurate at about C times the cost ([CN82]; measured on seeded random networks in
+    ``tests/solvers/test_amva.py`` and ``docs/explanation/performance.md``). Cost per
+    iteration O(C K) (Schweitzer), O(C^2 K) per core iteration and C + 1 cores per outer
+    iteration (Linearizer); O(C^2 K) per iteration with class-dependent FCFS service.
+    Along a single-class curve each Schweitzer point starts from the previous point's
+    queue lengths scaled by n / (n - 1), so later points need few iterations.
     """
-    net, N = _legacy_keywords(net, N, demands, population, "amva")
-    refuse_forkjoin(net, "amva")
-    model = _prepare(net, N, think_time, kinds, servers, names, solver="amva")
+    model = closed_model(net, N, "amva")
     as_choice(method, "method", AMVA_METHODS)
     as_choice(keep, "keep", ("all", "last"))
     as_choice(errors, "errors", ("raise", "warn"))
@@ -228,28 +221,149 @@ def amva(
     tol = float(tol)
     max_iter = as_positive_int(max_iter, "max_iter")
     C, K = model.D.shape
-    D2, delay2, owner = seidmann_split(model.D, model.delay, model.servers)
+    D2, delay2, owner = _split(model)
+    fcfs = _fcfs_weights(net, model, D2, owner)
     Dq2 = np.where(delay2[None, :], 0.0, D2)
     label = f"amva.{method}" + ("+seidmann" if owner.size else "")
-    if isinstance(net, Network):
-        return _single_class_curve(
-            net, model, D2, Dq2, owner, method, label, tol, max_iter, keep, errors
-        )
-    X, R2, ok, it, res = _solve_point(model.N, D2, Dq2, model.Z, method, tol, max_iter)
+    if fcfs is not None:
+        label += "+fcfs"
+    if model.single:
+        return _single_class_curve(model, D2, Dq2, fcfs, owner, method, label, tol, max_iter,
+                                   keep, errors)  # fmt: skip
+    X, R2, ok, it, res = _solve_point(model.N, D2, Dq2, model.Z, method, tol, max_iter, None,
+                                      fcfs)  # fmt: skip
     _on_failure(ok, errors, method, res, tol, it, model.N)
     dead = model.N == 0
     if dead.any():  # an added class-c job would see the queues of N (arrival theorem)
         R2[dead] = D2[dead] + Dq2[dead] * (X[:, None] * R2)[~dead].sum(axis=0)[None, :]
     Rk = _fold(R2, K, owner)
-    return _package(
-        label, model, X, Rk, cls=AMVAResult, converged=ok, iterations=it, residual=res, tol=tol
-    )
+    return package(label, model, X, Rk, cls=AMVAResult, converged=np.full(C, ok),
+                   iterations=np.full(C, it), residual=np.full(C, res), tol=tol,
+                   peak_rate=model.peak_rate())  # fmt: skip
 
 
-def _solve_point(N, D2, Dq2, Z, method, tol, max_iter, Q0=None):
+def solve_closed_amva(D, delay, Z, N, method: str = "schweitzer", tol: float = 1e-10,
+                      max_iter: int = 100_000):  # fmt: skip
+    """X (C,), R_ck (C, K) of closed classes by AMVA, on arrays (load-independent stations):
+    the kernel the mixed solver uses for large closed lattices. Raises ConvergenceError."""
+    Dq = np.where(np.asarray(delay)[None, :], 0.0, D)
+    X, R, ok, it, res = _solve_point(np.asarray(N), D, Dq, np.asarray(Z, dtype=np.float64),
+                                     method, tol, max_iter)  # fmt: skip
+    _on_failure(ok, "raise", method, res, tol, it, N)
+    dead = np.asarray(N) == 0
+    if dead.any():
+        R[dead] = D[dead] + Dq[dead] * (X[:, None] * R)[~dead].sum(axis=0)[None, :]
+    return X, R
+
+
+def _split(model):
+    """Seidmann's decomposition of multi-server stations and its generalisation to rate
+    curves: (D2 (C, K + L), delay2 (K + L,), owner (L,))."""
+    if any(r is not None for r in model.rates):
+        rates = tuple(
+            r if r is not None else (np.arange(1.0, model.servers[k] + 1.0)
+                                     if model.servers[k] > 1 and not model.delay[k] else None)
+            for k, r in enumerate(model.rates)
+        )  # fmt: skip
+        return ld_seidmann_split(model.D, model.delay, rates)
+    return seidmann_split(model.D, model.delay, model.servers)
+
+
+def _fcfs_weights(net, model, D2, owner):
+    """G[c, r, k]: the time a waiting class-r job at station k costs a class-c arrival, per
+    its visit: S_rk at FCFS stations whose classes' service times differ, S_ck elsewhere
+    (the product-form form R_ck = D_ck (1 + sum_r Q_rk)); None when no station needs it."""
+    cm = net.compiled
+    dep = set(cm.features.get("fcfs_class_dependent", ()))
+    if not dep:
+        return None
+    C, K2 = D2.shape
+    K = model.D.shape[1]
+    V = np.zeros((C, K2))
+    V[:, :K] = cm.V
+    V[:, K:] = cm.V[:, owner]
+    S = np.divide(D2, V, out=np.zeros_like(D2), where=V > 0)
+    G = np.broadcast_to(S[:, None, :], (C, C, K2)).copy()  # S_ck: own time (product form)
+    for k, name in enumerate(cm.station_names):
+        if name in dep:
+            G[:, :, k] = S[None, :, k]  # S_rk: the waiting job's own service time
+    return V, G
+
+
+def _solve_point(N, D2, Dq2, Z, method, tol, max_iter, Q0=None, fcfs=None):
+    if fcfs is not None:
+        return _fcfs_point(N.astype(np.float64), D2, Dq2, Z, method, tol, max_iter, Q0, fcfs)
     if method == "schweitzer":
         return _schweitzer(N.astype(np.float64), D2, Dq2, Z, tol, max_iter, Q0)
     return _linearizer(N, D2, Dq2, Z, tol, max_iter)
+
+
+def _fcfs_core(M, D, Dq, Z, V, G, Dlt, Q, tol, max_iter):
+    """The Schweitzer/Linearizer core with per-class waiting costs G (see _fcfs_weights):
+    R_ck = D_ck + V_ck sum_r G_crk Q_rk(N - e_c) at queueing stations."""
+    C, K = D.shape
+    live = M > 0
+    inv = np.where(live, 1.0 / np.where(live, M, 1.0), 0.0)
+    W = M[None, :] - np.eye(C)
+    W = np.where(W > 0, W, 0.0)
+    queue = (Dq > 0) | (D == 0)
+    X = np.zeros(C)
+    R = np.array(D)
+    res, it, converged = np.inf, 0, False
+    while it < max_iter:
+        it += 1
+        F = Q * inv[:, None]
+        if Dlt is None:  # Q_rk(N - e_c) = Q_rk - delta_rc Q_ck / N_c
+            QE = np.broadcast_to(Q[None, :, :], (C, C, K)) - np.eye(C)[:, :, None] * F[:, None, :]
+        else:
+            QE = W[:, :, None] * (F[None, :, :] + Dlt)
+        R = D + np.where(queue, V * np.einsum("crk,crk->ck", G, QE), 0.0)
+        R[~live] = D[~live]
+        X = np.where(live, M / (Z + R.sum(axis=1)), 0.0)
+        Qn = X[:, None] * R
+        pos = Qn > 0
+        res = float(np.max(np.abs(Qn[pos] - Q[pos]) / Qn[pos])) if pos.any() else 0.0
+        Q[...] = Qn
+        if res < tol:
+            converged = True
+            break
+    return X, R, converged, it, res
+
+
+def _fcfs_point(M, D, Dq, Z, method, tol, max_iter, Q0, fcfs):
+    V, G = fcfs
+    if method == "schweitzer":
+        Q = _initial_q(M, D) if Q0 is None else np.array(Q0, dtype=np.float64)
+        return _fcfs_core(M, D, Dq, Z, V, G, None, Q, tol, max_iter)
+    C, K = D.shape
+    inner_tol, inner_max = tol * 0.01, max(1000, 100 * max_iter)
+    Dlt = np.zeros((C, C, K))
+    Q = _initial_q(M, D)
+    sub = [c for c in range(C) if M[c] > 0]
+    Qs = {c: _initial_q(M - np.eye(C)[c], D) for c in sub}
+    invN = np.where(M > 0, 1.0 / np.where(M > 0, M, 1.0), 0.0)
+    prev, res = None, np.inf
+    for outer in range(1, max_iter + 1):
+        X, R, ok, _, _ = _fcfs_core(M, D, Dq, Z, V, G, Dlt, Q, inner_tol, inner_max)
+        if not ok:
+            return X, R, False, outer, float("inf")
+        if prev is not None:
+            pos = Q > 0
+            res = float(np.max(np.abs(Q[pos] - prev[pos]) / Q[pos])) if pos.any() else 0.0
+            if res < tol:
+                return X, R, True, outer, res
+        prev = Q.copy()
+        F = Q * invN[:, None]
+        new = np.zeros_like(Dlt)
+        for c in sub:
+            Mc = M - np.eye(C)[c]
+            _, _, ok, _, _ = _fcfs_core(Mc, D, Dq, Z, V, G, Dlt, Qs[c], inner_tol, inner_max)
+            if not ok:
+                return X, R, False, outer, float("inf")
+            invc = np.where(Mc > 0, 1.0 / np.where(Mc > 0, Mc, 1.0), 0.0)
+            new[c] = np.where(Mc[:, None] > 0, Qs[c] * invc[:, None] - F, 0.0)
+        Dlt = new
+    return X, R, False, max_iter, res
 
 
 def _on_failure(ok, errors, method, res, tol, it, N) -> None:
@@ -264,7 +378,8 @@ def _on_failure(ok, errors, method, res, tol, it, N) -> None:
     warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
 
-def _single_class_curve(net, model, D2, Dq2, owner, method, label, tol, max_iter, keep, errors):
+def _single_class_curve(model, D2, Dq2, fcfs, owner, method, label, tol, max_iter, keep,
+                        errors):  # fmt: skip
     """AMVA at n = 1..N (or only N) of a single-class network, warm-started along n."""
     Ntot = int(model.N[0])
     ns = np.arange(1, Ntot + 1) if keep == "all" else np.array([Ntot])
@@ -278,26 +393,29 @@ def _single_class_curve(net, model, D2, Dq2, owner, method, label, tol, max_iter
     for i, n in enumerate(ns):
         Q0 = None if Q is None or method != "schweitzer" else Q * (n / (n - 1.0))
         x, R2, ok, it, res = _solve_point(
-            np.array([n], dtype=np.int64), D2, Dq2, model.Z, method, tol, max_iter, Q0
+            np.array([n], dtype=np.int64), D2, Dq2, model.Z, method, tol, max_iter, Q0, fcfs
         )
         _on_failure(ok, errors, method, res, tol, it, [n])
         Q = x[:, None] * R2
         X[i] = x[0]
         Rk[i] = _fold(R2, K, owner)[0]
         conv[i], iters[i], resid[i] = ok, it, res
-    m = np.where(model.delay, 1.0, model.servers.astype(np.float64))
-    return AMVACurveResult(
+    peak = model.peak_rate()
+    return AMVAResult(
         method=label,
-        n=ns,
+        population=ns,
         throughput=X,
         response_time=Rk.sum(axis=1),
         queue_length=X[:, None] * Rk,
-        utilization=X[:, None] * model.D[0][None, :] / m[None, :],
+        utilization=X[:, None] * model.D[0][None, :] / peak[None, :],
         residence_time=Rk,
-        station_names=net.names,
-        think_time=float(net.think_time),
-        demands=np.array(net.demands),
-        is_delay=np.array(net.is_delay),
+        station_names=model.names,
+        think_time=np.full(P, model.Z[0]),
+        demands=np.broadcast_to(model.D[0], (P, K)),
+        servers=model.servers,
+        is_delay=model.delay,
+        peak_rate=peak,
+        n=ns.astype(np.float64),
         converged=conv,
         iterations=iters,
         residual=resid,

@@ -27,9 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_choice, as_population, check_memory, check_time_scale
-from ..errors import InvalidModelError, InvalidTypeError
-from ..model.network import Network, refuse_forkjoin
+from ..errors import InvalidModelError
+from ..model import Network
 from ..results.closed import BoundsResult
+from ._mva_core import single_class
 from .mva_ld_general import ld_least_stretch as _least_stretch
 from .mva_ld_general import ld_peak_capacity as _peak_capacity
 
@@ -167,7 +168,6 @@ def bjb_from_aggregates(n, D, Dmax, Davg, Z, Ddelay=0.0):
 
 
 def _aggregates(net: Network) -> dict:
-    refuse_forkjoin(net, "bounds")
     q = ~net.is_delay
     per_server = np.where(q, net.demands / _peak_capacity(net), 0.0)
     Dq = float((net.demands * _least_stretch(net))[q].sum())  # lone-job time D_k min j/r(j)
@@ -240,9 +240,8 @@ def bounds_aba(net: Network, N: int) -> BoundsResult:
     BoundsResult
         See :func:`aba_from_aggregates` for the formulas ([LZGS] sec. 5.2).
     """
+    net = single_class(net, "bounds_aba")
     N = as_population(N, "N")
-    if not isinstance(net, Network):
-        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
     _check_size(net, N)
     agg = _aggregates(net)
     n = np.arange(1, N + 1, dtype=np.float64)
@@ -261,10 +260,9 @@ def bounds_bjb(net: Network, N: int) -> BoundsResult:
     Parameters
     ----------
     net : Network
-        Single-server queueing stations and delay stations. BJB is derived for
-        load-independent stations only; a multi-server station raises
-        :class:`~qnmodel.errors.InvalidModelError` (use ``method="aba"`` or
-        :func:`qnmodel.mva`).
+        Single-server queueing stations (FCFS with exponential service, PS, LCFS-PR) and
+        delay stations: BJB is derived for product-form networks of load-independent
+        stations; anything else is refused (use ``method="aba"`` or :func:`qnmodel.mva`).
     N : int
         Largest population (>= 1).
 
@@ -273,22 +271,9 @@ def bounds_bjb(net: Network, N: int) -> BoundsResult:
     BoundsResult
         See :func:`bjb_from_aggregates` ([LZGS] sec. 5.3; [Cui06] eq. 1).
     """
+    net = single_class(net, "bounds_bjb")
     N = as_population(N, "N")
-    if not isinstance(net, Network):
-        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
     _check_size(net, N)
-    multi = [s.name for s in net.stations if s.servers > 1]
-    ld = [s.name for s in net.stations if getattr(s, "rate_multipliers", None) is not None]
-    if ld:  # load-dependent stations (issue 12): BJB assumes load-independent ones
-        raise InvalidModelError(
-            f"balanced job bounds assume load-independent stations; station {ld[0]!r} has "
-            "rate_multipliers: use method='aba' or qnmodel.mva()"
-        )
-    if multi:
-        raise InvalidModelError(
-            f"balanced job bounds assume single-server stations; station {multi[0]!r} has "
-            f"{net.station(multi[0]).servers} servers: use method='aba' or qnmodel.mva()"
-        )
     agg = _aggregates(net)
     n = np.arange(1, N + 1, dtype=np.float64)
     return _result(

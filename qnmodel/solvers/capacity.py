@@ -35,7 +35,6 @@ References
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import warnings
 from typing import Any
 
@@ -48,7 +47,7 @@ from ..errors import (
     NumericalInstabilityWarning,
     UnstableModelError,
 )
-from ..model.network import Network
+from ..model import Network
 from ..results.open import UpgradeResult
 from .mva import mva
 from .open import open_network
@@ -98,6 +97,11 @@ def _response_time_target(tgt: Target, question: str) -> None:
 def _check_net(net: Any) -> Network:
     if not isinstance(net, Network):
         raise InvalidTypeError(f"net must be a single-class Network, got {type(net).__name__}")
+    if not net.single:
+        raise InvalidModelError(
+            f"the capacity questions take a network without classes; this one has classes "
+            f"{list(net.class_names)}: ask them of one class (net.class_network(name))"
+        )
     return net
 
 
@@ -238,8 +242,8 @@ def _max_population_search(net: Network, tgt: Target, n_max: int) -> int:
 
 def _with_station(net: Network, k: int, **changes: Any) -> Network:
     stations = list(net.stations)
-    stations[k] = dataclasses.replace(stations[k], **changes)
-    return dataclasses.replace(net, stations=tuple(stations))
+    stations[k] = stations[k].replace(**changes)
+    return Network(tuple(stations), think_time=net.think_time)
 
 
 def _workload_R(net: Network, arrival_rate: Any, population: Any) -> float:
@@ -288,7 +292,7 @@ def min_servers(
     k = net.names.index(net.station(station).name)
     if net.is_delay[k]:
         raise InvalidModelError(f"station {station!r} is a delay station: it has no servers")
-    if getattr(net.stations[k], "rate_multipliers", None) is not None:
+    if net.stations[k].rate_multipliers is not None:
         raise InvalidModelError(
             f"station {station!r} has rate_multipliers: its servers are part of its rate "
             "curve; scale the curve instead"
@@ -300,7 +304,7 @@ def min_servers(
 
     # Infinitely many servers make the station a delay (no waiting): if even that misses
     # the target, no number of servers meets it.
-    limit = _with_station(net, k, kind="delay", servers=1)
+    limit = _with_station(net, k, discipline="IS")
     if not _meets(_metric(limit, tgt, arrival_rate, population), tgt):
         raise InvalidModelError(
             f"target {tgt} is not met even with {max_servers} servers at {station!r}, nor "
@@ -333,7 +337,7 @@ def _network_candidates(net: Network, speedup: float) -> list[tuple[str, Network
             continue
         faster = _with_station(net, k, demand=s.demand / speedup)
         out.append((f"{s.name}: {speedup:g}x faster", faster))
-        if getattr(s, "rate_multipliers", None) is not None:
+        if s.rate_multipliers is not None:
             continue  # its curve already says how it serves more requests at once
         m = int(s.servers) + 1
         out.append((f"{s.name}: {m} servers", _with_station(net, k, servers=m)))

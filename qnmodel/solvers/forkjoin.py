@@ -100,11 +100,12 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_population, as_quantity
-from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
-from ..model.network import Network
+from ..errors import InvalidModelError, UnstableModelError
+from ..model import ForkJoin, Network
 from ..results.forkjoin import ForkJoinResult
 from . import _forkjoin_ld as _ld
 from . import percentiles as _ph
+from ._mva_core import single_class
 
 __all__ = [
     "ForkJoinResult",
@@ -254,16 +255,15 @@ class _Model:
 
 
 def _model(net: Network) -> _Model:
-    if not isinstance(net, Network):
-        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    net = single_class(net, "fork_join")
     names, kinds, fj, bnames, alphas = [], [], [], [], []
     for idx, s in enumerate(net.stations):
         names.append(s.name)
-        if hasattr(s, "branches"):
+        if isinstance(s, ForkJoin):
             bnames.extend(f"{s.name}.{b.name}" for b in s.branches)
             d = s.branch_demands
-            fan = int(getattr(s, "fanout", None) or s.n)
-            if s.k < fan and not getattr(s, "cancel", True):
+            fan = s.fanout
+            if s.k < fan and not s.cancel:
                 raise InvalidModelError(
                     f"fork_join models cancelling k-of-n joins; {s.name!r} has k={s.k} of "
                     f"n={fan} with cancel=False (stragglers keep their branch busy): "

@@ -31,10 +31,10 @@ background for the open classes, in the spirit of the "shadow server" ([Sev77]) 
 1. the closed classes see the station's rate curve capped at the capacity the open
    classes leave, r'(j) = min(r(j), c_k (1 - U^o_k)) with U^o_k = a^o_k / c_k and
    a^o_k = sum_{c open} lambda_c D_ck (for m servers: min(j, m - a^o_k)); they are
-   solved by exact load-dependent MVA
-   (:func:`qnmodel.solvers.mva_ld_general.ld_general_arrays`) for one closed class, or by
-   the multi-class load-dependent approximation
-   (:func:`qnmodel.solvers.mva_ld_general.mva_multiclass_ld`) for several;
+   solved by exact load-dependent MVA: the log-space convolution
+   (:func:`qnmodel.solvers.mva_ld_general.ld_general_arrays`) for one closed class, the
+   load-dependent lattice (:func:`qnmodel.solvers.mva_lattice_ld.mva_multiclass_ld_exact`)
+   for several;
 2. an open job's residence time at the station is that of the isolated station
    (Erlang C or the birth-death chain, :func:`qnmodel.solvers.open.stretch`) at the total
    offered load a^o_k + sum_{c closed} X_c D_ck:  R_ck = D_ck g_k(a^o_k + a^cl_k).
@@ -62,41 +62,96 @@ References
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice, as_quantity
+from .._validate import as_choice
+from .._validate import max_memory as max_memory_bytes
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
-from ..results.open import OpenMultiClassResult
-from ._open_model import Model, _class_rates, network_model
-from .amva import amva
-from .mva_multiclass import DEFAULT_MAX_MEMORY, lattice_memory_bytes, mva_multiclass
-from .open import station_capacity, stretch
+from ..model import Network
+from ..results.open import MixedResult
+from ._lattice import _solve_exact, lattice_memory_bytes
+from .amva import solve_closed_amva
+from .mva_lattice_ld import mva_multiclass_ld_exact
+from .mva_ld_general import ld_general_arrays
+from .open_stations import station_capacity, stretch
+from .support import require
 
-__all__ = ["mixed_network", "mixed_solve", "MIXED_METHODS"]
+__all__ = ["mixed_network", "MIXED_METHODS"]
 
 MIXED_METHODS = ("auto", "exact", "amva")
 
 
-def mixed_solve(
-    model: Model, lam: np.ndarray, method: str = "auto", max_memory: Any = DEFAULT_MAX_MEMORY
-) -> OpenMultiClassResult:
-    """Solve a compiled mixed model (see :func:`mixed_network`) at open rates ``lam`` (C,)."""
+def mixed_network(
+    net: Network,
+    arrival_rate: Any = None,
+    *,
+    N: Any = None,
+    method: str = "auto",
+    max_memory: Any = None,
+) -> MixedResult:
+    """Solve a mixed network: open classes (arrival rates) and closed classes (populations).
+
+    Parameters
+    ----------
+    net : Network
+        Open and closed classes; at least one closed class with population > 0. Queueing
+        (single-, multi-server or load-dependent) and delay stations; multi-server and
+        load-dependent stations are handled by an approximation (module docstring),
+        labelled in ``method``.
+    arrival_rate : mapping, sequence or None
+        Open-class rates as in :func:`qnmodel.open_network` (default the classes' own).
+    N : mapping, sequence or None
+        Closed-class populations (:meth:`Network.population_vector`); default the classes'.
+    method : {"auto", "exact", "amva"}
+        How the closed classes are solved: exact multi-class MVA, Schweitzer-Bard AMVA
+        (approximate), or exact unless the lattice exceeds ``max_memory`` (default).
+    max_memory : int or str, optional
+        Lattice memory allowed for exact MVA (see :func:`qnmodel.mva_multiclass`).
+
+    Returns
+    -------
+    MixedResult
+        Per class X_c (lambda_c for open classes), R_c, and U_ck, Q_ck, R_ck; ``method`` is
+        ``"mixed.mva"`` (exact), ``"mixed.amva (approximate: ...)"``, or, with multi-server
+        or load-dependent stations, ``"mixed.mva_ld (approximate: ...)"``.
+
+    Raises
+    ------
+    InvalidModelError
+        No closed class with jobs, no classes, or a feature mixed_network does not take.
+    UnstableModelError
+        The open classes alone saturate a station (named, with its utilisation).
+
+    Notes
+    -----
+    See the module docstring ([LZGS] sec. 7.4.3). With zero open load the result
+    equals closed multi-class MVA.
+    """
+    if not isinstance(net, Network):
+        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    if net.single:
+        raise InvalidModelError(
+            "a network without classes has no open and closed classes together: use "
+            "qnmodel.mva (closed) or qnmodel.open_network (open), or give it classes"
+        )
+    cm = net.compiled
+    approximate = require(cm, "mixed_network")
     as_choice(method, "method", MIXED_METHODS)
-    max_memory = as_quantity(max_memory, "max_memory", "size", positive=True)
-    D, delay, names = model.D, model.delay, model.names
+    limit = max_memory_bytes(max_memory)
+    pop = cm.population_vector(N)
+    lam = np.where(cm.is_open, cm.arrival_rate_vector(arrival_rate), 0.0)
+    D, delay, names = cm.D, cm.is_delay, cm.station_names
     C, K = D.shape
-    closed = ~model.is_open
-    if not (closed & (model.population > 0)).any():
+    closed = ~cm.is_open
+    if not (closed & (pop > 0)).any():
         raise InvalidModelError(
             "a mixed network needs a closed class with population > 0; this one has "
-            f"populations {model.population.tolist()} for classes {list(model.class_names)}: "
-            "solve it with qnmodel.open_network"
+            f"populations {pop.tolist()} for classes {list(cm.class_names)}: solve it with "
+            "qnmodel.open_network"
         )
-    cap = station_capacity(delay, model.servers, model.multipliers)
-    lam = np.where(model.is_open, lam, 0.0)
+    cap = station_capacity(delay, cm.servers, cm.rates)
     a_open = lam @ D
     Uo = np.where(delay, 0.0, a_open / cap)  # open utilisation of each queueing station
     if (Uo >= 1.0).any():
@@ -106,42 +161,39 @@ def mixed_solve(
             f"U = {Uo[k]:.6g} >= 1 under arrival rates "
             + ", ".join(
                 f"{n}={x:.6g}/s"
-                for n, x, o in zip(model.class_names, lam, model.is_open, strict=True)
+                for n, x, o in zip(cm.class_names, lam, cm.is_open, strict=True)
                 if o
-            )
+            )  # fmt: skip
         )
-    ld = [
-        not delay[k] and (model.multipliers[k] is not None or model.servers[k] > 1)
-        for k in range(K)
-    ]
+    ld = [not delay[k] and (cm.rates[k] is not None or cm.servers[k] > 1) for k in range(K)]
     slow = np.where(delay, 1.0, 1.0 / (1.0 - Uo))
     cl = np.flatnonzero(closed)
     Dcl = D[cl] * slow[None, :]
-    Ncl = model.population[cl]
-    Zcl = model.think_time[cl]
-    kinds = ["delay" if d else "queue" for d in delay]
+    Ncl, Zcl = pop[cl], cm.Z[cl]
     if method == "auto":
-        method = "exact" if lattice_memory_bytes(Ncl, K) <= int(max_memory) else "amva"
+        method = "exact" if lattice_memory_bytes(Ncl, K) <= limit else "amva"
     if any(ld):
-        label, Xcl, Rcl = _closed_ld(model, Dcl, Ncl, Zcl, kinds, method, slow)
+        label, Xcl, Rcl = _closed_ld(cm, Dcl, Ncl, Zcl, slow, limit)
     elif method == "exact":
-        res = mva_multiclass(Dcl, Ncl, Zcl, kinds=kinds, names=names, max_memory=max_memory)
-        label, Xcl, Rcl = "mixed.mva", res.throughput, res.residence_time
+        Xcl, Rcl = _solve_exact(Dcl, delay, Zcl, Ncl)
+        label = "mixed.mva"
     else:
-        res = amva(Dcl, Ncl, Zcl, kinds=kinds, names=names)
-        label, Xcl, Rcl = "mixed.amva", res.throughput, res.residence_time
+        Xcl, Rcl = solve_closed_amva(Dcl, delay, Zcl, Ncl)
+        label = "mixed.amva (approximate: Schweitzer-Bard AMVA for the closed classes)"
     Qcl = (np.asarray(Xcl)[:, None] * Rcl).sum(axis=0)  # closed jobs at each station
     X = np.array(lam, dtype=np.float64)
     X[cl] = Xcl
     Rk = np.empty((C, K))
     Rk[cl] = Rcl
-    op = np.flatnonzero(model.is_open)
+    op = np.flatnonzero(cm.is_open)
     Rk[op] = np.where(delay[None, :], D[op], D[op] * ((1.0 + Qcl) * slow)[None, :])
     if any(ld):  # open classes at multi-server / LD stations: the total load (docstring)
         ldk = np.flatnonzero(ld)
         a_tot = np.minimum(a_open + np.asarray(Xcl) @ D[cl], cap * (1.0 - 1e-12))
-        g = stretch(a_tot[None, :], delay, model.servers, model.multipliers)[0]
+        g = stretch(a_tot[None, :], delay, cm.servers, cm.rates)[0]
         Rk[np.ix_(op, ldk)] = D[np.ix_(op, ldk)] * g[ldk][None, :]
+    if approximate and "approximate" not in label:
+        label += " (approximate)"
     Q = X[:, None] * Rk
     U = X[:, None] * D / cap[None, :]
     with np.errstate(divide="ignore", over="ignore"):
@@ -149,43 +201,38 @@ def mixed_solve(
     kb = (
         int(np.argmin(s)) if np.isfinite(s).any() else int(np.argmax(np.where(delay, -1, U.sum(0))))
     )
-    return OpenMultiClassResult(
+    return MixedResult(
         method=label,
-        class_names=model.class_names,
-        is_open=model.is_open.copy(),
+        class_names=cm.class_names,
+        is_open=np.array(cm.is_open),
         arrival_rate=lam,
-        population=np.where(closed, model.population, 0),
-        think_time=np.where(closed, model.think_time, 0.0),
+        population=np.where(closed, pop, 0),
+        think_time=np.where(closed, cm.Z, 0.0),
         throughput=X,
         response_time=Rk.sum(axis=1),
         queue_length=Q,
         utilization=U,
         residence_time=Rk,
         station_names=names,
-        demands=D,
-        is_delay=delay,
+        demands=np.array(D),
+        is_delay=np.array(delay),
         capacity=cap,
         saturation_scale=float(s[kb]) if np.isfinite(s).any() else float("inf"),
         bottleneck=names[kb],
     )
 
 
-def _closed_ld(model: Model, Dcl, Ncl, Zcl, kinds, method: str, slow):
+def _closed_ld(cm, Dcl, Ncl, Zcl, slow, limit):
     """Closed classes of a mixed model with multi-server or load-dependent stations, at
     the demands the open load inflated: (label, X (Ccl,), R_ck (Ccl, K))."""
-    from .mva_ld_general import ld_general_arrays, mva_multiclass_ld
-
     K = Dcl.shape[1]
+    delay = cm.is_delay
     rates = tuple(
-        None
-        if model.delay[k]
-        else (
-            model.multipliers[k]
-            if model.multipliers[k] is not None
-            else (np.arange(1.0, model.servers[k] + 1.0) if model.servers[k] > 1 else None)
-        )
+        None if delay[k]
+        else (cm.rates[k] if cm.rates[k] is not None
+              else (np.arange(1.0, cm.servers[k] + 1.0) if cm.servers[k] > 1 else None))
         for k in range(K)
-    )
+    )  # fmt: skip
     # the open classes' share removed from each multi-server / LD station's capacity:
     # r'(j) = min(r(j), c (1 - U^o)) at the original demands (module docstring)
     Dcl = np.array(Dcl)
@@ -194,83 +241,12 @@ def _closed_ld(model: Model, Dcl, Ncl, Zcl, kinds, method: str, slow):
         if rates[k] is None:
             new.append(None)
         else:
-            Dcl[:, k] = model.D[~model.is_open][:, k]
+            Dcl[:, k] = cm.D[~cm.is_open][:, k]
             new.append(np.minimum(rates[k], float(rates[k][-1]) / slow[k]))
-    rates = tuple(new)
+    label = "mixed.mva_ld (approximate: the open load caps the servers the closed classes see)"
     if Ncl.size == 1:  # one closed class: exact load-dependent MVA of the inflated model
-        X, _Q, Rk = ld_general_arrays(
-            Dcl[0], model.delay, float(Zcl[0]), int(Ncl[0]), rates, keep="last"
-        )
-        return "mixed.mva_ld (approximate)", X, Rk
-    res = mva_multiclass_ld(
-        Dcl,
-        Ncl,
-        Zcl,
-        kinds=kinds,
-        rate_multipliers=rates,
-        names=model.names,
-        method="exact" if method == "exact" else "schweitzer",
-    )
-    tag = "mva" if method == "exact" else "amva"
-    return f"mixed.{tag}+ld-split (approximate)", res.throughput, res.residence_time
-
-
-def mixed_network(
-    net: Any,
-    arrival_rate: Any = None,
-    *,
-    N: Any = None,
-    method: str = "auto",
-    max_memory: Any = DEFAULT_MAX_MEMORY,
-) -> OpenMultiClassResult:
-    """Solve a mixed network: open classes (arrival rates) and closed classes (populations).
-
-    Parameters
-    ----------
-    net : MultiClassNetwork
-        Queueing (single-, multi-server or load-dependent) and delay stations; at least
-        one closed class with population > 0. Multi-server and load-dependent stations
-        are handled by an approximation (module docstring), labelled in ``method``.
-    arrival_rate : mapping, sequence or None
-        Open-class rates as in :func:`qnmodel.open_network` (default the network's).
-    N : mapping, sequence or None
-        Closed-class populations (``MultiClassNetwork.population_vector``); default the
-        network's.
-    method : {"auto", "exact", "amva"}
-        How the closed classes are solved: exact multi-class MVA, Schweitzer-Bard AMVA
-        (approximate), or exact unless the lattice exceeds ``max_memory`` (default).
-    max_memory : int or str
-        Lattice memory allowed for exact MVA (see :func:`qnmodel.mva_multiclass`).
-
-    Returns
-    -------
-    OpenMultiClassResult
-        Per class X_c (lambda_c for open classes), R_c, and U_ck, Q_ck, R_ck; ``method``
-        is ``"mixed.mva"`` or ``"mixed.amva"`` (exact or AMVA closed classes), or, with
-        multi-server or load-dependent stations, ``"mixed.mva_ld (approximate)"`` (one
-        closed class) or ``"mixed.mva+ld-split (approximate)"`` /
-        ``"mixed.amva+ld-split (approximate)"``.
-
-    Raises
-    ------
-    InvalidModelError
-        No closed class with jobs.
-    UnstableModelError
-        The open classes alone saturate a station (named, with its utilisation).
-
-    Notes
-    -----
-    See the module docstring ([LZGS] sec. 7.4.3). With zero open load the result
-    equals closed multi-class MVA.
-    """
-    model = network_model(net)
-    if model.single:
-        raise InvalidModelError(
-            "a single-class Network has no open and closed classes together: use "
-            "qnmodel.mva (closed) or qnmodel.open_network (open)"
-        )
-    if N is not None:
-        if not hasattr(net, "population_vector"):
-            raise InvalidTypeError("N needs a MultiClassNetwork (its population_vector)")
-        model = dataclasses.replace(model, population=net.population_vector(N))
-    return mixed_solve(model, _class_rates(model, arrival_rate, net), method, max_memory)
+        X, _Q, Rk = ld_general_arrays(Dcl[0], delay, float(Zcl[0]), int(Ncl[0]), new,
+                                      keep="last")  # fmt: skip
+        return label, X, Rk
+    res = mva_multiclass_ld_exact(Dcl, Ncl, Zcl, delay=delay, rates=list(new), max_memory=limit)
+    return label, np.array(res.throughput), np.array(res.residence_time)

@@ -58,8 +58,8 @@ import numpy as np
 
 from .._validate import as_population, as_positive_int, as_quantities, as_server_counts
 from ..errors import ConvergenceError, InvalidModelError
+from ..model.routing import visits_closed
 from ..results.network import BlockingMVAResult
-from .routing import visits_closed
 
 __all__ = ["mva_blocking", "MVABLO_METHOD"]
 

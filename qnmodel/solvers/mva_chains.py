@@ -1,6 +1,6 @@
 """Exact MVA of closed networks with class switching, by aggregation into chains.
 
-Classes that switch into each other form a chain (:func:`qnmodel.solvers.routing.
+Classes that switch into each other form a chain (:func:`qnmodel.model.routing.
 visits_closed`); the product form of a network with class switching is that of the network
 of its chains ([RL80] sec. 5; [BGMT] sec. 7.3.6): chain q has population
 N*_q = sum_{c in q} N_c and demand D*_qk = sum_{c in q} D_ck, with the visit ratios of all
@@ -84,7 +84,7 @@ def mva_chains(
     ----------
     demands : array_like (C, K)
         D_ck = V_ck S_ck, seconds per cycle of the class's chain (visit ratios of a chain
-        normalised to one reference station, as :func:`~qnmodel.solvers.routing.
+        normalised to one reference station, as :func:`~qnmodel.model.routing.
         visits_closed` gives them); with ``visits``, service times per visit S_ck.
     population : array_like of int (C,)
         N_c >= 0; only the sums per chain matter.
@@ -153,6 +153,7 @@ def mva_chains(
         think_time=np.zeros(C),
         demands=D,
         servers=res.servers,
+        is_delay=res.is_delay,
         peak_rate=res.peak_rate,
         idle_probability=res.idle_probability,
         chains=ch,

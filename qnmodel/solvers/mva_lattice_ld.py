@@ -64,9 +64,9 @@ import numpy as np
 
 from .._validate import as_per_class, as_populations, check_memory
 from ..errors import InvalidModelError
-from ..results.network import MultiClassLDResult
+from ..results.closed import MultiClassResult
+from ._lattice import _solve_exact, lattice_memory_bytes
 from ._netargs import demand_array, peak_rates, station_kinds, visit_array
-from .mva_multiclass import _solve_exact, lattice_memory_bytes
 
 __all__ = ["mva_multiclass_ld_exact", "ld_lattice_memory_bytes"]
 
@@ -205,7 +205,7 @@ def mva_multiclass_ld_exact(
     rates: Any = None,
     visits: Any = None,
     max_memory: Any = None,
-) -> MultiClassLDResult:
+) -> MultiClassResult:
     """Exact multi-class MVA with multi-server and load-dependent stations (module docstring).
 
     Parameters
@@ -232,7 +232,7 @@ def mva_multiclass_ld_exact(
 
     Returns
     -------
-    MultiClassLDResult
+    MultiClassResult
         ``method="mva.multiclass.ld"``: X_c, R_c, R_ck, Q_ck = X_c R_ck,
         U_ck = X_c D_ck / c_k (c_k = m or max_j r_k(j)), and p_k(0|N) at load-dependent
         stations. A class with N_c = 0 has X_c = Q_ck = U_ck = 0 and R_ck the residence
@@ -294,8 +294,7 @@ def mva_multiclass_ld_exact(
         need,
         f"exact multi-class MVA for population {N.tolist()} with {K} stations and {len(ld)} "
         f"load-dependent ones ({2 ** len(ld)} subnetworks)",
-        "use qnmodel.amva or the Seidmann-split mva_multiclass_ld (approximate), or raise "
-        "max_memory",
+        "use qnmodel.amva (approximate), or raise max_memory",
         cap,
     )
     is_ld = np.zeros(K, dtype=bool)
@@ -315,7 +314,7 @@ def mva_multiclass_ld_exact(
             for i, k in enumerate(ld):
                 Radd[:, k] = (Deff[:, k] / rho[i]) * (1.0 + QN[k]) + Deff[:, k] * (pN[i] @ w[i])
             R = np.where(zero[:, None], Radd, R)
-    return MultiClassLDResult(
+    return MultiClassResult(
         method="mva.multiclass.ld",
         population=N,
         throughput=X,
@@ -326,7 +325,8 @@ def mva_multiclass_ld_exact(
         station_names=tuple(f"s{k}" for k in range(K)),
         think_time=Z,
         demands=D,
-        servers=np.where(delay, 0, m),
+        servers=np.where(delay, 1, m),
+        is_delay=delay,
         peak_rate=peak,
         idle_probability=idle,
     )

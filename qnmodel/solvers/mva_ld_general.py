@@ -34,7 +34,8 @@ Multi-class approximation
 the station becomes a single-server queue of demand D / r_max followed by a delay of
 D / r(1) - D / r_max. It keeps the light-load residence time D / r(1) and the heavy-load
 capacity r_max / D; in between it is an approximation (for m servers it is Seidmann's
-exactly). :func:`mva_multiclass_ld` applies it with exact multi-class MVA or AMVA.
+exactly). :func:`qnmodel.amva` applies it; :func:`qnmodel.mva_multiclass` solves such
+stations exactly.
 
 References
 ----------
@@ -58,12 +59,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice, as_population
-from ..errors import InvalidModelError, InvalidTypeError
+from .._validate import as_choice, as_population, as_rate_multipliers
+from ..errors import InvalidModelError
 from ..results.closed import MVAResult
-from ._mva_core import result
+from ._mva_core import result, single_class
 from .mva_ld import convolution_arrays
-from .open import as_multipliers
 
 __all__ = [
     "mva_ld_general",
@@ -72,7 +72,6 @@ __all__ = [
     "ld_peak_capacity",
     "ld_least_stretch",
     "ld_seidmann_split",
-    "mva_multiclass_ld",
 ]
 
 
@@ -109,7 +108,7 @@ def ld_rates(net: Any, rate_multipliers: Sequence | None = None, n_max: int | No
                 )
             out.append(None)
         elif r is not None:
-            out.append(as_multipliers(r, f"Station {net.names[k]!r}: rate_multipliers"))
+            out.append(as_rate_multipliers(r, f"Station {net.names[k]!r}: rate_multipliers"))
         elif int(net.servers[k]) > 1:
             m = int(net.servers[k]) if n_max is None else min(int(net.servers[k]), int(n_max))
             out.append(np.arange(1.0, m + 1.0))
@@ -269,8 +268,7 @@ def mva_ld_general(
     utilisations arbitrarily close to 1 (tested against 60-digit convolution and
     against each other to 1e-10).
     """
-    if not hasattr(net, "demands") or np.ndim(net.demands) != 1:
-        raise InvalidTypeError(f"net must be a single-class Network, got {type(net).__name__}")
+    net = single_class(net, "mva")
     N = as_population(N, "N")
     as_choice(keep, "keep", ("all", "last"))
     D = np.asarray(net.demands, dtype=np.float64)
@@ -307,113 +305,4 @@ def ld_seidmann_split(D: np.ndarray, delay: np.ndarray, rates: Sequence):
         np.hstack([D2, extra]),
         np.concatenate([np.asarray(delay, dtype=bool), np.ones(len(ld), dtype=bool)]),
         np.array(ld, dtype=np.int64),
-    )
-
-
-def mva_multiclass_ld(
-    demands: Any,
-    population: Any = None,
-    think_time: Any = 0.0,
-    kinds: Any = None,
-    rate_multipliers: Sequence | None = None,
-    names: Any = None,
-    method: str = "exact",
-) -> Any:
-    """Multi-class MVA with load-dependent stations by the Seidmann-like split (approximate).
-
-    Parameters
-    ----------
-    demands : array_like (C, K) or MultiClassNetwork
-        A closed :class:`~qnmodel.model.multiclass.MultiClassNetwork` supplies the demands,
-        think times, kinds, station names and rate multipliers (the remaining
-        arguments then default to them).
-    population : array_like of int (C,), optional for a MultiClassNetwork
-    think_time : float or array_like (C,)
-    kinds : sequence of {"queue", "delay"} (K,), optional
-    rate_multipliers : sequence (K,) of None or sequence of float
-    names : sequence of str (K,), optional
-    method : {"exact", "schweitzer", "linearizer"}
-        Solve the split network by exact multi-class MVA or by that AMVA.
-
-    Returns
-    -------
-    MultiClassResult or AMVAResult
-        Over the original K stations (the added delays folded back), ``method``
-        suffixed ``"+ld-split (approximate)"``. Exact at one job of one class and
-        in heavy traffic; in between the error against the exact single-class solution
-        is reported in ``tests/solvers/test_ld_general.py``.
-    """
-    from .amva import amva
-    from .mva_multiclass import mva_multiclass
-
-    if hasattr(demands, "class_names") and hasattr(demands, "stations"):  # a MultiClassNetwork
-        net = demands
-        if np.any(net.is_open):
-            raise InvalidModelError(
-                "mva_multiclass_ld solves closed classes; this network has open classes: "
-                "use qnmodel.mixed_network or qnmodel.open_network"
-            )
-        if np.any(net.servers[~net.is_delay] > 1):
-            raise InvalidModelError(
-                "give multi-server stations as rate_multipliers=[1, 2, ..., m] here"
-            )
-        demands = np.array(net.demands)
-        population = net.population_vector(population)
-        think_time = np.array(net.think_time)
-        kinds = ["delay" if d else "queue" for d in net.is_delay]
-        rate_multipliers = ld_rates(net, rate_multipliers)
-        names = net.names
-    try:
-        D = np.atleast_2d(np.asarray(demands, dtype=np.float64))
-    except (TypeError, ValueError):
-        raise InvalidTypeError(
-            f"demands must be a (C, K) array of seconds, got {demands!r}"
-        ) from None
-    if D.ndim != 2 or not np.all(np.isfinite(D)) or (D < 0).any():
-        raise InvalidModelError("demands must be a finite (C, K) array of values >= 0")
-    K = D.shape[1]
-    kinds = ["queue"] * K if kinds is None else list(kinds)
-    delay = np.array([k == "delay" for k in kinds])
-    rm = (None,) * K if rate_multipliers is None else tuple(rate_multipliers)
-    if len(rm) != K:
-        raise InvalidModelError(
-            f"rate_multipliers has {len(rm)} entries but there are {K} stations"
-        )
-    rates = tuple(
-        None if r is None else as_multipliers(r, f"rate_multipliers[{k}]") for k, r in enumerate(rm)
-    )
-    D2, delay2, owner = ld_seidmann_split(D, delay, rates)
-    names = [f"s{k}" for k in range(K)] if names is None else list(names)
-    names2 = names + [f"{names[k]}~delay" for k in owner]
-    kinds2 = ["delay" if d else "queue" for d in delay2]
-    as_choice(method, "method", ("exact", "schweitzer", "linearizer"))
-    if method == "exact":
-        res = mva_multiclass(D2, population, think_time, kinds=kinds2, names=names2)
-    else:
-        res = amva(D2, population, think_time, kinds=kinds2, names=names2, method=method)
-    Rk = np.array(res.residence_time[:, :K])
-    np.add.at(Rk, (slice(None), owner), res.residence_time[:, K:])
-    X = np.asarray(res.throughput)
-    cap = np.array([1.0 if r is None else float(r.max()) for r in rates])
-    kw = {}
-    if hasattr(res, "converged"):
-        kw = {
-            "converged": res.converged,
-            "iterations": res.iterations,
-            "residual": res.residual,
-            "tol": res.tol,
-        }
-    return type(res)(
-        method=f"{res.method}+ld-split (approximate)",
-        population=res.population,
-        throughput=X,
-        response_time=Rk.sum(axis=1),
-        queue_length=X[:, None] * Rk,
-        utilization=X[:, None] * D / cap[None, :],
-        residence_time=Rk,
-        station_names=tuple(names),
-        think_time=res.think_time,
-        demands=D,
-        servers=np.where(delay, 0, 1),
-        **kw,
     )

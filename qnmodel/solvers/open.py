@@ -1,5 +1,6 @@
 """Open queueing networks: single and multi-class, queueing, delay, multi-server and
-general load-dependent stations.
+general load-dependent stations; FCFS stations with class-dependent or non-exponential service
+approximately.
 
 In an open product-form network ([Jac63]; BCMP [BCMP75]) each station behaves as an
 isolated queue fed by a Poisson stream. With arrival rates lambda_c and demands
@@ -26,10 +27,22 @@ over demand),
 
 For several classes at one multi-server or load-dependent station the service rate
 depends on the total number of jobs, the class shares of which are lambda_c D_ck / a_k
-(exact for BCMP processor sharing; for FCFS, BCMP requires equal class service
-times). The capacity c_k of a station is 1, m, or r_L; the network is stable iff
-a_k < c_k at every queueing station, and the largest sustainable single-class rate is
-lambda_sat = min_k c_k / D_k, attained at the bottleneck.
+(exact for BCMP processor sharing and LCFS-PR; for FCFS, BCMP requires equal exponential
+class service times). The capacity c_k of a station is 1, m, or r_L; the network is
+stable iff a_k < c_k at every queueing station, and the largest sustainable single-class
+rate is lambda_sat = min_k c_k / D_k, attained at the bottleneck.
+
+FCFS stations outside product form (approximate)
+------------------------------------------------
+A FCFS station whose classes have different service times S_ck, or whose service is not
+exponential (SCV c_ck^2 != 1), is solved as an isolated M/G/1 queue fed by the superposed
+Poisson visit streams of the classes ([Kle75] sec. 5.6, Pollaczek-Khinchine): with visit
+rates lambda_c V_ck, E[S] and E[S^2] = sum of the classes' (1 + c^2) S^2 weighted by them,
+every class waits W_k = lambda_k E[S^2] / (2 (1 - U_k)) per visit and
+R_ck = V_ck (S_ck + W_k). With m servers the M/M/m wait is scaled by E[S^2] / (2 E[S]^2)
+(Allen-Cunneen, [All90] eq. 6.103). Exact for one station with Poisson arrivals; in a
+network the departures of such a station are not Poisson, and the label says
+"approximate". Its error against the simulator: ``docs/explanation/open-and-mixed.md``.
 
 References
 ----------
@@ -45,25 +58,31 @@ References
    Prentice Hall 2004, ch. 13 (open multi-class models).
 .. [Jag74] D. L. Jagerman, "Some properties of the Erlang loss function", Bell System
    Technical Journal 53(3):525-551, 1974 (the recursion for B).
+.. [Kle75] L. Kleinrock, *Queueing Systems, Volume 1: Theory*, Wiley 1975, sec. 5.6
+   (the M/G/1 queue, Pollaczek-Khinchine mean-value formula).
+.. [All90] A. O. Allen, *Probability, Statistics, and Queueing Theory*, 2nd ed., Academic
+   Press 1990, eq. 6.103 (the Allen-Cunneen approximation for G/G/m).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice, as_positive_int, as_servers
+from .._validate import as_choice, as_quantity
 from ..errors import (
     InvalidModelError,
     InvalidTypeError,
     NumericalInstabilityWarning,
     UnstableModelError,
 )
-from ..results.open import OpenMultiClassResult, OpenResult
-from ._open_model import _class_rates, _sweep_rates, as_multipliers, network_model
+from ..model import Network
+from ..results.open import OpenResult
+from .open_stations import engset, erlang_b, erlang_c, station_capacity, stretch
+from .support import require
 
 __all__ = [
     "erlang_b",
@@ -71,307 +90,12 @@ __all__ = [
     "engset",
     "station_capacity",
     "stretch",
-    "open_single",
-    "open_multiclass",
     "open_network",
-    "as_multipliers",
-    "network_model",
+    "open_kernel",
+    "common_direction",
 ]
 
 _UNSTABLE = ("raise", "inf")
-
-
-# --------------------------------------------------------------------------------------
-# One station in isolation
-# --------------------------------------------------------------------------------------
-
-
-def _erlang_loads(a: Any, name: str = "a") -> np.ndarray:
-    """Offered loads in Erlangs: a number or an array of numbers, each finite and >= 0."""
-    if isinstance(a, str | bytes) or a is None or isinstance(a, bool | np.bool_):
-        raise InvalidTypeError(
-            f"{name} must be an offered load in Erlangs (a number >= 0, or an array of them), "
-            f"got {a!r} of type {type(a).__name__}"
-        )
-    try:
-        arr = np.asarray(a)
-    except (TypeError, ValueError):  # ragged sequences
-        arr = np.asarray(a, dtype=object)
-    if arr.dtype.kind not in "iuf":
-        raise InvalidTypeError(
-            f"{name} must be an offered load in Erlangs (a number >= 0, or an array of them), "
-            f"got an array of dtype {arr.dtype}: {a!r:.80}"
-        )
-    arr = arr.astype(np.float64)
-    bad = ~(np.isfinite(arr) & (arr >= 0.0))
-    if bad.any():
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = f"{name}[{', '.join(map(str, idx))}]" if idx else name
-        raise InvalidModelError(
-            f"{where} must be a finite offered load >= 0 Erlangs (arrival rate times mean "
-            f"service time), got {float(arr[idx])!r}"
-        )
-    return arr
-
-
-def erlang_b(m: int, a: Any) -> np.ndarray:
-    """Erlang's loss probability B(m, a) for m servers and offered load a (Erlangs).
-
-    The M/G/m/m loss system (m servers, no waiting room, Poisson arrivals) refuses a job
-    with probability
-
-        B(m, a) = (a^m / m!) / sum_{k=0}^{m} a^k / k!,
-
-    whatever the service-time law (insensitivity, [Iv15] on Erlang's loss system).
-
-    Parameters
-    ----------
-    m : int
-        Servers, an integer >= 1.
-    a : float or array_like
-        Offered load a = lambda S in Erlangs (arrival rate times mean service time),
-        finite and >= 0; B(m, 0) = 0.
-
-    Returns
-    -------
-    ndarray
-        B(m, a), the shape of ``a`` (0-d for a number).
-
-    Raises
-    ------
-    InvalidModelError
-        ``m`` not an integer >= 1; a load that is negative, NaN or infinite.
-    InvalidTypeError
-        A load that is not a number (a string, a boolean).
-
-    Notes
-    -----
-    The recursion B(0) = 1, B(j) = a B(j-1) / (j + a B(j-1)) ([Jag74]; [Zen03]) adds and
-    multiplies positive numbers only: no overflow (a^m / m! never appears) and no
-    cancellation, O(m) per value. Vectorised over ``a``. GNU Octave's ``erlangb(A, m)``
-    takes the arguments the other way round and refuses a = 0 (returned here as 0, the
-    limit).
-
-    References
-    ----------
-    .. [Jag74] D. L. Jagerman, "Some properties of the Erlang loss function", Bell System
-       Technical Journal 53(3):525-551, 1974.
-    .. [Zen03] G. Zeng, "Two common properties of the Erlang-B function, Erlang-C function,
-       and Engset blocking function", Mathematical and Computer Modelling 37(12-13):
-       1287-1296, 2003.
-    .. [Iv15] V. B. Iversen, *Teletraffic Engineering and Network Planning*, DTU Fotonik,
-       2015: the chapters on Erlang's loss system, on Engset's loss system (finite
-       sources) and on Erlang's delay system.
-    """
-    m = as_servers(m, "m")
-    a = _erlang_loads(a)
-    B = np.ones_like(a)
-    for j in range(1, m + 1):
-        aB = a * B
-        B = aB / (j + aB)
-        if not B.any():  # underflowed to 0 (j far above a): it stays 0, stop (m may be 10^9)
-            break
-    return B
-
-
-def erlang_c(m: int, a: Any) -> np.ndarray:
-    """Erlang's delay probability C(m, a): an arrival to an M/M/m queue waits.
-
-    C(m, a) = B / (1 - rho (1 - B)) with rho = a / m < 1 and B = :func:`erlang_b`
-    ([BGMT] eq. 6.28; [Jag74]).
-
-    Parameters
-    ----------
-    m : int
-        Servers, an integer >= 1.
-    a : float or array_like
-        Offered load a = lambda S in Erlangs, finite, >= 0 and < m (C(m, 0) = 0).
-
-    Returns
-    -------
-    ndarray
-        C(m, a), the shape of ``a``.
-
-    Raises
-    ------
-    UnstableModelError
-        A load a >= m: the queue grows without bound (C would be 1); the message names it.
-    InvalidModelError, InvalidTypeError
-        As :func:`erlang_b`.
-    """
-    m = as_servers(m, "m")
-    a = _erlang_loads(a)
-    over = a >= m
-    if over.any():
-        idx = tuple(int(i) for i in np.argwhere(over)[0])
-        where = f"a[{', '.join(map(str, idx))}]" if idx else "a"
-        raise UnstableModelError(
-            f"{where} = {float(a[idx])!r} Erlangs >= m = {m} servers: an M/M/m queue is "
-            f"stable only below a = m (utilisation a / m < 1); lower the load or use more "
-            f"than {float(a[idx]):.6g} servers"
-        )
-    B = erlang_b(m, a)
-    rho = a / m
-    return B / (1.0 - rho * (1.0 - B))
-
-
-def engset(m: int, a: Any, sources: int) -> np.ndarray:
-    """Engset's loss (call congestion): the probability that a request is refused by m
-    servers without waiting room, offered by a finite population of ``sources``.
-
-    Each idle source requests service after an exponential time of rate lambda; a
-    request finding all m servers busy is lost and the source becomes idle again; service
-    has mean S (any law: the loss system is insensitive, [Iv15]). With a = lambda S,
-    the offered load of one idle source, the probability that a request is refused is the
-    time congestion of a system with ``sources - 1`` sources ([Iv15]; [Zen03]):
-
-        P(m, a, n) = a^m C(n-1, m) / sum_{k=0}^{m} a^k C(n-1, k),   n = ``sources``,
-
-    0 when m >= n (an arrival never finds all m busy: at most n - 1 others hold a server).
-
-    Parameters
-    ----------
-    m : int
-        Servers, an integer >= 1.
-    a : float or array_like
-        Offered load per idle source, a = lambda S (Erlangs), finite and >= 0.
-    sources : int
-        Number of sources n, an integer >= 1.
-
-    Returns
-    -------
-    ndarray
-        P(m, a, n), the shape of ``a``.
-
-    Notes
-    -----
-    The recursion E(0) = 1, E(i) = a (n - i) E(i-1) / (i + a (n - i) E(i-1)),
-    i = 1..m ([Zen03]), of positive terms only: no overflow of the binomials, no
-    cancellation. As the sources n grow with n a held fixed, P tends to Erlang's B(m, n a).
-    GNU Octave's ``engset(A, m, n)`` computes the same recursion (its help text shows the
-    formula with C(n, k), its code with n - 1: the call congestion, as here).
-    """
-    m = as_servers(m, "m")
-    n = as_positive_int(sources, "sources", 1)
-    a = _erlang_loads(a)
-    if m >= n:
-        return np.zeros_like(a)
-    E = np.ones_like(a)
-    for i in range(1, m + 1):
-        t = a * (n - i) * E
-        E = t / (i + t)
-        if not E.any():
-            break
-    return E
-
-
-def station_capacity(delay: np.ndarray, servers: np.ndarray, multipliers: Sequence) -> np.ndarray:
-    """c_k: 1 for a single server (and, by convention, a delay station), m for m
-    servers, the last rate multiplier r_L for a load-dependent station (the rate it
-    tends to as its queue grows)."""
-    cap = np.where(delay, 1.0, np.asarray(servers, dtype=np.float64))
-    for k, r in enumerate(multipliers):
-        if r is not None and not delay[k]:
-            cap[k] = float(r[-1])
-    return cap
-
-
-def _ld_stretch(a: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """g = Q / a of a birth-death station with rates r(j) (last one holding), load a < r_L.
-
-    p(j) proportional to t_j = prod_{i<=j} a / r(i); for j >= L-1, t_j = t_{L-1} rho^(j-L+1)
-    with rho = a / r_L, so (with every term scaled by exp(-max log t))
-
-        sum_j t_j   = sum_{j<L-1} t_j + t_{L-1} / (1 - rho)
-        sum_j j t_j = sum_{j<L-1} j t_j + t_{L-1} ((L-1) / (1 - rho) + rho / (1 - rho)^2).
-
-    The second is divided by a term by term (t_j / a is finite for every j >= 1), so
-    g keeps full precision at light load, where it tends to 1 / r(1).
-    """
-    L = r.size
-    rL = float(r[-1])
-    pos = a > 0
-    asafe = np.where(pos, a, 0.5 * rL)  # placeholder load where a = 0 (overwritten)
-    la = np.log(asafe)
-    cs = np.concatenate([[0.0], np.cumsum(np.log(r[:-1]))])  # sum_{i<=j} log r(i), j=0..L-1
-    j = np.arange(L, dtype=np.float64)
-    lt = j[None, :] * la[:, None] - cs[None, :]  # log t_j, (P, L)
-    mx = lt.max(axis=1, keepdims=True)
-    w = np.exp(lt - mx)
-    one_m = (rL - asafe) / rL  # 1 - rho, without forming rho first
-    S0 = w[:, : L - 1].sum(axis=1) + w[:, L - 1] / one_m
-    wa = np.exp(lt[:, 1:] - la[:, None] - mx)  # t_j / a for j >= 1, scaled
-    S1a = (j[1 : L - 1] * wa[:, : L - 2]).sum(axis=1) if L > 2 else np.zeros(a.size)
-    if L > 1:
-        S1a = S1a + (L - 1) * wa[:, L - 2] / one_m
-    S1a = S1a + w[:, L - 1] / (rL * one_m * one_m)
-    g = S1a / S0
-    return np.where(pos, g, 1.0 / float(r[0]))
-
-
-def stretch(
-    a: np.ndarray, delay: np.ndarray, servers: np.ndarray, multipliers: Sequence
-) -> np.ndarray:
-    """g_k = Q_k / a_k = R_ck / D_ck for offered loads a (P, K), each station in isolation.
-
-    The caller guarantees a_k < c_k at queueing stations (see :func:`station_capacity`).
-    """
-    a = np.asarray(a, dtype=np.float64)
-    single = ~delay & (np.asarray(servers) == 1)
-    if single.all() and all(r is None for r in multipliers):
-        return 1.0 / (1.0 - a)  # single-server queues only: one pass
-    g = np.ones_like(a)
-    for k, r in enumerate(multipliers):
-        if r is not None and not delay[k]:
-            single[k] = False
-            g[:, k] = _ld_stretch(a[:, k], np.asarray(r, dtype=np.float64))
-    g[:, single] = 1.0 / (1.0 - a[:, single])
-    ms = [k for k in np.flatnonzero(~delay & (np.asarray(servers) > 1)) if multipliers[k] is None]
-    if ms:  # every M/M/m station at once: the Erlang B recursion, frozen past each station's m
-        m = np.asarray(servers, dtype=np.float64)[ms]
-        am = a[:, ms]
-        B = np.ones_like(am)
-        for j in range(1, int(m.max()) + 1):
-            aB = am * B
-            live = (j <= m)[None, :]
-            np.copyto(B, aB / (j + aB), where=live)
-            # B of a station underflows to 0 once j is far above its load and stays 0: stop
-            # when every station still recursing is there (a station of 10^9 servers at a
-            # load of 10 takes ~200 steps, not 10^9); the result is bit-identical.
-            if not (B * live).any():
-                break
-        C = B / (1.0 - (am / m) * (1.0 - B))
-        g[:, ms] = 1.0 + C / (m - am)
-    return g
-
-
-# --------------------------------------------------------------------------------------
-# Array kernels
-# --------------------------------------------------------------------------------------
-
-
-def _station_arguments(K: int, C: int, delay, servers, multipliers, names, class_names):
-    """The per-station and per-class arguments of the open solvers, with their defaults filled in.
-
-    Returns ``(delay, servers, multipliers, names, class_names, capacity)``: boolean and int64
-    arrays of length K, a K-tuple of rate multipliers (None for load-independent), station names
-    ``s0..`` and class names ``class0..`` where none were given, and :func:`station_capacity`.
-    """
-    delay = np.asarray(delay, dtype=bool)
-    servers = np.asarray(servers, dtype=np.int64)
-    multipliers = tuple(multipliers) if multipliers is not None else (None,) * K
-    names = tuple(names) if names is not None else tuple(f"s{i}" for i in range(K))
-    class_names = (
-        tuple(class_names) if class_names is not None else tuple(f"class{c}" for c in range(C))
-    )
-    return (
-        delay,
-        servers,
-        multipliers,
-        names,
-        class_names,
-        station_capacity(delay, servers, multipliers),
-    )
 
 
 def _saturation(load_per_unit: np.ndarray, cap: np.ndarray, delay: np.ndarray, names):
@@ -419,196 +143,214 @@ def _unstable_message(name: str, u: float, where: str, limit: str) -> str:
     return f"station {name!r} is saturated: utilisation U = {u:.6g} >= 1 {where}; {limit}"
 
 
-def open_single(
-    D: np.ndarray,
-    arrival_rate: np.ndarray,
-    delay: np.ndarray,
-    servers: np.ndarray,
-    multipliers: Sequence | None = None,
-    names: Sequence[str] | None = None,
-    unstable: str = "raise",
-) -> OpenResult:
-    """Open single-class network for one or many arrival rates (a sweep, one row each).
+def common_direction(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(s (P,), base (C,)) with rates[p] == s[p] * base to rounding, or None.
 
-    Parameters
-    ----------
-    D : ndarray (K,)
-        Demands D_k, seconds.
-    arrival_rate : ndarray (P,)
-        lambda, jobs/s (>= 0).
-    delay : ndarray (K,) of bool
-    servers : ndarray (K,) of int
-    multipliers : sequence (K,) of None or ndarray, optional
-        Rate multipliers of load-dependent stations (they take precedence over servers).
-    names : sequence of str (K,), optional
-    unstable : {"raise", "inf"}
-        At a rate where some station has U >= 1: raise :class:`UnstableModelError`
-        (default) or fill that row's R, R_k and Q_k with inf.
-
-    Returns
-    -------
-    OpenResult
+    ``base`` is the first row with a non-zero rate and s[p] = rates[p, c*] / base[c*]
+    (c*: the class with the largest base rate); every entry must agree with s[p] base to
+    8 units in the last place (``np.linspace(a, b, P)[:, None] * lam`` passes, though
+    its rows are not bitwise multiples of the first), so the loads s a differ from
+    lambda D by rounding only.
     """
-    as_choice(unstable, "unstable", _UNSTABLE)
-    D = np.asarray(D, dtype=np.float64)
-    K = D.size
-    lam = np.asarray(arrival_rate, dtype=np.float64).reshape(-1)
-    delay, servers, multipliers, names, _, cap = _station_arguments(
-        K, 1, delay, servers, multipliers, names, None
-    )
-    lam_sat, bn = _saturation(D, cap, delay, names)
-    a = lam[:, None] * D[None, :]
-    U = a / cap[None, :]
-    bad = (U >= 1.0) & ~delay[None, :]
-    bad_rows = bad.any(axis=1)
-    if bad_rows.any() and unstable == "raise":
-        p = int(np.flatnonzero(bad_rows)[0])
-        k = int(np.argmax(np.where(delay, -np.inf, U[p])))
-        raise UnstableModelError(
-            _unstable_message(
-                names[k],
-                float(U[p, k]),
-                f"at arrival rate {lam[p]:.6g}/s",
-                f"the network sustains at most {lam_sat:.6g}/s (bottleneck {bn!r})",
-            )
-        )
-    _warn_near_saturation(U, delay, names)
-    a_ok = np.where(bad_rows[:, None], 0.0, a) if bad_rows.any() else a
-    g = stretch(a_ok, delay, servers, multipliers)
-    Rk = D[None, :] * g
-    Q = a * g
-    if bad_rows.any():
-        Rk[bad_rows] = np.inf
-        Q[bad_rows] = np.inf
-    R = Rk.sum(axis=1)
-    return OpenResult(
-        method="open",
-        arrival_rate=lam,
-        throughput=lam.copy(),
-        response_time=R,
-        queue_length=Q,
-        utilization=U,
-        residence_time=Rk,
-        station_names=names,
-        demands=D,
-        is_delay=delay,
-        capacity=cap,
-        saturation_arrival_rate=lam_sat,
-        bottleneck=bn,
-    )
+    nz = np.flatnonzero(rates.any(axis=1))
+    if nz.size == 0:
+        return None
+    base = rates[nz[0]]
+    c = int(np.argmax(base))
+    s = rates[:, c] / base[c]
+    diff = np.multiply.outer(s, base)
+    diff -= rates
+    np.abs(diff, out=diff)
+    tol = np.abs(rates)
+    tol *= 8.0 * np.finfo(np.float64).eps
+    if np.all(diff <= tol):
+        return s, base
+    return None
 
 
-def open_multiclass(
+def open_kernel(
     D: np.ndarray,
-    arrival_rate: np.ndarray,
+    lam: np.ndarray,
     delay: np.ndarray,
     servers: np.ndarray,
-    multipliers: Sequence | None = None,
-    names: Sequence[str] | None = None,
-    class_names: Sequence[str] | None = None,
-) -> OpenMultiClassResult:
-    """Open multi-class network at one vector of arrival rates.
+    multipliers: Sequence,
+    names: Sequence[str],
+    class_names: Sequence[str],
+    *,
+    V: np.ndarray | None = None,
+    scv: np.ndarray | None = None,
+    mg1: np.ndarray | None = None,
+    single: bool = False,
+    unstable: str = "raise",
+    method: str = "open",
+) -> OpenResult:
+    """Mean values of an open network at P vectors of class arrival rates, in one call.
 
     Parameters
     ----------
     D : ndarray (C, K)
         Demands D_ck, seconds.
-    arrival_rate : ndarray (C,)
-        lambda_c, jobs/s (>= 0).
-    delay, servers, multipliers, names
-        As in :func:`open_single`.
-    class_names : sequence of str (C,), optional
+    lam : ndarray (P, C)
+        lambda_pc, jobs/s (finite, >= 0).
+    delay, servers, multipliers, names, class_names
+        Per station: delay flags (K,), servers (K,), rate curves (K,) or None each;
+        station names (K,) and class names (C,).
+    V, scv : ndarray (C, K), optional
+        Visits and service-time SCVs, for the stations of ``mg1``.
+    mg1 : ndarray (K,) of bool, optional
+        FCFS stations solved as M/G/1 (M/G/m) queues (module docstring; approximate).
+    single : bool
+        The result drops its class axis (a network without classes).
+    unstable : {"raise", "inf"}
+        At a row where a queueing station has U >= 1: raise :class:`UnstableModelError`
+        naming it (default) or fill that row's response times with inf.
 
-    Raises
-    ------
-    UnstableModelError
-        A queueing station with U_k = sum_c lambda_c D_ck / c_k >= 1, named with U_k.
+    Notes
+    -----
+    Rows that are multiples of one vector (to rounding, :func:`common_direction`) take an
+    outer product for the loads (a = s lambda D), and for single-server queues
+    g = 1 / (1 - s a1) needs no further work; class response times are then one matrix
+    product R = g D^T, O(P K C) multiply-adds. The result does not depend on the path.
     """
+    as_choice(unstable, "unstable", _UNSTABLE)
     D = np.atleast_2d(np.asarray(D, dtype=np.float64))
     C, K = D.shape
-    lam = np.asarray(arrival_rate, dtype=np.float64).reshape(-1)
-    delay, servers, multipliers, names, class_names, cap = _station_arguments(
-        K, C, delay, servers, multipliers, names, class_names
-    )
-    a = lam @ D  # (K,) offered load
-    Uk = a / cap
-    s_max, bn = _saturation(a, cap, delay, names)
-    bad = (Uk >= 1.0) & ~delay
-    if bad.any():
-        k = int(np.argmax(np.where(delay, -np.inf, Uk)))
-        raise UnstableModelError(
-            _unstable_message(
-                names[k],
-                float(Uk[k]),
-                "under the given arrival rates "
-                + ", ".join(f"{n}={x:.6g}/s" for n, x in zip(class_names, lam, strict=True)),
-                f"scale every rate by less than {s_max:.6g} to keep the network stable",
-            )
-        )
-    _warn_near_saturation(Uk, delay, names)
-    g = stretch(a[None, :], delay, servers, multipliers)[0]
-    Rk = D * g[None, :]
-    Q = lam[:, None] * Rk
-    U = lam[:, None] * D / cap[None, :]
-    return OpenMultiClassResult(
-        method="open",
-        class_names=class_names,
-        is_open=np.ones(C, dtype=bool),
-        arrival_rate=lam,
-        population=np.zeros(C, dtype=np.int64),
-        think_time=np.zeros(C),
-        throughput=lam.copy(),
-        response_time=Rk.sum(axis=1),
-        queue_length=Q,
-        utilization=U,
-        residence_time=Rk,
-        station_names=names,
+    delay = np.asarray(delay, dtype=bool)
+    servers = np.asarray(servers, dtype=np.int64)
+    multipliers = tuple(multipliers)
+    cap = station_capacity(delay, servers, multipliers)
+    V = (D > 0).astype(np.float64) if V is None else np.asarray(V, dtype=np.float64)
+    mg1 = np.zeros(K, dtype=bool) if mg1 is None else np.asarray(mg1, dtype=bool)
+    plain = (~delay & (servers == 1)).all() and all(r is None for r in multipliers)
+    direction = common_direction(lam)
+    queueing_load = np.where(delay, 0.0, 1.0 / cap)  # U per unit of offered load
+    a = a1 = s = None
+    if direction is not None:
+        s, base = direction
+        a1 = base @ D
+        load1 = a1 * queueing_load
+        kmax = np.full(s.size, int(np.argmax(load1)), dtype=np.int64)
+        umax = s * load1[kmax[0]]
+    else:
+        a = lam @ D
+        load = a * queueing_load[None, :]
+        kmax = np.argmax(load, axis=1)
+        umax = load[np.arange(load.shape[0]), kmax]
+        del load
+    with np.errstate(divide="ignore"):
+        s_max = np.where(umax > 0, 1.0 / np.where(umax > 0, umax, 1.0), np.inf)
+    bad_rows = umax >= 1.0
+    if bad_rows.any() and unstable == "raise":
+        p = int(np.flatnonzero(bad_rows)[0])
+        k = int(kmax[p])
+        where = (
+            f"at arrival rate {lam[p, 0]:.6g}/s" if single
+            else "under the arrival rates " + ", ".join(
+                f"{n}={x:.6g}/s" for n, x in zip(class_names, lam[p], strict=True))
+        )  # fmt: skip
+        limit = (
+            f"the network sustains at most {s_max[p] * lam[p, 0]:.6g}/s (bottleneck "
+            f"{names[k]!r})" if single
+            else f"scale the rates by less than {s_max[p]:.6g} to keep the network stable"
+        )  # fmt: skip
+        raise UnstableModelError(_unstable_message(names[k], float(umax[p]), where, limit))
+    s_ok = s if s is None or not bad_rows.any() else np.where(bad_rows, 0.0, s)
+    if plain and a is None:  # single-server queues along one vector: g = 1 / (1 - s a1)
+        g = np.multiply.outer(s_ok, -a1)
+        g += 1.0
+        np.reciprocal(g, out=g)
+        a_ok = None
+    else:
+        if a is None:
+            a_ok = np.multiply.outer(s_ok, a1)
+        else:
+            a_ok = np.where(bad_rows[:, None], 0.0, a) if bad_rows.any() else a
+        if plain:
+            g = np.subtract(1.0, a_ok)
+            np.reciprocal(g, out=g)
+        else:
+            g = stretch(a_ok, delay, servers, multipliers)
+    U = (np.multiply.outer(s_ok, a1) if a_ok is None else a_ok) * queueing_load[None, :]
+    _warn_near_saturation(U, delay, names)
+    w = np.zeros_like(g)
+    if mg1.any():
+        lam_ok = np.where(bad_rows[:, None], 0.0, lam) if bad_rows.any() else lam
+        _mg1_waits(lam_ok, D, V, scv, servers, cap, mg1, g, w)
+    R = g @ D.T
+    if mg1.any():
+        R += w @ V.T
+    if bad_rows.any():
+        g[bad_rows] = np.inf
+        w[bad_rows] = np.inf
+        R[bad_rows] = np.inf
+    return OpenResult(
+        method=method,
+        class_names=tuple(class_names),
+        single=single,
+        rates=lam,
+        response=R,
+        stretch=g,
+        wait=w,
+        station_names=tuple(names),
         demands=D,
+        visits=V,
         is_delay=delay,
         capacity=cap,
         saturation_scale=s_max,
-        bottleneck=bn,
+        bottleneck_index=kmax,
     )
 
 
-def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise", **mixed: Any):
-    """Solve an open (or mixed) queueing network.
+def _mg1_waits(lam, D, V, scv, servers, cap, mg1, g, w) -> None:
+    """The FCFS stations of ``mg1`` as M/G/1 (M/G/m) queues: h = 1 and the wait per visit w
+    (module docstring), written into g and w (P, K)."""
+    S = np.divide(D, V, out=np.zeros_like(D), where=V > 0)
+    m2 = (1.0 + scv) * S * S  # E[S^2] per class
+    for k in np.flatnonzero(mg1):
+        flow = lam * V[None, :, k]  # visit rates per class (P, C)
+        tot = flow.sum(axis=1)
+        live = tot > 0
+        ES = np.divide(flow @ S[:, k], tot, out=np.zeros_like(tot), where=live)
+        ES2 = np.divide(flow @ m2[:, k], tot, out=np.zeros_like(tot), where=live)
+        a = tot * ES  # offered load, Erlangs
+        m = int(servers[k])
+        if m == 1:
+            wk = tot * ES2 / (2.0 * (1.0 - a))  # Pollaczek-Khinchine ([Kle75] eq. 5.101)
+        else:  # Allen-Cunneen ([All90] eq. 6.103): the M/M/m wait times (1 + c^2) / 2
+            Cw = erlang_c(m, np.minimum(a, np.nextafter(m, 0)))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                wk = np.where(live, Cw * ES / (m - a) * ES2 / (2.0 * ES * ES), 0.0)
+        g[:, k] = 1.0
+        w[:, k] = np.where(live, wk, 0.0)
+
+
+def open_network(net: Network, arrival_rate: Any = None, *, unstable: str = "raise") -> OpenResult:
+    """Solve an open queueing network.
 
     Parameters
     ----------
-    net : Network or MultiClassNetwork
-        A single-class :class:`~qnmodel.model.network.Network` is read as one open class
-        with the network's stations and demands; its think time describes terminals
-        of the closed model and is **not used** (an open model has no terminals).
-        A multi-class network with open classes; if it also has closed classes with
-        jobs, it is solved as a mixed network (:func:`qnmodel.mixed_network`).
-    arrival_rate : float, str, sequence or mapping
-        Single class: a rate in jobs/s (number or unit string such as ``"40000/s"``,
-        ``"40 kHz"``, ``"1e3 IOPS"``) or a 1-D sequence/array of rates: a sweep, one
-        result row per rate. Several classes: a mapping ``{class_name: rate}`` (other
-        open classes keep the network's rates), a sequence with one rate per class
-        (0 for closed classes) or one per open class; default the network's rates.
-        Several open classes swept: a 2-D array (P, C) or (P, number of open classes)
-        of rates in jobs/s, one row per point (one call, see
-        :func:`qnmodel.solvers.open_sweep.open_multiclass_sweep`;
-        rows that are multiples of one vector are fastest).
+    net : Network
+        A network without classes (one open class, solved at ``arrival_rate``; its think
+        time describes terminals of the closed model and is **not used**), or one whose
+        classes are all open. A network with closed classes is mixed:
+        :func:`qnmodel.mixed_network`.
+    arrival_rate : float, str, sequence or mapping, optional
+        Without classes: a rate in jobs/s (a number or a unit string such as ``"40000/s"``,
+        ``"40 kHz"``, ``"1e3 IOPS"``) or a 1-D sequence of rates (a sweep, one row each).
+        With classes: a mapping ``{class name: rate}`` (the others keep their rates), a
+        sequence with one rate per class, or a 2-D array (P, C) of rates in jobs/s, one
+        row per point; default the classes' own rates.
     unstable : {"raise", "inf"}
-        Sweeps only: at a rate that saturates a station, raise (default) or fill that
-        row's response and residence times and queue lengths with inf.
-    **mixed
-        Options of :func:`qnmodel.mixed_network` (``N``, ``method``, ``max_memory``)
-        when the network has closed classes.
+        At a rate that saturates a station, raise (default) or fill that row with inf.
 
     Returns
     -------
     OpenResult
-        Single class: X = lambda, R, and per station U_k, Q_k, R_k for every rate;
-        ``saturation_arrival_rate`` and ``bottleneck``.
-    OpenMultiClassResult
-        Several classes: per class X_c, R_c and per class and station U_ck, Q_ck, R_ck.
-    OpenSweepResult
-        Several classes and a 2-D array of rates: per point and class R_pc, per point
-        and station U, Q and the stretch g (R_pck = D_ck g_pk on request).
+        One row per operating point: X = lambda, R, and per station (and class) U, Q, R;
+        ``saturation_scale``, ``saturation_arrival_rate``, ``bottleneck``. Exact for
+        product-form networks; FCFS stations whose classes have different service times,
+        or whose service is not exponential, are solved as M/G/1 (M/G/m) queues, and the
+        ``method`` says "approximate" and names them (module docstring).
 
     Raises
     ------
@@ -616,7 +358,8 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
         Some queueing station has U >= 1; the message names it, its utilisation and the
         largest sustainable rate.
     InvalidModelError, UnitError, InvalidTypeError
-        Negative, NaN or infinite rates, a rate with a unit that is not a frequency
+        A feature open_network does not take (:mod:`qnmodel.solvers.support`), closed
+        classes, negative, NaN or infinite rates, a rate with a unit that is not a frequency
         (``"40 MB/s"``), a mapping naming an unknown or closed class.
 
     Examples
@@ -627,76 +370,94 @@ def open_network(net: Any, arrival_rate: Any = None, *, unstable: str = "raise",
     >>> round(float(res.response_time[0]), 6)  # 5/(1-0.5) + 8/(1-0.8) ms
     0.05
     """
-    model = network_model(net)
-    if model.single:
-        if mixed:
-            raise InvalidModelError(f"unexpected options {sorted(mixed)} for an open network")
-        lam = _sweep_rates(arrival_rate)
-        return open_single(
-            model.D[0],
-            lam,
-            model.delay,
-            model.servers,
-            model.multipliers,
-            model.names,
-            unstable=unstable,
-        )
-    if (~model.is_open & (model.population > 0)).any() or mixed.get("N") is not None:
-        from .mixed import mixed_network
-
-        return mixed_network(net, arrival_rate, **mixed)
-    if np.ndim(arrival_rate) == 2 and not isinstance(arrival_rate, str):
-        if mixed:
-            raise InvalidModelError(f"unexpected options {sorted(mixed)} for an open network")
-        return _open_sweep(model, arrival_rate, unstable)
-    lam = _class_rates(model, arrival_rate, net)
-    if mixed:
-        raise InvalidModelError(f"unexpected options {sorted(mixed)} for an open network")
-    if not model.is_open.any():
+    if not isinstance(net, Network):
+        raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
+    cm = net.compiled
+    if not net.single and (~cm.is_open).any():
+        closed = [cm.class_names[c] for c in np.flatnonzero(~cm.is_open)]
         raise InvalidModelError(
-            "the network has no open class: solve closed networks with qnmodel.mva_multiclass "
-            "or qnmodel.amva"
+            f"open_network solves open classes; classes {closed} are closed: use "
+            "qnmodel.mixed_network (open and closed classes)"
         )
-    keep = model.is_open
-    res = open_multiclass(
-        model.D[keep],
-        lam[keep],
-        model.delay,
-        model.servers,
-        model.multipliers,
-        model.names,
-        tuple(n for n, o in zip(model.class_names, keep, strict=True) if o),
-    )
-    return res
-
-
-def _open_sweep(model, arrival_rate, unstable: str):
-    """A 2-D sweep of open-class rates (P, C) or (P, open classes) of a multi-class model."""
-    from .open_sweep import open_multiclass_sweep
-
-    if (~model.is_open & (model.population > 0)).any():
+    approximate = require(cm, "open_network", drop=("open",))
+    if net.single:
+        lam = _sweep_rates(arrival_rate)[:, None]
+    elif np.ndim(arrival_rate) == 2 and not isinstance(arrival_rate, str):
+        lam = _rate_rows(arrival_rate, cm.C)
+    else:
+        lam = cm.arrival_rate_vector(arrival_rate)[None, :]
+    mg1 = np.array([
+        n in cm.features.get("fcfs_class_dependent", ()) + cm.features.get("non_exponential", ())
+        for n in cm.station_names
+    ], dtype=bool)  # fmt: skip
+    if mg1.any() and any(cm.rates[k] is not None for k in np.flatnonzero(mg1)):
+        k = int(next(k for k in np.flatnonzero(mg1) if cm.rates[k] is not None))
         raise InvalidModelError(
-            "a 2-D sweep of arrival rates needs an open network; this one has closed "
-            "classes with jobs: solve each point with qnmodel.mixed_network"
+            f"open_network cannot solve FCFS station {cm.station_names[k]!r} outside product "
+            "form (class-dependent or non-exponential service) with a rate curve: use "
+            "qnmodel.simulate, or discipline='PS'"
         )
-    rates = np.asarray(arrival_rate, dtype=np.float64)
-    keep = model.is_open
-    if rates.shape[-1] == keep.size:
-        if (rates[:, ~keep] != 0).any():
-            raise InvalidModelError("arrival_rate sweep gives a rate to a closed class")
-        rates = rates[:, keep]
-    elif rates.shape[-1] != int(keep.sum()):
+    method = "open"
+    if approximate:
+        method = (
+            "open (approximate: M/G/1 waits, Poisson arrivals, at FCFS stations "
+            + ", ".join(repr(cm.station_names[k]) for k in np.flatnonzero(mg1))
+            + ")"
+        )
+    return open_kernel(
+        cm.D, lam, cm.is_delay, cm.servers, cm.rates, cm.station_names, cm.class_names,
+        V=cm.V, scv=cm.scv, mg1=mg1, single=net.single, unstable=unstable, method=method,
+    )  # fmt: skip
+
+
+def _rate(value: Any, name: str) -> float:
+    return as_quantity(value, name, "frequency")
+
+
+def _sweep_rates(arrival_rate: Any) -> np.ndarray:
+    """One rate or a 1-D sequence of rates (numbers or unit strings) as float64 (P,)."""
+    if arrival_rate is None:
         raise InvalidModelError(
-            f"arrival_rate sweep has {rates.shape[-1]} columns; give one per class "
-            f"({keep.size}) or one per open class ({int(keep.sum())})"
+            'arrival_rate is required for a network without classes (e.g. "100/s")'
         )
-    return open_multiclass_sweep(
-        model.D[keep],
-        rates,
-        model.delay,
-        model.servers,
-        model.multipliers,
-        model.names,
-        tuple(n for n, o in zip(model.class_names, keep, strict=True) if o),
-        unstable=unstable,
-    )
+    if isinstance(arrival_rate, Mapping):
+        raise InvalidTypeError(
+            "arrival_rate is a mapping but the network has a single class: give a rate "
+            "or a sequence of rates"
+        )
+    if isinstance(arrival_rate, str) or np.ndim(arrival_rate) == 0:
+        return np.array([_rate(arrival_rate, "arrival_rate")])
+    if isinstance(arrival_rate, np.ndarray) and arrival_rate.dtype.kind in "iuf":
+        arr = np.asarray(arrival_rate, dtype=np.float64)
+        if arr.ndim != 1 or arr.size == 0:
+            raise InvalidModelError(
+                f"arrival_rate must be a number or a non-empty 1-D array, got shape {arr.shape}"
+            )
+        bad = ~np.isfinite(arr) | (arr < 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidModelError(
+                f"arrival_rate[{i}] must be finite and >= 0, got {float(arr[i])!r}"
+            )
+        return arr.copy()
+    vals = [_rate(v, f"arrival_rate[{i}]") for i, v in enumerate(arrival_rate)]
+    if not vals:
+        raise InvalidModelError("arrival_rate is empty: give at least one rate")
+    return np.asarray(vals, dtype=np.float64)
+
+
+def _rate_rows(arrival_rate: Any, C: int) -> np.ndarray:
+    """A 2-D sweep of class arrival rates (P, C), jobs/s."""
+    lam = np.asarray(arrival_rate, dtype=np.float64)
+    if lam.ndim != 2 or lam.shape[1] != C or lam.shape[0] == 0:
+        raise InvalidModelError(
+            f"arrival_rate sweep must have shape (P, {C}) (one row per point, one column "
+            f"per class), got {lam.shape}"
+        )
+    bad = ~np.isfinite(lam) | (lam < 0)
+    if bad.any():
+        p, c = np.argwhere(bad)[0]
+        raise InvalidModelError(
+            f"arrival_rate[{p}, {c}] must be finite and >= 0, got {float(lam[p, c])!r}"
+        )
+    return lam

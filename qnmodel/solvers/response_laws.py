@@ -64,8 +64,9 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_population, as_probability, as_quantity
-from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
-from ..model.network import Network
+from ..errors import InvalidModelError, UnstableModelError
+from ..model import Network
+from ._mva_core import single_class
 from .open import erlang_c
 
 __all__ = ["ResponseTimeLaw", "response_time_law"]
@@ -255,8 +256,7 @@ def response_time_law(
     from .mva import mva
     from .open import open_network
 
-    if not isinstance(net, Network):
-        raise InvalidTypeError(f"net must be a single-class Network, got {type(net).__name__}")
+    net = single_class(net, "response_time_law")
     if (arrival_rate is None) == (population is None):
         raise InvalidModelError("give exactly one of arrival_rate (open) or population (closed)")
     stages: list[tuple[np.ndarray, np.ndarray]] = []  # (alpha over the chain, rates)

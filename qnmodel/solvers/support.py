@@ -28,11 +28,10 @@ __all__ = ["Support", "SUPPORT", "require", "supports"]
 ELSEWHERE = {
     "open": "qnmodel.open_network (open classes) or qnmodel.mixed_network (open and closed)",
     "closed": "qnmodel.mva / mva_multiclass (closed classes) or qnmodel.mixed_network",
-    "multiclass": "qnmodel.mva_multiclass (exact), qnmodel.amva (approximate) or "
-    "qnmodel.simulate",
+    "multiclass": "qnmodel.mva_multiclass (exact), qnmodel.amva (approximate) or qnmodel.simulate",
     "delay": "qnmodel.mva",
-    "multiserver": "qnmodel.mva or qnmodel.mva_multiclass",
-    "load_dependent": "qnmodel.mva or qnmodel.mva_multiclass",
+    "multiserver": "qnmodel.mva or qnmodel.mva_multiclass (or bounds(..., method='aba'))",
+    "load_dependent": "qnmodel.mva or qnmodel.mva_multiclass (or bounds(..., method='aba'))",
     "ps": "qnmodel.mva, qnmodel.mva_multiclass or qnmodel.open_network",
     "lcfs_pr": "qnmodel.mva, qnmodel.mva_multiclass or qnmodel.open_network",
     "fcfs_class_dependent": "qnmodel.amva or qnmodel.open_network (approximate), "
@@ -72,7 +71,10 @@ SUPPORT = {
     s.solver: s
     for s in (
         Support("mva", frozenset(_PF | {"closed"})),
-        Support("bounds", frozenset(_PF | {"closed"})),
+        # the asymptotic bounds are operational: true bounds for any single-class closed
+        # network of these stations, whatever the service law or discipline
+        Support("bounds_aba", frozenset(_PF | {"closed", "non_exponential", "priority"})),
+        Support("bounds_bjb", frozenset({"closed", "delay", "ps", "lcfs_pr"})),
         Support("mva_multiclass", frozenset(_PF | {"closed", "multiclass"})),
         Support(
             "amva",
@@ -82,7 +84,7 @@ SUPPORT = {
         Support(
             "open_network",
             frozenset(_PF | {"open", "multiclass"}),
-            frozenset({"fcfs_class_dependent"}),
+            frozenset({"fcfs_class_dependent", "non_exponential"}),
         ),
         Support(
             "mixed_network",
@@ -94,11 +96,26 @@ SUPPORT = {
             frozenset({"closed", "open", "delay"}),
             frozenset({"forkjoin", "multiserver", "load_dependent"}),
         ),
+        # FCFS response-time laws: a PS or LCFS-PR station's sojourn time is not exponential
+        Support(
+            "response_time_law",
+            frozenset({"closed", "delay", "multiserver"}),
+            frozenset({"load_dependent"}),
+        ),  # fmt: skip
         Support(
             "simulate",
             frozenset(
-                _PF | {"open", "closed", "multiclass", "forkjoin", "fcfs_class_dependent",
-                       "non_exponential"}  # fmt: skip
+                {
+                    "open",
+                    "closed",
+                    "multiclass",
+                    "delay",
+                    "multiserver",
+                    "load_dependent",
+                    "forkjoin",
+                    "fcfs_class_dependent",
+                    "non_exponential",
+                }
             ),
         ),
     )

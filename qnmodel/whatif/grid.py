@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from .._validate import as_population, as_quantity, check_memory
 from ..errors import InvalidModelError, InvalidTypeError
-from ..model.network import Network
+from ..model import Network
 from ..solvers._mva_core import exact
 from ..solvers.bounds import aba_from_aggregates, bjb_from_aggregates
 from ..solvers.mva import mva as _mva_one

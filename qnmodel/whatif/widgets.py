@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidModelError, InvalidTypeError
-from ..model.network import Network
+from ..model import Network
 from ..solvers import bounds as _bounds
 from ..solvers import mva as _mva
 

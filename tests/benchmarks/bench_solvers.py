@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if __package__ in (None, ""):  # run as a script: make the repository's tests/ importable
     sys.path.append(str(ROOT))
 
-from qnmodel.model.network import Network  # noqa: E402
+from qnmodel.model import Network  # noqa: E402
 from qnmodel.solvers import _kernels, amva, mva, mva_multiclass  # noqa: E402
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave  # noqa: E402
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import qnmodel as qn
-from qnmodel.model.network import STATION_KINDS, Network, Station
+from qnmodel.model import STATION_KINDS, Network, Station
 from tests._tol import closed_form
 
 # ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from qnmodel.errors import ConvergenceError, ConvergenceWarning, InvalidModelError
-from qnmodel.model.network import Network
+from qnmodel.model import Network
 from qnmodel.results.closed import AMVACurveResult, AMVAResult, MultiClassResult, MVAResult
 from qnmodel.solvers import amva, mva, mva_multiclass
 from tests._tol import closed_form

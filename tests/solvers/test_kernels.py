@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qnmodel.model.network import Network
+from qnmodel.model import Network
 from qnmodel.solvers import _kernels, amva, mva, mva_load_dependent, mva_multiclass
 from qnmodel.solvers._mva_core import exact
 from qnmodel.solvers.amva import _core_numpy

@@ -20,7 +20,7 @@ import pytest
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError
 from qnmodel.network import Network
-from qnmodel.results.network import MultiClassLDResult
+from qnmodel.results.closed import MultiClassResult
 from qnmodel.solvers import (
     mva_load_dependent,
     mva_multiclass,
@@ -514,9 +514,9 @@ def test_refusals_and_memory_limit():
 
 def test_result_type_frame_repr():
     r = f(BOLCH95_S, [2, 1], servers=[2, 1, 1], delay=[0, 0, 1], visits=BOLCH95_V)
-    assert isinstance(r, MultiClassLDResult) and r.method == "mva.multiclass.ld"
+    assert isinstance(r, MultiClassResult) and r.method == "mva.multiclass.ld"
     assert r.servers.tolist() == [2, 1, 0] and r.peak_rate.tolist() == [2, 1, 1]
-    assert len(r.to_frame("station")) == 6 and "MultiClassLDResult" in repr(r)
+    assert len(r.to_frame("station")) == 6 and "MultiClassResult" in repr(r)
     with pytest.raises(ValueError):
         r.throughput[0] = 1.0
 

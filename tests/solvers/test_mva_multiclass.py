@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError
-from qnmodel.model.network import Network
+from qnmodel.model import Network
 from qnmodel.results.closed import MultiClassResult
 from qnmodel.solvers import _kernels, mva, mva_load_dependent, mva_multiclass
 from qnmodel.solvers.mva_multiclass import _lattice_numpy, lattice_memory_bytes, seidmann_split

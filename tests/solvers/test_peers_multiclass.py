@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qnmodel.model.network import Network
+from qnmodel.model import Network
 from qnmodel.solvers import amva, mva_multiclass
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave
 

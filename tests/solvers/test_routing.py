@@ -19,7 +19,7 @@ from qnmodel.errors import InvalidModelError, InvalidTypeError
 from qnmodel.network import Network
 from qnmodel.results.network import VisitsResult
 from qnmodel.solvers import open_network, visits_closed, visits_open
-from qnmodel.solvers.routing import stationary_gth
+from qnmodel.model.routing import stationary_gth
 from tests._tol import closed_form
 
 sys.path.insert(0, str(Path(__file__).parent))

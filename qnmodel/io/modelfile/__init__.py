@@ -39,7 +39,7 @@ Parts
 ``_fields`` (the schema's keys and field checkers), ``_systems`` (``[system]``
 tables), ``_scanner`` (key lines, :class:`ModelFileError`), ``spec``
 (:class:`ModelSpec`; a ``[[class]]`` file is described by a
-:class:`~qnmodel.model.multiclass.MultiClassNetwork`), ``solution`` (:func:`solve`
+:class:`~qnmodel.model.Network` with classes), ``solution`` (:func:`solve`
 and its results), ``grid`` (:func:`sweep_model`, what-if grids).
 """
 
@@ -52,13 +52,12 @@ from .grid import sweep_model
 from .open_solution import OpenModelSolution
 from .reader import load, loads, with_values
 from .solution import ModelSolution, MultiClassSolution, solve
-from .spec import ModelSpec, MultiClassModel
+from .spec import ModelSpec
 
 __all__ = [
     "ModelFileError",
     "ModelSpec",
     "ModelSolution",
-    "MultiClassModel",
     "MultiClassSolution",
     "OpenModelSolution",
     "DEMO_MODEL_TOML",
@@ -76,7 +75,6 @@ for _cls in (
     ModelFileError,
     ModelSpec,
     ModelSolution,
-    MultiClassModel,
     MultiClassSolution,
     OpenModelSolution,
 ):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..._validate import check_memory
 from ...errors import InvalidModelError, InvalidTypeError
-from ...model.network import STATION_KINDS, Station
+from ...model import STATION_KINDS, Station
 from ...units import parse as _parse_unit
 from ._scanner import _Ctx
 

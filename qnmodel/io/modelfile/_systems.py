@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import InvalidModelError, InvalidTypeError
-from ...model.network import Station
+from ...model import Station
 from ._fields import (
     _NFS_BANDWIDTHS,
     _NFS_JOB_KEYS,

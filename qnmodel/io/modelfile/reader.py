@@ -13,8 +13,7 @@ import numpy as np
 
 from ..._validate import read_text_file
 from ...errors import InvalidModelError, InvalidTypeError
-from ...model.multiclass import ClosedClass, MultiClassNetwork
-from ...model.network import Network, Station
+from ...model import ClosedClass, Network, Station
 from ._fields import (
     _MODEL_KEYS,
     _STATION_KEYS,
@@ -31,7 +30,7 @@ from ._fields import (
 from ._scanner import ModelFileError, _Ctx
 from ._systems import _system
 from ._texts import DEMO_MODEL_TOML  # noqa: F401  (the doctest of with_values)
-from .spec import ModelSpec, MultiClassModel
+from .spec import ModelSpec
 
 __all__ = ["load", "loads", "with_values"]
 
@@ -171,14 +170,16 @@ def _multiclass_network(
     populations: np.ndarray,
     think_times: np.ndarray,
     D: np.ndarray,
-) -> MultiClassNetwork:
-    """The L1 description of a file with [[class]] tables: per-class demands, closed classes."""
+) -> Network:
+    """The description of a file with [[class]] tables: per-class demands, closed classes."""
     per_class = [
         Station(
             s.name,
             dict(zip(classes, D[:, k].tolist(), strict=True)),
             kind=s.kind,
             servers=s.servers,
+            discipline=s.discipline,
+            rate_multipliers=s.rate_multipliers,
         )  # fmt: skip
         for k, s in enumerate(stations)
     ]
@@ -187,7 +188,7 @@ def _multiclass_network(
         for c, n, z in zip(classes, populations, think_times, strict=True)
     ]
     try:
-        return MultiClassNetwork(tuple(per_class), tuple(closed))
+        return Network(tuple(per_class), classes=tuple(closed))
     except (InvalidModelError, InvalidTypeError) as exc:
         raise ctx.error(("class",), str(exc)) from None
 
@@ -267,9 +268,7 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         D = np.array(per_class_demands, dtype=np.float64).T  # (C, K)
         if not np.any(D.sum(axis=1) + class_thinks > 0):
             raise ctx.error(("station",), "all demands and think times are zero")
-        multiclass = MultiClassModel(
-            network=_multiclass_network(ctx, stations, classes, class_pops, class_thinks, D)
-        )
+        multiclass = _multiclass_network(ctx, stations, classes, class_pops, class_thinks, D)
     return ModelSpec(
         network=net,
         populations=populations,

@@ -53,9 +53,9 @@ class MultiClassSolution:
 
         mc, r = self.spec.multiclass, self.result
         cols: dict[str, Any] = {
-            "class": list(mc.classes),
-            "population": mc.population.copy(),
-            "think_time": mc.think_time.copy(),
+            "class": list(mc.class_names),
+            "population": np.array(mc.N),
+            "think_time": np.array(mc.think_time),
             "throughput": r.throughput,
             "response_time": r.response_time,
         }
@@ -85,10 +85,10 @@ class MultiClassSolution:
                 }
             )
         stations = [
-            _station_entry(s, {c: float(mc.demands[i, k]) for i, c in enumerate(mc.classes)})
+            _station_entry(s, {c: float(mc.demands[i, k]) for i, c in enumerate(mc.class_names)})
             for k, s in enumerate(net.stations)
         ]
-        model = {"classes": list(mc.classes)}
+        model = {"classes": list(mc.class_names)}
         return _document(self.spec, model, stations, self.summary(), rows)
 
 
@@ -181,7 +181,7 @@ def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
     if spec.multiclass is not None:
         from ...solvers.mva_multiclass import mva_multiclass
 
-        result = mva_multiclass(spec.multiclass_network)
+        result = mva_multiclass(spec.multiclass)
         return MultiClassSolution(spec=spec, result=result)
     net, N = spec.network, spec.max_population
     bjb = None if net.has_multiserver else _bounds(net, N, method="bjb")

@@ -48,7 +48,7 @@ from ..._validate import as_positive_int, as_quantities, as_quantity
 from ...calibration.fit import CalibrationResult, fit_model
 from ...calibration.parameters import Parameter, Parameters
 from ...errors import InvalidModelError, InvalidTypeError
-from ...model.network import Network
+from ...model import Network
 from ...solvers._mva_core import exact
 from ...solvers.bounds import bounds_aba
 

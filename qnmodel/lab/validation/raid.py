@@ -103,7 +103,7 @@ import numpy as np
 from ..._validate import as_quantity
 from ...bench.trace import steal_share
 from ...errors import InvalidModelError
-from ...model.network import Network
+from ...model import Network
 from ...models.storage import NetworkedRAID
 from ...models.storage_forkjoin import FORKJOIN_STRUCTURES
 from ...solvers.bounds import bounds as _bounds

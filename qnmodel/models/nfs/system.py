@@ -20,7 +20,7 @@ from ..._validate import (
     as_quantity,
 )
 from ...errors import InvalidModelError, InvalidTypeError
-from ...model.network import Network, Station
+from ...model import Network, Station
 from .cache import NFSBandwidth, _harmonic, _out, _rate
 
 __all__ = ["NFSSystem", "EXPORT_MODES", "OPERATIONS", "FORMS"]

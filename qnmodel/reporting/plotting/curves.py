@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidModelError, InvalidTypeError
-from ...model.network import Network
+from ...model import Network
 from ...results.closed import BoundsResult, MVAResult
 from ...solvers import bounds as _bounds
 from ...solvers import mva as _mva

@@ -1,0 +1,65 @@
+"""What a model-exchange writer (JMVA, LINE JSON) reads of a network: its compiled arrays and
+the classes as they are exported, refusing what the format cannot say."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_population
+from ..errors import InvalidModelError, InvalidTypeError
+from ..model import Network
+
+__all__ = ["Exported", "export_classes"]
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A network as a writer sees it (C classes, K stations)."""
+
+    D: np.ndarray
+    names: tuple[str, ...]
+    class_names: tuple[str, ...]
+    delay: np.ndarray
+    servers: np.ndarray
+    multipliers: tuple
+    discipline: tuple[str, ...]
+
+
+def export_classes(net: Any, population: Any, writer: str, sayable: set[str]):
+    """``(model, is_open, population, arrival_rate, think_time)`` of ``net`` for ``writer``.
+
+    A network without classes is one closed class of ``population`` jobs (required then)
+    with the network's think time; ``population`` is refused with classes (they carry their
+    own). A feature outside ``sayable`` (keys of :data:`qnmodel.model.FEATURES`) is refused,
+    naming it and where it is used: the file would describe another model.
+    """
+    if not isinstance(net, Network):
+        raise InvalidTypeError(f"{writer}: net must be a Network, got {type(net).__name__}")
+    cm = net.compiled
+    for feature, sites in cm.features.items():
+        if feature not in sayable:
+            raise InvalidModelError(
+                f"{writer} cannot write {feature.replace('_', ' ')} ({', '.join(map(repr, sites))}):"
+                " the format has no way to say it, and the file would describe another model"
+            )
+    is_open, pop = np.array(cm.is_open), np.array(cm.N)
+    lam, Z = np.array(cm.arrival_rate), np.array(cm.Z)
+    if net.single:
+        if population is None:
+            raise InvalidModelError(
+                f"{writer}: population is required to export a network without classes"
+            )
+        pop[:] = as_population(population, "population")
+    elif population is not None:
+        raise InvalidModelError(
+            f"{writer}: population applies to a network without classes (classes carry theirs)"
+        )
+    m = Exported(
+        D=np.array(cm.D), names=cm.station_names, class_names=cm.class_names,
+        delay=np.array(cm.is_delay), servers=np.array(cm.servers), multipliers=cm.rates,
+        discipline=cm.discipline,
+    )  # fmt: skip
+    return m, is_open, pop, lam, Z
