@@ -10,7 +10,7 @@ import numpy as np
 
 from .._validate import as_population
 from ..errors import InvalidModelError, InvalidTypeError
-from ..model import Network
+from ..model import FEATURES, Network
 
 __all__ = ["Exported", "export_classes"]
 
@@ -41,9 +41,16 @@ def export_classes(net: Any, population: Any, writer: str, sayable: set[str]):
     cm = net.compiled
     for feature, sites in cm.features.items():
         if feature not in sayable:
+            where = ", ".join(map(repr, sites))
+            hint = (
+                "; with discipline='PS' the means are those the format's product-form solver "
+                "computes"
+                if feature == "fcfs_class_dependent"
+                else ""
+            )
             raise InvalidModelError(
-                f"{writer} cannot write {feature.replace('_', ' ')} ({', '.join(map(repr, sites))}):"
-                " the format has no way to say it, and the file would describe another model"
+                f"{writer} cannot write {FEATURES[feature]} ({where}): the format has no way "
+                f"to say it, and the file would describe another model{hint}"
             )
     is_open, pop = np.array(cm.is_open), np.array(cm.N)
     lam, Z = np.array(cm.arrival_rate), np.array(cm.Z)

@@ -421,7 +421,7 @@ class VisitsResult:
     def chain_classes(self, chain: int) -> tuple[int, ...]:
         """The classes of one chain."""
         if self.chains is None:
-            from .errors import InvalidModelError
+            from ..errors import InvalidModelError
 
             raise InvalidModelError(
                 "an open network has no chains: chain_classes() is for closed ones"

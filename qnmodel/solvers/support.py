@@ -9,10 +9,10 @@ its ``method`` label.
 
 >>> import qnmodel as qn
 >>> net = qn.Network([qn.Station("disk", "5 ms", scv=0.0)])
->>> qn.mva(net, 4)
+>>> qn.mva(net, 4)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-qnmodel.errors.InvalidModelError: mva cannot solve non-exponential service (SCV != 1) at FCFS stations (station 'disk'): ...
+qnmodel.errors.InvalidModelError: mva cannot solve non-exponential service (SCV != 1) at ...
 """
 
 from __future__ import annotations
