@@ -28,7 +28,6 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import QNModelError
-from ..io.modelfile import sweep_model  # noqa: F401  (moved to qnmodel.io.modelfile; kept here)
 from ..lab.demo import run_offline_demo
 from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG, UsageError
 from ._parser import _EPILOGS, build_parser  # noqa: F401  (_EPILOGS: read by the docs tests)

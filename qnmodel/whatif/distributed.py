@@ -104,7 +104,7 @@ def sweep_distributed(
 def _run(system_or_factory, N, client, methods, chunk, max_in_flight, progress, grids):
     from distributed import as_completed
 
-    axes, si, points, n_arr, D, Z, delay, m, names, methods = _prepare_sweep(
+    axes, si, points, n_arr, D, Z, delay, m, names, methods, template = _prepare_sweep(
         system_or_factory, N, methods, None, grids
     )
     P = points.shape[0]
@@ -119,7 +119,9 @@ def _run(system_or_factory, N, client, methods, chunk, max_in_flight, progress, 
 
     def submit(i: int):
         s, e = bounds[i]
-        fut = client.submit(_solve_chunk, (D[s:e], n_arr, Z[s:e], delay, m, methods), pure=False)
+        fut = client.submit(
+            _solve_chunk, (D[s:e], n_arr, Z[s:e], delay, m, methods, template), pure=False
+        )
         fut.chunk_index = i
         return fut
 

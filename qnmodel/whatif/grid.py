@@ -57,6 +57,7 @@ from ..model import Network
 from ..solvers._mva_core import exact
 from ..solvers.bounds import aba_from_aggregates, bjb_from_aggregates
 from ..solvers.mva import mva as _mva_one
+from ..solvers.support import require
 
 __all__ = ["sweep", "solve_grid", "executor_map", "METHODS", "RESULT_COLUMNS"]
 
@@ -91,6 +92,7 @@ def solve_grid(
     is_delay: np.ndarray | None = None,
     servers: np.ndarray | None = None,
     methods: Sequence[str] = METHODS,
+    template: Network | None = None,
 ) -> dict[str, np.ndarray]:
     """Bounds and exact MVA for P networks of the same shape at once.
 
@@ -108,6 +110,12 @@ def solve_grid(
         Servers per station; default all 1. Multi-server stations make BJB
         NaN and MVA fall back to one load-dependent solve per point.
     methods : subset of {"aba", "bjb", "mva"}
+    template : Network, optional
+        A network of these K stations whose stations say everything but their demands
+        (delay, servers, rate curves, disciplines, service laws): it replaces ``is_delay``
+        and ``servers``. Rate curves count in the bounds with their peak rate and make BJB
+        NaN and MVA one load-dependent solve per point; a feature exact MVA or the bounds
+        do not take is refused before any work.
 
     Returns
     -------
@@ -142,6 +150,10 @@ def solve_grid(
         raise InvalidModelError(
             f"is_delay must be {K} booleans (one per station), got {is_delay!r}"
         )
+    rates: tuple = (None,) * K
+    if template is not None:
+        delay, m, rates = _template_arrays(template, K, methods)
+        servers = m
     m = np.ones(K, np.int64) if servers is None else np.asarray(servers)
     if (
         m.shape != (K,)
@@ -178,9 +190,14 @@ def solve_grid(
         "solve fewer points or populations at a time, or raise the limit",
     )
     q = ~delay
-    per_server = np.where(q[None, :], D / m[None, :], -1.0)
+    ld = np.array([r is not None for r in rates], dtype=bool)
+    peak = np.array([float(r.max()) if r is not None else float(m[k]) for k, r in enumerate(rates)])
+    # a rate curve's least time per job, D min_j j / r(j), is the lone job's lower bound
+    least = np.array([1.0 if r is None else float((np.arange(1.0, r.size + 1) / r).min())
+                      for r in rates])  # fmt: skip
+    per_server = np.where(q[None, :], D / peak[None, :], -1.0)
     out: dict[str, np.ndarray] = {"bottleneck": np.argmax(per_server, axis=1)}
-    Dq = np.where(q[None, :], D, 0.0).sum(axis=1)
+    Dq = np.where(q[None, :], D * least[None, :], 0.0).sum(axis=1)
     Ddelay = np.where(delay[None, :], D, 0.0).sum(axis=1)
     idle = Dq + Ddelay + Z <= 0
     if idle.any():
@@ -197,7 +214,7 @@ def solve_grid(
         arrays = aba_from_aggregates(nn, Dq[col], Dmax[col], Z[col], Ddelay[col])
         out.update(zip(RESULT_COLUMNS["aba"], arrays, strict=True))
     if "bjb" in methods:
-        if np.any(m[q] > 1):
+        if np.any(m[q] > 1) or ld.any():
             nan = np.full((P, n_arr.size), np.nan)
             out.update((c, nan) for c in RESULT_COLUMNS["bjb"])
         else:
@@ -206,8 +223,8 @@ def solve_grid(
             )
             out.update(zip(RESULT_COLUMNS["bjb"], arrays, strict=True))
     if "mva" in methods:
-        if np.any(m[q] > 1):
-            X, R = _mva_per_point(D, delay, m, Z, n_arr)
+        if np.any(m[q] > 1) or ld.any():
+            X, R = _mva_per_point(D, delay, m, Z, n_arr, template)
         else:
             X, R = _mva_vectorised(D, delay, Z, n_arr)
         out["mva_throughput"] = X
@@ -223,15 +240,35 @@ def _mva_vectorised(D, delay, Z, n_arr):
     return X[:, where], R[:, where]
 
 
-def _mva_per_point(D, delay, m, Z, n_arr):
+def _template_arrays(template: Network, K: int, methods) -> tuple:
+    """(is_delay, servers, rate curves) of a template network, after refusing what the grid's
+    solvers do not take."""
+    if not isinstance(template, Network) or not template.single:
+        raise InvalidTypeError("template must be a Network without classes")
+    if template.K != K:
+        raise InvalidModelError(f"template has {template.K} stations; the demands have {K}")
+    cm = template.compiled
+    if "mva" in methods:
+        require(cm, "mva")
+    if "aba" in methods or "bjb" in methods:
+        require(cm, "bounds_aba")
+    return np.array(cm.is_delay), np.array(cm.servers), cm.rates
+
+
+def _mva_per_point(D, delay, m, Z, n_arr, template=None):
     P, K = D.shape
     N = int(n_arr.max())
     X = np.empty((P, n_arr.size))
     R = np.empty((P, n_arr.size))
-    kinds = ["delay" if d else "queue" for d in delay]
-    names = [f"s{k}" for k in range(K)]
+    if template is None:
+        kinds = ["delay" if d else "queue" for d in delay]
+        template = Network.from_demands([0.0] * K, 0.0, [f"s{k}" for k in range(K)], kinds,
+                                        list(m))  # fmt: skip
     for p in range(P):
-        net = Network.from_demands(list(D[p]), float(Z[p]), names, kinds, list(m))
+        net = Network(
+            tuple(s.replace(demand=float(D[p, k])) for k, s in enumerate(template.stations)),
+            think_time=float(Z[p]),
+        )
         res = _mva_one(net, N)
         X[p] = res.throughput[n_arr - 1]
         R[p] = res.response_time[n_arr - 1]
@@ -239,8 +276,8 @@ def _mva_per_point(D, delay, m, Z, n_arr):
 
 
 def _solve_chunk(args):
-    D, n, Z, delay, m, methods = args
-    return solve_grid(D, n, Z, delay, m, methods)
+    D, n, Z, delay, m, methods, template = args
+    return solve_grid(D, n, Z, delay, m, methods, template=template)
 
 
 def _is_dask_client(executor: Any) -> bool:
@@ -302,7 +339,10 @@ def _axis(name: str, values: Any) -> list:
 
 
 def _structure(net: Network):
-    return net.names, np.asarray(net.is_delay, bool), np.asarray(net.servers, np.int64)
+    """(names, is_delay, servers, template): the grid's stations, and the network whose
+    stations carry what the demands do not (rate curves, disciplines, laws)."""
+    net = net if net.single else net.class_network(0)
+    return (net.names, np.asarray(net.is_delay, bool), np.asarray(net.servers, np.int64), net)
 
 
 def _grid_for_demand_system(system, axes: dict[str, list], points: np.ndarray):
@@ -326,7 +366,7 @@ def _grid_for_demand_system(system, axes: dict[str, list], points: np.ndarray):
     categorical = [k for k, v in si.items() if any(isinstance(x, str) for x in v)]
     numeric = [k for k in si if k not in categorical]
     base_net = system.network()
-    names, delay, m = _structure(base_net)
+    names, delay, m, template = _structure(base_net)
     D = np.empty((points.shape[0], len(names)))
     # One vectorised call per combination of categorical values.
     cat_idx = [list(axes).index(k) for k in categorical]
@@ -344,7 +384,7 @@ def _grid_for_demand_system(system, axes: dict[str, list], points: np.ndarray):
         grid = system.demand_grid(**kw)
         count = int(np.count_nonzero(sel)) if categorical else points.shape[0]
         D[sel] = np.column_stack([np.broadcast_to(grid[s], (count,)) for s in names])
-    return D, names, delay, m, si
+    return D, names, delay, m, si, template
 
 
 def _canonical(system, name: str) -> str:
@@ -353,7 +393,7 @@ def _canonical(system, name: str) -> str:
 
 
 def _grid_for_network(net: Network, axes: dict[str, list], points: np.ndarray):
-    names, delay, m = _structure(net)
+    names, delay, m, template = _structure(net)
     D = np.broadcast_to(net.demands, (points.shape[0], net.K)).copy()
     si: dict[str, list] = {}
     for j, (name, vals) in enumerate(axes.items()):
@@ -364,7 +404,7 @@ def _grid_for_network(net: Network, axes: dict[str, list], points: np.ndarray):
             )
         si[name] = [as_quantity(v, f"grid {name!r}", "time") for v in vals]
         D[:, names.index(name)] = np.asarray(si[name])[points[:, j]]
-    return D, names, delay, m, si
+    return D, names, delay, m, si, template
 
 
 def _grid_for_factory(factory: Callable, axes: dict[str, list], points: np.ndarray, executor):
@@ -372,7 +412,7 @@ def _grid_for_factory(factory: Callable, axes: dict[str, list], points: np.ndarr
     kw_list = [{k: axes[k][int(i)] for k, i in zip(keys, row, strict=True)} for row in points]
     nets = executor_map(executor, _call_factory, itertools.repeat(factory, len(kw_list)), kw_list)
     first = nets[0]
-    names, delay, m = _structure(first)
+    names, delay, m, template = _structure(first)
     for i, net in enumerate(nets):
         if _structure(net)[0] != names or not (
             np.array_equal(net.is_delay, delay) and np.array_equal(net.servers, m)
@@ -384,7 +424,7 @@ def _grid_for_factory(factory: Callable, axes: dict[str, list], points: np.ndarr
     D = np.array([net.demands for net in nets])
     Z = np.array([net.think_time for net in nets])
     si = {k: list(v) for k, v in axes.items()}
-    return D, names, delay, m, si, Z
+    return D, names, delay, m, si, Z, template
 
 
 def _call_factory(factory, kw):
@@ -463,14 +503,14 @@ def sweep(
             "executor must have a map method (concurrent.futures, Dask), got "
             f"{type(executor).__name__}"
         )
-    axes, si, points, n_arr, D, Z, delay, m, names, methods = _prepare_sweep(
+    axes, si, points, n_arr, D, Z, delay, m, names, methods, template = _prepare_sweep(
         system_or_factory, N, methods, executor, grids
     )
     P = points.shape[0]
     if executor is not None:
         # Solve in chunks through the executor, one task per chunk.
         tasks = [
-            (D[s : s + chunk_size], n_arr, Z[s : s + chunk_size], delay, m, methods)
+            (D[s : s + chunk_size], n_arr, Z[s : s + chunk_size], delay, m, methods, template)
             for s in range(0, P, chunk_size)
         ]
         parts = executor_map(executor, _solve_chunk, tasks)
@@ -479,7 +519,7 @@ def sweep(
         else:
             res = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     else:
-        res = _solve_in_process(D, n_arr, Z, delay, m, methods)
+        res = _solve_in_process(D, n_arr, Z, delay, m, methods, template)
     return _frame(axes, si, points, n_arr, res, names, methods)
 
 
@@ -488,7 +528,7 @@ def sweep(
 IN_PROCESS_CHUNK_BYTES = 64 * 2**20
 
 
-def _solve_in_process(D, n_arr, Z, delay, m, methods) -> dict[str, np.ndarray]:
+def _solve_in_process(D, n_arr, Z, delay, m, methods, template) -> dict[str, np.ndarray]:
     """:func:`solve_grid` over the whole grid in chunks whose working memory is bounded by
     :data:`IN_PROCESS_CHUNK_BYTES`, written into the result columns allocated once: the peak is
     the result plus one chunk, so a grid whose working set alone would pass the memory limit
@@ -497,7 +537,7 @@ def _solve_in_process(D, n_arr, Z, delay, m, methods) -> dict[str, np.ndarray]:
     P, L = D.shape[0], n_arr.size
     step = max(1, int(IN_PROCESS_CHUNK_BYTES // (8.0 * 16 * L)))
     if step >= P:
-        return solve_grid(D, n_arr, Z, delay, m, methods)
+        return solve_grid(D, n_arr, Z, delay, m, methods, template=template)
     cols = [c for meth in METHODS if meth in methods for c in RESULT_COLUMNS[meth]]
     check_memory(
         8.0 * P * (len(cols) * L + 1),
@@ -507,7 +547,8 @@ def _solve_in_process(D, n_arr, Z, delay, m, methods) -> dict[str, np.ndarray]:
     )
     res: dict[str, np.ndarray] = {}
     for s in range(0, P, step):
-        part = solve_grid(D[s : s + step], n_arr, Z[s : s + step], delay, m, methods)
+        part = solve_grid(D[s : s + step], n_arr, Z[s : s + step], delay, m, methods,
+                          template=template)  # fmt: skip
         if not res:
             res = {k: np.empty((P, *v.shape[1:]), dtype=v.dtype) for k, v in part.items()}
         for k, v in part.items():
@@ -518,7 +559,7 @@ def _solve_in_process(D, n_arr, Z, delay, m, methods) -> dict[str, np.ndarray]:
 def _prepare_sweep(system_or_factory: Any, N: Any, methods: Sequence[str], executor: Any, grids):
     """Validate a sweep's arguments and build its grid: the part of :func:`sweep` shared with
     :func:`qnmodel.whatif.distributed.sweep_distributed`. Returns ``(axes, si, points, n_arr,
-    D, Z, delay, m, names, methods)``."""
+    D, Z, delay, m, names, methods, template)``."""
     if isinstance(N, int | np.integer) and not isinstance(N, bool):
         n_arr = np.arange(1, as_population(N, "N") + 1)
     else:
@@ -549,12 +590,13 @@ def _prepare_sweep(system_or_factory: Any, N: Any, methods: Sequence[str], execu
     Z = None
     obj = system_or_factory
     if hasattr(obj, "demand_grid") and hasattr(obj, "replace"):
-        D, names, delay, m, si = _grid_for_demand_system(obj, sys_axes, sys_points)
+        D, names, delay, m, si, template = _grid_for_demand_system(obj, sys_axes, sys_points)
     elif isinstance(obj, Network):
-        D, names, delay, m, si = _grid_for_network(obj, sys_axes, sys_points)
+        D, names, delay, m, si, template = _grid_for_network(obj, sys_axes, sys_points)
         Z = np.full(P, obj.think_time)
     elif callable(obj):
-        D, names, delay, m, si, Z = _grid_for_factory(obj, sys_axes, sys_points, executor)
+        D, names, delay, m, si, Z, template = _grid_for_factory(obj, sys_axes, sys_points,
+                                                                executor)  # fmt: skip
     else:
         raise InvalidTypeError(
             "system_or_factory must be a NetworkedRAID-like system, a Network or a callable "
@@ -566,7 +608,7 @@ def _prepare_sweep(system_or_factory: Any, N: Any, methods: Sequence[str], execu
         Z = np.asarray(axes["think_time"])[points[:, list(axes).index("think_time")]]
         si["think_time"] = axes["think_time"]
 
-    return axes, si, points, n_arr, D, Z, delay, m, names, methods
+    return axes, si, points, n_arr, D, Z, delay, m, names, methods, template
 
 
 def _per_row(values: np.ndarray, L: int) -> np.ndarray:

@@ -49,10 +49,8 @@ from ._fields import SYSTEM_TYPES  # noqa: F401  (the named system types)
 from ._scanner import ModelFileError
 from ._texts import DEMO_MODEL_TOML, PAPER_MODEL_TOML
 from .grid import sweep_model
-from .open_solution import OpenModelSolution
 from .reader import load, loads, with_values
-from .solution import ModelSolution, MultiClassSolution, solve
-from .spec import ModelSpec
+from .spec import ModelSolution, ModelSpec, MultiClassSolution, OpenModelSolution, solve
 
 __all__ = [
     "ModelFileError",

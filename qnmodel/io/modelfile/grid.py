@@ -7,8 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .reader import with_values
-from .solution import MultiClassSolution
-from .spec import ModelSpec
+from .spec import ModelSpec, MultiClassSolution, OpenModelSolution
 
 __all__ = ["sweep_model"]
 
@@ -38,7 +37,8 @@ def sweep_model(
         Tidy: one column per varied key (as given), then ``bottleneck, n,
         throughput, response_time`` (exact MVA at the model's populations), one
         row per grid point and population; for a multi-class model ``class,
-        population`` replace ``n``, one row per grid point and class.
+        population`` replace ``n``, one row per grid point and class; for an open model
+        ``arrival_rate`` does, one row per grid point and arrival rate.
     """
     import pandas as pd
 
@@ -50,6 +50,8 @@ def sweep_model(
         res = with_values(spec, point).solve()
         if isinstance(res, MultiClassSolution):
             f = res.to_frame()[["class", "population", "throughput", "response_time"]]
+        elif isinstance(res, OpenModelSolution):
+            f = res.to_frame()[["arrival_rate", "throughput", "response_time"]]
         else:
             f = res.to_frame()[["n", "throughput", "response_time"]]
         f.insert(0, "bottleneck", res.summary()["bottleneck"])
