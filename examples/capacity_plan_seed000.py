@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import qnmodel as qn
-from qnmodel.model import ClosedClass, MultiClassNetwork
+from qnmodel.model import ClosedClass, Network
 from qnmodel.model import Station
 
 MEASURED_2MB = 65_000e6  # bytes/s, [He14] sec. 6.2 and fig. 15 (read at 2 MB blocks)
@@ -72,7 +72,7 @@ class Cloud:
             n[i] += 1  # largest remainders: the populations add up to all processes
         return [int(v) for v in n]
 
-    def network(self, B: float) -> MultiClassNetwork:
+    def network(self, B: float) -> Network:
         names = [f"array{c}" for c in range(len(self.groups))]
         classes = [ClosedClass(nm, n, 0.0) for nm, n in zip(names, self.populations, strict=True)]
         group = self.a_pos * min(1.0, B / self.window) + B / (self.disks_per_group * self.disk_rate)
@@ -83,7 +83,7 @@ class Cloud:
         stations += [
             Station(f"groups{c}", {names[c]: group}, servers=g) for c, g in enumerate(self.groups)
         ]
-        return MultiClassNetwork(tuple(stations), tuple(classes))
+        return Network(tuple(stations), classes=tuple(classes))
 
     def bandwidth(self, B: float) -> tuple[float, object]:
         """Predicted aggregate read bandwidth (bytes/s) at block size B, and the AMVA result."""

@@ -103,11 +103,11 @@ def _multiclass_text(sol: modelfile.MultiClassSolution) -> str:
     lines = [f"model {spec.name!r} ({spec.source}), {len(mc.class_names)} classes"]
     if spec.description:
         lines.append(f"  {spec.description}")
-    headers = ["station", "kind", "servers"] + [f"D {c}" for c in mc.class_names]
+    headers = ["station", "discipline", "servers"] + [f"D {c}" for c in mc.class_names]
     rows = [
-        [s.name, s.kind, str(s.servers)]
+        [s.name, s.discipline, str(s.servers)]
         + [fmt_time(float(mc.demands[i, k])) for i in range(len(mc.class_names))]
-        for k, s in enumerate(spec.network.stations)
+        for k, s in enumerate(mc.stations)
     ]
     lines += ["", _text_table(headers, rows).rstrip(), ""]
     summ = sol.summary()
@@ -115,6 +115,7 @@ def _multiclass_text(sol: modelfile.MultiClassSolution) -> str:
         f"bottleneck = {summ['bottleneck']} (utilisation {summ['bottleneck_utilization']:.4g}), "
         f"total throughput = {fmt_g(summ['total_throughput'])} jobs/s"
     )
+    lines.append(f"method = {r.method}")
     lines.append("")
     factor, unit = time_unit(r.response_time)
     headers = ["class", "N", "Z", "X [jobs/s]", f"R [{unit}]"]

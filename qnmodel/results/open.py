@@ -163,9 +163,14 @@ class OpenResult:
 
     @property
     def saturation_arrival_rate(self) -> Any:
-        """lambda_sat (single class, a float) or the rates of each row scaled to saturation."""
-        sat = self.saturation_scale[:, None] * self.rates
-        return float(sat[-1, 0]) if self.single else sat
+        """lambda_sat = min_k c_k / D_k over queueing stations (single class, a float, inf
+        without one), or the rates of each row scaled to saturation (P, C)."""
+        if self.single:
+            D = self.demands[0]
+            live = ~self.is_delay & (D > 0)
+            return float((self.capacity[live] / D[live]).min()) if live.any() else float("inf")
+        with np.errstate(invalid="ignore"):
+            return np.where(self.rates > 0, self.saturation_scale[:, None] * self.rates, np.inf)
 
     @property
     def bottleneck(self) -> str:

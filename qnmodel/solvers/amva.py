@@ -227,6 +227,7 @@ def amva(
     label = f"amva.{method}" + ("+seidmann" if owner.size else "")
     if fcfs is not None:
         label += "+fcfs"
+    label += " (approximate)"
     if model.single:
         return _single_class_curve(model, D2, Dq2, fcfs, owner, method, label, tol, max_iter,
                                    keep, errors)  # fmt: skip

@@ -239,6 +239,8 @@ def open_kernel(
         del load
     with np.errstate(divide="ignore"):
         s_max = np.where(umax > 0, 1.0 / np.where(umax > 0, umax, 1.0), np.inf)
+    if not (umax > 0).all():  # rows without load: the station that saturates first as it grows
+        kmax = np.where(umax > 0, kmax, int(np.argmax(D.sum(axis=0) * queueing_load)))
     bad_rows = umax >= 1.0
     if bad_rows.any() and unstable == "raise":
         p = int(np.flatnonzero(bad_rows)[0])

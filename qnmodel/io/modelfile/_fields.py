@@ -10,7 +10,7 @@ import numpy as np
 
 from ..._validate import check_memory
 from ...errors import InvalidModelError, InvalidTypeError
-from ...model import STATION_KINDS, Station
+from ...model import DISCIPLINES, STATION_KINDS, Station
 from ...units import parse as _parse_unit
 from ._scanner import _Ctx
 
@@ -23,7 +23,8 @@ _MODEL_KEYS = (
     "arrival_rate",
     "target",
 )
-_STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers")
+_STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers",
+                 "discipline", "scv")  # fmt: skip
 _TOP_KEYS = ("model", "station", "system", "class")
 SYSTEM_TYPES = ("networked_raid", "nfs", "raid")
 _NFS_BANDWIDTHS = ("b1", "b2", "b3", "b4")
@@ -228,9 +229,24 @@ def _station(ctx: _Ctx, st: Any, i: int, classes: tuple[str, ...] = ()) -> tuple
     servers = _integer(ctx, st.get("servers", 1), (*path, "servers"))
     if kind == "delay" and servers != 1:
         raise ctx.error((*path, "servers"), "a delay station has no server count; remove it")
+    extra = {}
+    if "discipline" in st:
+        disc = st["discipline"]
+        if not isinstance(disc, str) or disc.upper() not in DISCIPLINES:
+            raise ctx.error((*path, "discipline"),
+                            f"must be one of {list(DISCIPLINES)}, got {disc!r}")  # fmt: skip
+        extra["discipline"] = disc
+        if disc.upper() == "IS" and "kind" not in st:
+            kind = None
+    if "scv" in st:
+        scv = st["scv"]
+        if isinstance(scv, bool) or not isinstance(scv, int | float) or not scv >= 0:
+            raise ctx.error((*path, "scv"), f"must be a number >= 0 (0 constant, 1 exponential), "
+                                            f"got {scv!r}")  # fmt: skip
+        extra["scv"] = float(scv)
     try:
-        return Station(name, demand, kind=kind, servers=servers), per_class
-    except (InvalidModelError, InvalidTypeError) as exc:  # pragma: no cover - checked above
+        return Station(name, demand, kind=kind, servers=servers, **extra), per_class
+    except (InvalidModelError, InvalidTypeError) as exc:
         raise ctx.error(path, str(exc)) from None
 
 

@@ -176,10 +176,10 @@ def _multiclass_network(
         Station(
             s.name,
             dict(zip(classes, D[:, k].tolist(), strict=True)),
-            kind=s.kind,
             servers=s.servers,
             discipline=s.discipline,
             rate_multipliers=s.rate_multipliers,
+            scv=s.scv,
         )  # fmt: skip
         for k, s in enumerate(stations)
     ]

@@ -12,8 +12,10 @@ from ...errors import InvalidTypeError
 from ...model import Network
 from ...solvers import bounds as _bounds
 from ...solvers import mva as _mva
+from ...solvers.amva import amva
 from ...solvers.mva_multiclass import mva_multiclass
 from ...solvers.open import open_network
+from ...solvers.support import supports
 
 __all__ = ["ModelSpec", "ModelSolution", "MultiClassSolution", "OpenModelSolution", "solve"]
 
@@ -132,10 +134,11 @@ class MultiClassSolution:
         return pd.DataFrame(cols)
 
     def summary(self) -> dict:
-        """Bottleneck (largest total utilisation) and its utilisation."""
+        """The method, the bottleneck (largest total utilisation) and its utilisation."""
         total = self.result.utilization.sum(axis=0)
         k = int(np.argmax(total))
         return {
+            "method": self.result.method,
             "bottleneck": self.result.station_names[k],
             "bottleneck_utilization": float(total[k]),
             "total_throughput": float(self.result.throughput.sum()),
@@ -233,7 +236,9 @@ def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
     """Solve a model file's network: ABA, BJB (single-server networks) and exact MVA.
 
     A multi-class model (``[[class]]`` tables) is solved by exact multi-class
-    MVA at its population vector (:class:`MultiClassSolution`); an open model
+    MVA at its population vector (:class:`MultiClassSolution`), or, where it is not product
+    form (FCFS stations whose classes have different service times), by the Linearizer
+    (approximate; the result's ``method`` says so); an open model
     (``[model] arrival_rate``) by :func:`qnmodel.open_network` at its rates
     (:class:`OpenModelSolution`).
 
@@ -245,7 +250,12 @@ def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
     if spec.is_open:
         return solve_open(spec)
     if spec.multiclass is not None:
-        result = mva_multiclass(spec.multiclass)
+        # exact MVA where the model is product form; otherwise (FCFS stations whose classes
+        # have different service times) the Linearizer's approximation, labelled
+        if supports(spec.multiclass.compiled, "mva_multiclass"):
+            result = mva_multiclass(spec.multiclass)
+        else:
+            result = amva(spec.multiclass, method="linearizer")
         return MultiClassSolution(spec=spec, result=result)
     net, N = spec.network, spec.max_population
     bjb = None if net.has_multiserver else _bounds(net, N, method="bjb")
