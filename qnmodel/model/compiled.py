@@ -20,6 +20,7 @@ from ..errors import InvalidModelError
 from .classes import ClosedClass, OpenClass
 from .forkjoin import ForkJoin
 from .laws import Exponential, law_for_scv
+from .routing import compile_routing
 from .station import PRIORITY_DISCIPLINES, Station
 
 __all__ = ["Compiled", "compile_network", "FEATURES"]
@@ -39,6 +40,7 @@ FEATURES = {
     "priority": "priority scheduling (HOL, PRIO-PR)",
     "finite_capacity": "finite capacity (a station's capacity)",
     "forkjoin": "fork-join elements",
+    "class_switching": "class switching (classes that turn into each other: one chain)",
 }
 
 
@@ -88,6 +90,17 @@ class Compiled:
         lambda_c of the open classes, 1/s.
     priority : ndarray (C,) of int
         Priority levels (a smaller number is served first).
+    routing : ndarray (C, K + 1, C, K + 1) or None
+        With a routing: M[r, i, s, j], the probability that a class-r job leaving node i goes
+        to node j as class s; node K is the outside (a closed class's terminals, an open
+        class's source and sink). None: each class visits the stations where it has demand,
+        in order, once per cycle.
+    chains : ndarray (C,) of int or None
+        With a routing: the chain of each class (classes that switch into each other share
+        one; -1 for a class no job stays in).
+    outside_visits : ndarray (C,) or None
+        With a routing: visits of each class to the outside node per chain cycle (the
+        classes of a chain sum to 1); a closed class thinks Z_c at each.
     features : dict of str -> tuple of str
         Each feature of :data:`FEATURES` the model uses, with the elements or classes that use
         it. Open and closed classes of a single-class network are decided when it is solved.
@@ -115,6 +128,9 @@ class Compiled:
     arrival_rate: np.ndarray
     priority: np.ndarray
     features: Mapping[str, tuple[str, ...]]
+    routing: np.ndarray | None = None
+    chains: np.ndarray | None = None
+    outside_visits: np.ndarray | None = None
 
     @property
     def C(self) -> int:
@@ -236,8 +252,10 @@ def compile_network(
     elements: Sequence[Station | ForkJoin],
     classes: Sequence[ClosedClass | OpenClass] | None,
     think_time: float,
+    routing: Any = None,
 ) -> Compiled:
-    """The compiled form of validated elements and classes (``classes=None``: one class)."""
+    """The compiled form of validated elements and classes (``classes=None``: one class),
+    and of a routing (:func:`qnmodel.model.routing.compile_routing`) when one is given."""
     single = classes is None
     cnames = ("class0",) if single else tuple(c.name for c in classes)
     index = {n: c for c, n in enumerate(cnames)}
@@ -276,6 +294,13 @@ def compile_network(
         capacity[k] = el.capacity or 0
         rates.append(el.rate_multipliers)
         fjs.append(None)
+    M = chains = outside = None
+    if routing is not None:
+        M, Vfull, chains = _routed(elements, cnames, single, routing, classes)
+        V, outside = Vfull[:, :-1], Vfull[:, -1]
+        for k, el in enumerate(elements):
+            for c, name in enumerate(cnames):
+                D[c, k] = V[c, k] * el.service_time_of(None if single else name)
     S = np.divide(D, V, out=np.zeros_like(D), where=V > 0)
     if single:
         is_open = np.zeros(1, dtype=bool)
@@ -302,14 +327,66 @@ def compile_network(
     names = tuple(el.name for el in elements)
     features = _features(names, cnames, single, D, S, scv, disc, servers, is_ld, capacity,
                          is_open)  # fmt: skip
+    if chains is not None:
+        shared = [q for q in set(chains.tolist()) if q >= 0 and (chains == q).sum() > 1]
+        if shared:
+            features["class_switching"] = tuple(
+                cnames[c] for c in range(len(cnames)) if chains[c] in shared
+            )
     return Compiled(
         station_names=names, class_names=cnames, single=single,
         D=_ro(D), V=_ro(V), S=_ro(S), scv=_ro(scv), laws=tuple(laws), discipline=tuple(disc),
         is_delay=_ro(is_delay), is_ld=_ro(is_ld), is_forkjoin=_ro(is_fj), servers=_ro(servers),
         rates=tuple(rates), capacity=_ro(capacity), forkjoins=tuple(fjs),
         is_open=_ro(is_open), N=_ro(N), Z=_ro(Z), arrival_rate=_ro(lam), priority=_ro(prio),
-        features=features,
+        features=features, routing=None if M is None else _ro(M),
+        chains=None if chains is None else _ro(chains),
+        outside_visits=None if outside is None else _ro(np.array(outside)),
     )  # fmt: skip
+
+
+def _routed(elements, cnames, single, routing, classes):
+    """(M, V, chains) of a routing, after the checks only a description can make: stations
+    give service times (the visits come from the routing), no fork-join element, and no
+    chain that mixes open and closed classes or switches between open classes."""
+    for el in elements:
+        if isinstance(el, ForkJoin):
+            raise InvalidModelError(
+                f"ForkJoin {el.name!r}: a routing through fork-join elements is not described "
+                "yet; give the fork-join network without a routing (each class visits its "
+                "elements in order)"
+            )
+        if el.service_time is None:
+            raise InvalidModelError(
+                f"Station {el.name!r}: with a routing, give its service_time per visit (the "
+                "visits come from the routing), not a demand"
+            )
+    M, V, chains = compile_routing(routing, tuple(el.name for el in elements), cnames, single)
+    if classes is not None:
+        is_open = np.array([c.is_open for c in classes])
+        for q in set(chains.tolist()) - {-1}:
+            members = np.flatnonzero(chains == q)
+            kinds = set(is_open[members].tolist())
+            names = [cnames[c] for c in members]
+            if len(kinds) > 1:
+                raise InvalidModelError(
+                    f"routing: classes {names} switch into each other but some are open and "
+                    "some closed; a chain is open or closed"
+                )
+            if kinds == {True} and members.size > 1:
+                raise InvalidModelError(
+                    f"routing: the open classes {names} switch into each other; class "
+                    "switching between open classes is not described yet (closed chains are)"
+                )
+        stray = [cnames[c] for c in range(len(cnames)) if chains[c] < 0 and (
+            classes[c].is_open and classes[c].arrival_rate > 0
+            or not classes[c].is_open and classes[c].N > 0)]  # fmt: skip
+        if stray:
+            raise InvalidModelError(
+                f"routing: class {stray[0]!r} has jobs but the routing never keeps a job of it "
+                "(no row leads back to it): give it a row from the outside node"
+            )
+    return M, V, chains
 
 
 def _check_class_names(el, stations, index, cnames) -> None:

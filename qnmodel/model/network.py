@@ -72,6 +72,15 @@ class Network:
     classes : sequence of ClosedClass or OpenClass, optional (keyword)
         Several classes (unique names). Without it the network has one class, closed or open
         as the solver is called (``mva(net, N)``, ``open_network(net, arrival_rate)``).
+    routing : mapping, optional (keyword)
+        Where a job goes when it leaves a node, with what probability: ``{station: {station:
+        p}}`` without classes, ``{(class, station): {(class, station): p}}`` with them (class
+        switching where the classes differ). ``"think"`` (or ``"source"``, ``"sink"``) is the
+        node outside the stations: a closed class's cycle leaves from it and ends there, an
+        open class enters from it and leaves to it. Stations then give their ``service_time``
+        per visit; the visits come from the routing (:mod:`qnmodel.model.routing`). Without a
+        routing each class visits the stations where it has demand, in order, once per
+        cycle.
 
     Attributes
     ----------
@@ -91,6 +100,7 @@ class Network:
     stations: tuple[Station | ForkJoin, ...]
     think_time: Any = 0.0
     classes: tuple[ClosedClass | OpenClass, ...] | None = field(default=None, kw_only=True)
+    routing: Any = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self) -> None:
         stations = as_named_items(
@@ -113,7 +123,7 @@ class Network:
                         "without classes has one: give the classes, "
                         "Network(stations, classes=[ClosedClass(...), ...])"
                     )
-            compiled = compile_network(stations, None, z)
+            compiled = compile_network(stations, None, z, self.routing)
         else:
             if not (np.ndim(self.think_time) == 0 and self.think_time in (0, 0.0)):
                 raise InvalidModelError(
@@ -125,7 +135,7 @@ class Network:
                 "class",
             )  # fmt: skip
             object.__setattr__(self, "classes", classes)
-            compiled = compile_network(stations, classes, 0.0)
+            compiled = compile_network(stations, classes, 0.0, self.routing)
             object.__setattr__(self, "think_time", compiled.Z)
         object.__setattr__(self, "compiled", compiled)
 

@@ -41,6 +41,7 @@ References
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,7 @@ from .._validate import as_positive_int
 from ..errors import InvalidModelError, InvalidTypeError
 from ..results.network import VisitsResult
 
-__all__ = ["visits_closed", "visits_open", "stationary_gth"]
+__all__ = ["compile_routing", "OUTSIDE", "visits_closed", "visits_open", "stationary_gth"]
 
 
 def _routing(routing: Any) -> tuple[np.ndarray, int, int]:
@@ -299,3 +300,100 @@ def visits_open(routing: Any, arrival_rate: Any) -> VisitsResult:
     V = np.zeros(n)
     V[idx] = v
     return VisitsResult(method="visits.open", visits=V.reshape(C, K))
+
+
+# -- the routing of a network description -------------------------------------------------------
+#: the names of the node outside the stations: a closed class's terminals, where it thinks,
+#: and an open class's source and sink
+OUTSIDE = ("think", "source", "sink")
+
+
+def compile_routing(routing: Any, names: tuple[str, ...], cnames: tuple[str, ...],
+                    single: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """The routing of a network description as ``(M, V, chains)``.
+
+    ``routing`` maps a node to the nodes a job goes to when it leaves it, with their
+    probabilities: without classes ``{station: {station: p}}``, with classes
+    ``{(class, station): {(class, station): p}}`` (class switching where the classes differ).
+    Nodes are the network's element names and the outside node (``"think"``, ``"source"`` or
+    ``"sink"``, one node under three names): a closed class leaves its terminals through it
+    and comes back to it at the end of each cycle; an open class enters from it and leaves to
+    it. Every row a job can reach sums to 1.
+
+    Returns ``M`` (C, K + 1, C, K + 1), the outside node at index K; ``V`` (C, K + 1), visits
+    to each node per visit of the class's chain to the outside node (per cycle of a closed
+    chain, per job of an open one; the classes of a chain visit the outside node once in
+    total); ``chains`` (C,), the chain of each class (-1: no job ever is of this class).
+    """
+    if not isinstance(routing, dict):
+        raise InvalidTypeError(
+            f"routing must be a mapping {{node: {{node: probability}}}}, got "
+            f"{type(routing).__name__}"
+        )
+    C, K = len(cnames), len(names)
+    index = {n: k for k, n in enumerate(names)}
+    clash = set(OUTSIDE) & set(names)
+    if clash:
+        raise InvalidModelError(
+            f"station {sorted(clash)[0]!r}: with routing, {', '.join(map(repr, OUTSIDE))} name "
+            "the node outside the stations; rename the station"
+        )
+
+    def node(key: Any, where: str) -> tuple[int, int]:
+        if single:
+            c, n = 0, key
+        else:
+            if not (isinstance(key, tuple) and len(key) == 2):
+                raise InvalidTypeError(
+                    f"routing {where} {key!r}: with classes, a node is a (class, station) pair"
+                )
+            cls, n = key
+            if cls not in cnames:
+                raise InvalidModelError(
+                    f"routing {where} {key!r}: no class {cls!r}; classes are {list(cnames)}"
+                )
+            c = cnames.index(cls)
+        if not isinstance(n, str) or (n not in index and n not in OUTSIDE):
+            raise InvalidModelError(
+                f"routing {where} {key!r}: {n!r} is neither a station "
+                f"({', '.join(map(repr, names))}) nor the outside node ({', '.join(OUTSIDE)})"
+            )
+        return c, (K if n in OUTSIDE else index[n])
+
+    M = np.zeros((C, K + 1, C, K + 1))
+    for src, row in routing.items():
+        c, i = node(src, "row")
+        if not isinstance(row, dict):
+            raise InvalidTypeError(
+                f"routing[{src!r}] must be a mapping {{node: probability}}, got {row!r}"
+            )
+        for dst, p in row.items():
+            s, j = node(dst, f"row {src!r}, destination")
+            if (
+                isinstance(p, bool)
+                or not isinstance(p, int | float)
+                or not (np.isfinite(p) and 0 <= p <= 1)
+            ):
+                raise InvalidModelError(
+                    f"routing[{src!r}][{dst!r}] must be a probability in [0, 1], got {p!r}"
+                )
+            M[c, i, s, j] += float(p)
+        total = M[c, i].sum()
+        if abs(total - 1.0) > 1e-9:
+            raise InvalidModelError(
+                f"routing[{src!r}]: its probabilities sum to {total!r}; every row sums to 1 "
+                "(a job always goes somewhere: to a station or outside)"
+            )
+    for c in range(C):
+        if M[c, K].sum() == 0 and M[:, :, c, :].sum() == 0:
+            continue  # a class the routing never mentions: no jobs of it move
+    label = (lambda c, k: f"{names[k] if k < K else 'outside'}" if single  # noqa: E731
+             else f"({cnames[c]!r}, {names[k] if k < K else 'outside'!r})")  # fmt: skip
+    try:
+        res = visits_closed(M, reference=K)
+    except InvalidModelError as exc:
+        text = re.sub(r"class (\d+) at station (\d+)",
+                      lambda m: label(int(m.group(1)), int(m.group(2))), str(exc))  # fmt: skip
+        text = re.sub(r"station (\d+)", lambda m: label(0, int(m.group(1))), text)
+        raise InvalidModelError(text) from None
+    return M, np.array(res.visits), np.array(res.chains)

@@ -366,6 +366,15 @@ class Station:
             return 1.0 if self.demand_of(cls) > 0 else 0.0
         return float(v.get(cls, 0.0)) if isinstance(v, Mapping) else float(v)
 
+    def service_time_of(self, cls: str | None = None) -> float:
+        """Mean service time per visit of class ``cls``, seconds (from ``service_time``, or
+        the demand over the visits)."""
+        if self.service_time is None:
+            v = self.visits_of(cls)
+            return self.demand_of(cls) / v if v > 0 else 0.0
+        st = self.service_time
+        return float(st.get(cls, 0.0)) if isinstance(st, Mapping) else float(st)
+
     def scv_of(self, cls: str | None = None) -> float:
         """The service-time SCV of class ``cls`` (1 when a per-class SCV does not name it)."""
         s = self.scv

@@ -41,6 +41,7 @@ from ..model import Network
 from ..results.closed import MultiClassResult
 from ._closed import closed_model, package
 from ._lattice import _solve_exact, lattice_memory_bytes
+from .mva_chains import mva_chains
 from .mva_lattice_ld import mva_multiclass_ld_exact
 
 __all__ = ["mva_multiclass", "seidmann_split", "lattice_memory_bytes"]
@@ -148,6 +149,8 @@ def mva_multiclass(net: Network, N: Any = None, *, max_memory: Any = None) -> Mu
     model = closed_model(net, N, "mva_multiclass")
     limit = max_memory_bytes(max_memory)
     C, K = model.D.shape
+    if "class_switching" in net.compiled.features:
+        return _chains(net, model, limit)
     if model.has_ld:
         rates = [None if model.delay[k] else
                  (model.rates[k] if model.rates[k] is not None else
@@ -172,3 +175,20 @@ def mva_multiclass(net: Network, N: Any = None, *, max_memory: Any = None) -> Mu
         )
     X, Rk = _solve_exact(model.D, model.delay, model.Z, model.N)
     return package("mva.multiclass", model, X, Rk)
+
+
+def _chains(net: Network, model, limit: float) -> MultiClassResult:
+    """Class switching: exact MVA over the chains ([RL80] sec. 5;
+    :func:`~qnmodel.solvers.mva_chains.mva_chains`), the terminals as one more delay station
+    whose demand per chain cycle is sum_c V_c,outside Z_c (dropped from the result)."""
+    cm = net.compiled
+    C, K = model.D.shape
+    D = np.hstack([model.D, (cm.outside_visits * model.Z)[:, None]])
+    delay = np.append(model.delay, True)
+    rates = [None if model.delay[k] else (model.rates[k] if model.rates[k] is not None else (
+        np.arange(1.0, float(model.servers[k]) + 1.0) if model.servers[k] > 1 else None))
+        for k in range(K)] + [None]  # fmt: skip
+    res = mva_chains(D, model.N, cm.chains, delay=delay, rates=rates, max_memory=limit)
+    X = np.array(res.throughput)
+    Rk = np.array(res.residence_time)[:, :K]
+    return package("mva.chains", model, X, Rk, peak_rate=model.peak_rate())

@@ -42,6 +42,7 @@ ELSEWHERE = {
     "priority": "qnmodel.priority_queue (one open station) or qnmodel.simulate",
     "finite_capacity": "qnmodel.queue_mm1k / queue_mmmk (one station) or qnmodel.simulate",
     "forkjoin": "qnmodel.fork_join (approximate) or qnmodel.simulate",
+    "class_switching": "qnmodel.mva_multiclass (exact, over the chains)",
 }
 
 
@@ -75,7 +76,7 @@ SUPPORT = {
         # network of these stations, whatever the service law or discipline
         Support("bounds_aba", frozenset(_PF | {"closed", "non_exponential", "priority"})),
         Support("bounds_bjb", frozenset({"closed", "delay", "ps", "lcfs_pr"})),
-        Support("mva_multiclass", frozenset(_PF | {"closed", "multiclass"})),
+        Support("mva_multiclass", frozenset(_PF | {"closed", "multiclass", "class_switching"})),
         Support(
             "amva",
             frozenset({"closed", "multiclass", "delay", "ps", "lcfs_pr"}),
