@@ -49,6 +49,12 @@ from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, mi
 from .solvers.forkjoin import ForkJoinResult, fork_join
 from .solvers.mixed import mixed_network
 from .solvers.mva_ld_general import mva_ld_general
+from .solvers.network_front import (
+    bounds_multiclass,
+    bounds_open,
+    mva_blocking,
+    normalizing_constant,
+)
 from .solvers.open import engset, erlang_b, erlang_c, open_network
 from .solvers.priority import priority_queue
 from .solvers.queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
@@ -126,6 +132,10 @@ __all__ = [
     "amva",
     "best_upgrade",
     "bounds",
+    "normalizing_constant",
+    "mva_blocking",
+    "bounds_open",
+    "bounds_multiclass",
     "calibration",
     "check",
     "bench",

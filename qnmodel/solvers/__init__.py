@@ -21,11 +21,12 @@ from .capacity import best_upgrade, max_arrival_rate, max_population, min_server
 from .forkjoin import ForkJoinResult, fork_join
 from .mixed import mixed_network
 from .mva import log_convolve, mva, mva_exact, mva_load_dependent
-from .mva_blocking import mva_blocking
+from .mva_blocking import mvablo
 from .mva_chains import mva_chains
 from .mva_lattice_ld import mva_multiclass_ld_exact
 from .mva_ld_general import mva_ld_general
 from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
+from .network_front import bounds_multiclass, bounds_open, mva_blocking, normalizing_constant
 from .normconst import normconst_convolution, normconst_ld
 from .open import engset, erlang_b, erlang_c, open_network
 from .priority import priority_queue
@@ -78,6 +79,10 @@ __all__ = [
     "queue_mmm",
     "queue_mmmk",
     "mva_blocking",
+    "mvablo",
+    "bounds_multiclass",
+    "bounds_open",
+    "normalizing_constant",
     "mva_chains",
     "mva_multiclass_ld_exact",
     "normconst_convolution",

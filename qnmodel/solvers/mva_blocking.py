@@ -61,12 +61,12 @@ from ..errors import ConvergenceError, InvalidModelError
 from ..model.routing import visits_closed
 from ..results.network import BlockingMVAResult
 
-__all__ = ["mva_blocking", "MVABLO_METHOD"]
+__all__ = ["mvablo", "MVABLO_METHOD"]
 
 MVABLO_METHOD = "mvablo (approximate)"
 
 
-def mva_blocking(
+def mvablo(
     N: Any,
     service_times: Any,
     capacity: Any,

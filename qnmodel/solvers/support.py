@@ -40,7 +40,8 @@ ELSEWHERE = {
     "non_exponential": "qnmodel.simulate (or discipline='PS' / 'LCFS-PR', where the service "
     "law does not change the means)",
     "priority": "qnmodel.priority_queue (one open station) or qnmodel.simulate",
-    "finite_capacity": "qnmodel.queue_mm1k / queue_mmmk (one station) or qnmodel.simulate",
+    "finite_capacity": "qnmodel.mva_blocking (closed, approximate), qnmodel.queue_mm1k / "
+    "queue_mmmk (one station) or qnmodel.simulate",
     "forkjoin": "qnmodel.fork_join (approximate) or qnmodel.simulate",
     "class_switching": "qnmodel.mva_multiclass (exact, over the chains)",
 }
@@ -97,6 +98,20 @@ SUPPORT = {
             frozenset({"closed", "open", "delay"}),
             frozenset({"forkjoin", "multiserver", "load_dependent"}),
         ),
+        Support(
+            "bounds_multiclass_aba",
+            frozenset({"closed", "multiclass", "delay", "multiserver", "ps", "lcfs_pr"}),
+        ),
+        Support(
+            "bounds_multiclass_bsb", frozenset({"closed", "multiclass", "delay", "ps", "lcfs_pr"})
+        ),
+        Support(
+            "bounds_open_aba",
+            frozenset({"open", "multiclass", "delay", "multiserver", "ps", "lcfs_pr"}),
+        ),
+        Support("bounds_open_bsb", frozenset({"open", "multiclass", "delay", "ps", "lcfs_pr"})),
+        Support("normalizing_constant", frozenset(_PF | {"closed"})),
+        Support("mva_blocking", frozenset({"closed"}), frozenset({"finite_capacity"})),
         # FCFS response-time laws: a PS or LCFS-PR station's sojourn time is not exponential
         Support(
             "response_time_law",
