@@ -45,8 +45,8 @@ import numpy as np
 from .._validate import as_population, as_quantity, check_memory, check_time_scale
 from ..errors import InvalidModelError
 from ..results.network import CurveBoundsResult
+from ._bounds_core import aba_from_aggregates, bjb_from_aggregates
 from ._netargs import demand_array, station_kinds
-from .bounds import aba_from_aggregates, bjb_from_aggregates
 
 __all__ = ["bounds_geometric", "bounds_proportional"]
 
