@@ -18,6 +18,7 @@ __all__ = [
     "LatticeTooLargeError",
     "BenchError",
     "BenchNotFoundError",
+    "BenchUsageError",
     "TraceError",
     "QNModelWarning",
     "NumericalInstabilityWarning",
@@ -56,6 +57,10 @@ class ConvergenceError(QNModelError, RuntimeError):
 
 class BenchError(QNModelError, RuntimeError):
     """The qnbench microbenchmark failed or produced output that cannot be trusted."""
+
+
+class BenchUsageError(BenchError):
+    """qnbench refused its options (exit status 2): a usage error, the message says which."""
 
 
 class BenchNotFoundError(BenchError, FileNotFoundError):

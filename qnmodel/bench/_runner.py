@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from .._validate import as_quantity
-from ..errors import BenchError, BenchNotFoundError, InvalidModelError, InvalidTypeError
+from ..errors import (
+    BenchError,
+    BenchNotFoundError,
+    BenchUsageError,
+    InvalidModelError,
+    InvalidTypeError,
+)
 from .trace import BenchTrace
 
 __all__ = [
@@ -28,6 +34,7 @@ __all__ = [
     "build_info",
     "ENV_VAR",
     "MPI_ENV_VAR",
+    "LIST_OPTIONS",
 ]
 
 ENV_VAR = "QNMODEL_QNBENCH"
@@ -54,7 +61,9 @@ _DIMENSIONS = {
     "rate": "frequency",
     "meta_bytes": "size",
 }
-_LISTS = {"jobs", "bs", "mem_op", "cpu_op", "meta_op"}
+#: the options that take a list (a sweep): qnbench's list-typed options (T_INTLIST, T_SIZELIST,
+#: T_STRLIST of csrc/options.c; a test checks the two agree through the document's echo)
+LIST_OPTIONS = frozenset({"jobs", "bs", "mem_op", "cpu_op", "meta_op"})
 _BUILD_HINT = (
     "install qnmodel from source with a C compiler (pip install . builds qnbench into the "
     "package), build it alone with `cmake -S qnmodel/bench/csrc -B build/qnbench && cmake --build "
@@ -239,10 +248,10 @@ def build_command(engine: str, options: Mapping[str, Any], exe: str | os.PathLik
             continue
         flag = "--" + name.replace("_", "-")
         if isinstance(value, Sequence) and not isinstance(value, str):
-            if name not in _LISTS:
+            if name not in LIST_OPTIONS:
                 raise InvalidTypeError(
                     f"option {name} takes one value, got the sequence {value!r} "
-                    f"(sweeps are possible over {sorted(_LISTS)})"
+                    f"(sweeps are possible over {sorted(LIST_OPTIONS)})"
                 )
             if len(value) == 0:
                 raise InvalidModelError(f"option {name}: the list is empty")
@@ -381,7 +390,7 @@ def run(
     command = " ".join(argv)
 
     if proc.returncode == 2:
-        raise BenchError(f"qnbench rejected the options (exit status 2): {stderr.strip()}")
+        raise BenchUsageError(f"qnbench rejected the options (exit status 2): {stderr.strip()}")
     trace = None
     if stdout.strip():
         trace = BenchTrace.from_json(stdout, error=BenchError)

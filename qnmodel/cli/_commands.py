@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calibration.comparison import read_measured
-from ..errors import BenchError, InvalidModelError, InvalidTypeError
+from ..errors import BenchError, BenchUsageError, InvalidModelError, InvalidTypeError
 from ..io import modelfile
 from ..reporting.report import finite_or_none, fmt_g, write_csv, write_json
 from ._output import (
@@ -210,7 +210,6 @@ _BENCH_COLUMNS = (
     "latency_mean_s",
     "latency_p99_s",
 )
-_BENCH_LISTS = {"jobs", "bs", "mem_op", "cpu_op"}
 
 
 def _bench_options(items: Sequence[str]) -> dict[str, Any]:
@@ -220,10 +219,16 @@ def _bench_options(items: Sequence[str]) -> dict[str, Any]:
         key = key.replace("-", "_")
         if key in options:
             raise UsageError(f"option {key!r} given twice")
-        if key in _BENCH_LISTS and isinstance(value, str) and "," in value:
+        if key in _list_options() and isinstance(value, str) and "," in value:
             value = [_parse_scalar(v) for v in value.split(",") if v.strip()]
         options[key] = value
     return options
+
+
+def _list_options() -> frozenset:
+    from ..bench._runner import LIST_OPTIONS  # qnbench's sweeps, in one place
+
+    return LIST_OPTIONS
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -241,10 +246,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             executable_path=args.qnbench,
             **options,
         )
-    except BenchError as exc:
-        if str(exc).startswith("qnbench rejected the options"):
-            raise UsageError(str(exc)) from None
-        raise
+    except BenchUsageError as exc:
+        raise UsageError(str(exc)) from None
     except (InvalidModelError, InvalidTypeError) as exc:  # an option value (unit, domain)
         raise UsageError(str(exc)) from exc
     if args.out:

@@ -550,21 +550,27 @@ def inside_point(points: list[dict]) -> float:
     return _r_share(points, "r_lower_point", "r_upper_point")
 
 
+def _rate_error(m: dict) -> float | None:
+    """A measured rate's relative error against its configured value (None without one)."""
+    c = m.get("configured")
+    return m["rate"] / c - 1.0 if c else None
+
+
+def _with_error(m: dict) -> dict:
+    e = _rate_error(m)
+    return dict(m) if e is None else {**m, "error": e}
+
+
 def _calibration_errors(cal: dict) -> dict:
-    """The calibration with each measured rate's error against the configured one."""
-    doc = dict(cal)
-    errs = []
-    for ops in cal["links"].values():
-        for m in ops.values():
-            if m.get("configured"):
-                m["error"] = m["rate"] / m["configured"] - 1.0
-                errs.append(abs(m["error"]))
-    for _name, m in cal["disks"].items():
-        if m.get("configured"):
-            m["error"] = m["rate"] / m["configured"] - 1.0
-            errs.append(abs(m["error"]))
-    doc["max_abs_error"] = max(errs) if errs else None
-    return doc
+    """A copy of the calibration with each measured rate's error against the configured one
+    (the calibration itself is left as it is)."""
+    links = {name: {op: _with_error(m) for op, m in ops.items()}
+             for name, ops in cal["links"].items()}  # fmt: skip
+    disks = {name: _with_error(m) for name, m in cal["disks"].items()}
+    errs = [abs(e) for e in map(_rate_error, [m for ops in cal["links"].values()
+                                              for m in ops.values()] + list(cal["disks"].values()))
+            if e is not None]  # fmt: skip
+    return {**cal, "links": links, "disks": disks, "max_abs_error": max(errs) if errs else None}
 
 
 def calibration_rows(cal: dict) -> list[dict]:
@@ -573,10 +579,10 @@ def calibration_rows(cal: dict) -> list[dict]:
     for name, ops in cal["links"].items():
         for op, m in ops.items():
             rows.append(dict(component=f"link {name} ({op}), B/s", measured=m["rate"],
-                             configured=m.get("configured"), error=m.get("error")))  # fmt: skip
+                             configured=m.get("configured"), error=_rate_error(m)))  # fmt: skip
     for name, m in cal["disks"].items():
         rows.append(dict(component=f"disk {name} ({m['engine']}), B/s", measured=m["rate"],
-                         configured=m.get("configured"), error=m.get("error")))  # fmt: skip
+                         configured=m.get("configured"), error=_rate_error(m)))  # fmt: skip
     for label, m in cal["cpu"].items():
         rows.append(dict(component=f"master CPU per chunk, s ({label})",
                          measured=m["time_per_unit"], configured=None, error=None))  # fmt: skip
