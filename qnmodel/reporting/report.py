@@ -38,6 +38,7 @@ from .html import write_html
 
 __all__ = [
     "calibrate_report",
+    "markdown_cell",
     "comparison_table",
     "markdown_table",
     "measured_section",
@@ -95,8 +96,18 @@ def column_widths(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list
     ]
 
 
+def markdown_cell(text: str) -> str:
+    """A cell's text made safe inside a pipe table: ``|`` escaped, line breaks and other
+    control characters shown as spaces (a name could otherwise split the row)."""
+    clean = "".join(" " if ord(ch) < 32 or ord(ch) == 127 else ch for ch in str(text))
+    return clean.replace("\\", "\\\\").replace("|", "\\|")
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A Markdown table with right-aligned columns padded to their widest cell."""
+    """A Markdown table with right-aligned columns padded to their widest cell; each cell's
+    text is made safe for a pipe table (:func:`markdown_cell`)."""
+    headers = [markdown_cell(h) for h in headers]
+    rows = [[markdown_cell(c) for c in r] for r in rows]
     widths = column_widths(headers, rows)
     out = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"]
     out.append("|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
