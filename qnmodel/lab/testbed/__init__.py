@@ -15,7 +15,8 @@ See ``docs/how-to/testbed.md``.
 
 from __future__ import annotations
 
-from .lifecycle import GOODPUT_FACTOR, down, exec_argv, status, up
+from .cgroups import exec_argv
+from .lifecycle import GOODPUT_FACTOR, down, status, up
 from .measure import (
     bench_in,
     bench_ranks_in,

@@ -23,6 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from .cgroups import exec_argv
 from .state import State
 from .system import TestbedError, process_start_time, run
 from .topology import Node, Topology
@@ -92,7 +93,7 @@ def splice_delay(topo: Topology, node: Node, state: State, timeout: float = 10.0
     ]
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         proc = subprocess.Popen(
-            ["ip", "netns", "exec", ns, *cmd],
+            exec_argv(topo, node.name, cmd),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,

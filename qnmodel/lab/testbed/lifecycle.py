@@ -23,12 +23,13 @@ import re
 import shutil
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .cgroups import CPU, CPU_SHARES, cpu_group, our_cgroups
 from .delay import delay_executable, splice_delay
-from .services import BLKIO, disk_dir, make_disk, start_server
+from .services import disk_dir, make_disk, start_server
 from .state import State
 from .system import (
     TestbedError,
@@ -43,7 +44,7 @@ from .system import (
 )
 from .topology import PREFIX, SWITCH, Topology
 
-__all__ = ["up", "down", "status", "exec_argv", "shaper_burst", "GOODPUT_FACTOR"]
+__all__ = ["up", "down", "status", "shaper_burst", "GOODPUT_FACTOR"]
 
 #: TCP goodput / shaped rate at MTU 1500: 1448 B of payload per 1514 B frame counted by tc
 GOODPUT_FACTOR = 1448.0 / 1514.0
@@ -71,11 +72,7 @@ def _our_namespaces(name: str) -> list[str]:
 
 
 def _our_cgroups(name: str) -> list[str]:
-    pat = _ns_pattern(name)
-    try:
-        return sorted(str(BLKIO / n) for n in os.listdir(BLKIO) if pat.match(n))
-    except OSError:
-        return []
+    return our_cgroups(_ns_pattern(name))
 
 
 def _mounts_under(path: Path) -> list[str]:
@@ -87,12 +84,6 @@ def _mounts_under(path: Path) -> list[str]:
             if mp.startswith(root):
                 out.append(mp)
     return sorted(out, key=len, reverse=True)
-
-
-def exec_argv(topo: Topology, node: str, argv: Sequence[str]) -> list[str]:
-    """The command line that runs ``argv`` inside a node's namespace."""
-    topo.node(node)
-    return ["ip", "netns", "exec", topo.namespace(node), *argv]
 
 
 def shaper_burst(rate: float, burst: float | None = None) -> int:
@@ -212,7 +203,23 @@ def up(
     return status(topo.name, state_root=state_root)
 
 
+def _cpu_group(topo: Topology, state: State, log: Log) -> str:
+    """Create the testbed's cpu group for ``priority = "high"``; returns the priority in force."""
+    if topo.priority != "high":
+        return "normal"
+    if not (CPU / "cpu.shares").exists():
+        _say(log, f"no cgroup-v1 cpu hierarchy at {CPU}: the testbed runs at normal priority "
+                  "(other work on this machine can delay its servers and clients)")  # fmt: skip
+        return "normal"
+    cg = cpu_group(topo)
+    state.record("cgroups", str(cg))
+    cg.mkdir(exist_ok=True)
+    (cg / "cpu.shares").write_text(f"{CPU_SHARES}\n")
+    return "high"
+
+
 def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:
+    state.set("priority", _cpu_group(topo, state, log))
     sw = topo.switch_namespace
     state.record("namespaces", sw)
     run(["ip", "netns", "add", sw])
@@ -437,6 +444,7 @@ def status(name: str | Topology, *, state_root: Path | None = None) -> dict:
         namespaces=present,
         switch=f"{PREFIX}{name}-{SWITCH}",
         stripe=state.data.get("stripe"),
+        priority=state.data.get("priority", "normal"),
         leftovers=False,
     )
     return doc

@@ -19,8 +19,8 @@ from typing import Any
 
 from ...bench import BenchTrace, build_command, executable
 from ...bench.launch import mpi_env, mpirun_command
-from .lifecycle import exec_argv, status
-from .services import BLKIO
+from .cgroups import cpu_group, exec_argv, in_groups
+from .lifecycle import status
 from .system import TestbedError
 from .topology import Topology
 
@@ -41,12 +41,9 @@ def bench_in(topo: Topology, node: str, engine: str, *, timeout: float = 600.0,
     ``throttled=True`` runs it inside the blkio group of the node's throttled disk too (as
     the node's server runs), so file I/O to that disk sees the configured read/write rates.
     """
-    argv = exec_argv(topo, node, build_command(engine, options, executable()))
-    if throttled:
-        if topo.node(node).disk.kind != "throttled":
-            raise TestbedError(f"{node!r} has no throttled disk (throttled=True)")
-        procs = BLKIO / topo.namespace(node) / "cgroup.procs"
-        argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
+    if throttled and topo.node(node).disk.kind != "throttled":
+        raise TestbedError(f"{node!r} has no throttled disk (throttled=True)")
+    argv = exec_argv(topo, node, build_command(engine, options, executable()), blkio=throttled)
     cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if cp.returncode != 0:
         raise TestbedError(
@@ -87,6 +84,8 @@ def bench_ranks_in(topo: Topology, clients: Sequence[str], engine: str, *,
     holds the sum over ranks per point and each rank's own figures.
     """
     argv = mpi_argv(topo, clients, build_command(engine, options, "qnbench")[1:])
+    # the ranks are mpirun's children: they start in the testbed's cpu group
+    argv = in_groups([g / "cgroup.procs" for g in (cpu_group(topo),) if g.is_dir()], argv)
     cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=mpi_env())
     if cp.returncode != 0:
         raise TestbedError(

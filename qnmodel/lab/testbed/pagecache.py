@@ -30,7 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .lifecycle import exec_argv, status
+from .cgroups import BLKIO, exec_argv
+from .lifecycle import status
 from .system import TestbedError, run
 from .topology import Topology
 
@@ -162,8 +163,6 @@ def _write_rate(topo: Topology, server: str, path: Any, size: int) -> float:
     b4 measured bottom-up (the file flushed as an NFS COMMIT on close flushes it), never
     through NFS.
     """
-    from .services import BLKIO
-
     d = server_dir(topo, server).resolve()
     rp = Path(path).resolve()
     if d not in rp.parents:
@@ -172,10 +171,7 @@ def _write_rate(topo: Topology, server: str, path: Any, size: int) -> float:
         raise TestbedError(f"size must be an integer of at least 1 MiB, got {size!r}")
     _wait_disk_idle(topo, server)
     cmd = f'dd if=/dev/zero of="$0" bs=1M count={size // 2**20} conv=fsync status=none'
-    argv = exec_argv(topo, server, ["sh", "-c", cmd, str(rp)])
-    procs = BLKIO / topo.namespace(server) / "cgroup.procs"
-    if procs.exists():
-        argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
+    argv = exec_argv(topo, server, ["sh", "-c", cmd, str(rp)], blkio=True)
     t0 = time.monotonic()
     try:
         run(argv, timeout=600.0)
@@ -191,8 +187,6 @@ def _wait_disk_idle(topo: Topology, server: str, quiet: float = 0.5, limit: floa
     Read-ahead the server started for a pass that has ended sits in the blkio throttle's queue
     and lands in the page cache later: evicting before it has would leave those pages cached.
     """
-    from .services import BLKIO
-
     stats = BLKIO / topo.namespace(server) / "blkio.throttle.io_service_bytes"
     if not stats.exists():
         return
@@ -249,21 +243,16 @@ def _read_rate(
     ganesha's workers read for clients with one R-byte READ in flight each -- timed until a
     ``share`` of all the bytes has arrived (as a study pass that stops there).
     """
-    from .services import BLKIO
-
     evict(topo, server, paths)
     files = [str(Path(p).resolve()) for p in paths]
     if request is None:
         reads = 'for f in "$@"; do dd if="$f" of=/dev/null bs=1M status=none & done; wait'
-        argv = exec_argv(topo, server, ["sh", "-c", reads, "sh", *files])
+        argv = exec_argv(topo, server, ["sh", "-c", reads, "sh", *files], blkio=True)
     else:
         if not 0.0 < share <= 1.0 or int(request) < 4096:
             raise TestbedError(f"request >= 4096 B and share in (0, 1], got {request}, {share}")
         cmd = [sys.executable, "-c", _PREAD, str(int(request)), repr(float(share)), *files]
-        argv = exec_argv(topo, server, cmd)
-    procs = BLKIO / topo.namespace(server) / "cgroup.procs"
-    if procs.exists():  # join the cgroup first: inside the namespace /sys is the netns' own
-        argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *argv]
+        argv = exec_argv(topo, server, cmd, blkio=True)
     t0 = time.monotonic()
     cp = run(argv, timeout=600.0)
     elapsed = time.monotonic() - t0

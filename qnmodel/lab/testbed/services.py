@@ -19,12 +19,12 @@ import subprocess
 import time
 from pathlib import Path
 
+from .cgroups import BLKIO, exec_argv
 from .state import State
 from .system import TestbedError, netns_inode, process_start_time, run
 from .topology import Disk, Node, Topology
 
 __all__ = [
-    "BLKIO",
     "NFS_EXPORT",
     "disk_dir",
     "emu_options",
@@ -33,7 +33,6 @@ __all__ = [
     "nfs_url",
 ]
 
-BLKIO = Path("/sys/fs/cgroup/blkio")
 #: the path under which every NFS server exports its disk
 NFS_EXPORT = "/export"
 
@@ -242,10 +241,7 @@ def start_server(
         port = 2049
     else:
         return {"service": "none"}
-    full = ["ip", "netns", "exec", ns, *cmd]
-    if node.disk.kind == "throttled":
-        procs = BLKIO / ns / "cgroup.procs"
-        full = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(procs), *full]
+    full = exec_argv(topo, node.name, cmd, blkio=node.disk.kind == "throttled")
     out_path, err_path = node_dir / f"{node.service}.out", node_dir / f"{node.service}.err"
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         proc = subprocess.Popen(

@@ -10,6 +10,9 @@ Format (every rate, size and time a number in SI units or a unit string)::
     [testbed]
     name = "demo"                    # [a-z][a-z0-9_]*, at most 12 characters
     subnet = "10.213.0.0/16"         # optional: a private /16, used only inside the namespaces
+    priority = "high"                # optional: "high" (default) puts every testbed process in
+                                     # one cgroup weighted 256 busy processes ("normal": none),
+                                     # so other work on the machine barely delays the testbed
 
     [[clients]]
     name = "c1"
@@ -58,6 +61,7 @@ __all__ = [
     "DISK_KINDS",
     "EMU_DISTS",
     "MAX_NODES",
+    "PRIORITIES",
     "SERVICES",
     "Disk",
     "Link",
@@ -80,6 +84,8 @@ SERVICES = ("nfs", "tcp", "none")
 MAX_NODES = 250
 #: the namespace prefix of every testbed: ``qnm-<name>-<node>``
 PREFIX = "qnm-"
+#: testbed.priority values (:mod:`qnmodel.lab.testbed.cgroups`)
+PRIORITIES = ("high", "normal")
 SWITCH = "switch"
 
 #: link MTU range (Ethernet minimum for IPv4 .. jumbo frames)
@@ -162,6 +168,9 @@ class Topology:
     clients: tuple[Node, ...]
     servers: tuple[Node, ...]
     source: str = "<dict>"
+    #: "high": one cpu cgroup of the largest weight for the testbed's processes
+    #: (:mod:`qnmodel.lab.testbed.cgroups`); "normal": none
+    priority: str = "high"
 
     @property
     def nodes(self) -> tuple[Node, ...]:
@@ -427,7 +436,7 @@ def parse_topology(doc: dict, source: str = "<dict>") -> Topology:
     doc = _table(doc, "topology")
     _check_keys(doc, "topology", ("testbed", "clients", "servers"))
     tb = _table(doc.get("testbed"), "testbed")
-    _check_keys(tb, "testbed", ("name", "subnet"))
+    _check_keys(tb, "testbed", ("name", "subnet", "priority"))
     name = _name(tb.get("name"), "testbed.name", _TOPO_NAME_MAX)
     subnet_text = tb.get("subnet", "10.213.0.0/16")
     try:
@@ -440,6 +449,11 @@ def parse_topology(doc: dict, source: str = "<dict>") -> Topology:
         raise InvalidModelError(
             f"testbed.subnet must be a private /16 (10.x.0.0/16, 172.16-31.x.0/16 or "
             f"192.168.0.0/16), got {subnet_text!r}"
+        )
+    priority = tb.get("priority", "high")
+    if priority not in PRIORITIES:
+        raise InvalidModelError(
+            f"testbed.priority must be one of {', '.join(map(repr, PRIORITIES))}, got {priority!r}"
         )
     clients_raw = doc.get("clients", [])
     servers_raw = doc.get("servers", [])
@@ -469,7 +483,8 @@ def parse_topology(doc: dict, source: str = "<dict>") -> Topology:
                     f"{here}: name {n.name!r} overlaps with {seen[n.name]} (names must be unique)"
                 )
             seen[n.name] = here
-    return Topology(name=name, subnet=subnet, clients=clients, servers=servers, source=source)
+    return Topology(name=name, subnet=subnet, clients=clients, servers=servers, source=source,
+                    priority=priority)  # fmt: skip
 
 
 def load_topology(path: str | Path) -> Topology:

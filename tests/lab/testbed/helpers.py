@@ -44,9 +44,10 @@ def leftovers(name: str, pids=()) -> list[str]:
         if Path("/run/netns").is_dir()
         else []
     )
-    blkio = Path("/sys/fs/cgroup/blkio")
-    if blkio.is_dir():
-        left += [f"cgroup {c}" for c in os.listdir(blkio) if pat.match(c)]
+    for hierarchy in ("blkio", "cpu"):
+        root = Path("/sys/fs/cgroup") / hierarchy
+        if root.is_dir():
+            left += [f"cgroup {hierarchy}/{c}" for c in os.listdir(root) if pat.match(c)]
     with open("/proc/self/mounts") as f:
         left += [
             f"mount {line.split()[1]}"

@@ -93,6 +93,15 @@ def test_up_goodput_through_shaped_link_then_down_leaves_nothing(tmp_path, disk_
         cg = "/sys/fs/cgroup/blkio/qnm-tgood-s2"
         assert str(doc["nodes"]["s2"]["pid"]) in open(f"{cg}/cgroup.procs").read().split()
         assert open(f"{cg}/blkio.throttle.read_bps_device").read().split()[1] == "6000000"
+        # priority "high" (the default): every server and every run inside a node in one cpu
+        # group of the kernel's largest weight
+        cpu = "/sys/fs/cgroup/cpu/qnm-tgood-testbed"
+        assert doc["priority"] == "high" and open(f"{cpu}/cpu.shares").read().strip() == "262144"
+        members = open(f"{cpu}/cgroup.procs").read().split()
+        assert all(str(p) in members for p, _ in pids) and len(pids) == 2
+        probe = subprocess.run(testbed.exec_argv(topo, "c1", ["cat", "/proc/self/cgroup"]),
+                               capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
+        assert ":cpu:/qnm-tgood-testbed" in probe.stdout.replace("cpu,cpuacct", "cpu")
         # addresses only inside our namespaces: the host gained no interface
         assert host_links() == links_before
         res = qnbench_in(topo, "c1", "--engine", "tcp", "--tcp-role", "client", "--host",
@@ -234,7 +243,8 @@ file_size = "64 MiB"
 def test_cli_up_status_down(tmp_path, capsys):
     path = write_topology(
         tmp_path,
-        '[testbed]\nname = "tcli"\n[[clients]]\nname = "c1"\nlink = { rate = "1 Gbit/s" }\n'
+        '[testbed]\nname = "tcli"\npriority = "normal"\n'
+        '[[clients]]\nname = "c1"\nlink = { rate = "1 Gbit/s" }\n'
         '[[servers]]\nname = "s1"\nservice = "tcp"\n',
     )
     try:
@@ -247,6 +257,10 @@ def test_cli_up_status_down(tmp_path, capsys):
             doc["up"] and doc["nodes"]["s1"]["running"] and doc["nodes"]["c1"]["rate_B_s"] == 125e6
         )
         assert doc["stripe"]["address"] == "10.213.255.1"
+        # priority "normal": no cpu group
+        assert doc["priority"] == "normal" and not os.path.exists(
+            "/sys/fs/cgroup/cpu/qnm-tcli-testbed"
+        )
     finally:
         assert main(["testbed", "down", str(path)]) == 0
     assert main(["testbed", "status", str(path)]) == 0

@@ -48,7 +48,7 @@ def doc(**changes):
 
 def test_parsed_values_are_si_and_addresses_are_in_the_subnet():
     topo = parse_topology(BASE)
-    assert topo.name == "unit" and topo.prefix == "qnm-unit-"
+    assert topo.name == "unit" and topo.prefix == "qnm-unit-" and topo.priority == "high"
     assert topo.namespace("c1") == "qnm-unit-c1" and topo.switch_namespace == "qnm-unit-switch"
     assert topo.clients[0].link.rate == 12.5e6  # 100 Mbit/s in bytes/s
     assert topo.servers[0].link.rate == 125e6
@@ -105,6 +105,12 @@ def test_load_topology_reads_toml(tmp_path):
         ({"servers__1__port": 70000}, InvalidModelError, r"servers\[1\]\.port.*70000"),
         ({"testbed__subnet": "8.8.0.0/16"}, InvalidModelError, r"testbed\.subnet.*private"),
         ({"testbed__subnet": "10.1.0.0/24"}, InvalidModelError, r"testbed\.subnet.*/16"),
+        (
+            {"testbed__priority": "realtime"},
+            InvalidModelError,
+            r"testbed\.priority must be one of 'high', 'normal', got 'realtime'",
+        ),
+        ({"testbed__priority": 1}, InvalidModelError, r"testbed\.priority.*got 1"),
         ({"clients": []}, InvalidModelError, r"clients.*at least one"),
         ({"servers": {"name": "x"}}, InvalidTypeError, r"servers must be an array"),
     ],
