@@ -24,7 +24,17 @@ from pathlib import Path
 
 from .topology import PREFIX, Topology
 
-__all__ = ["BLKIO", "CPU", "CPU_SHARES", "blkio_group", "cpu_group", "exec_argv", "our_cgroups"]
+__all__ = [
+    "BLKIO",
+    "CPU",
+    "CPU_SHARES",
+    "blkio_group",
+    "cpu_group",
+    "exec_argv",
+    "in_groups",
+    "our_cgroups",
+    "rt_runtime_free",
+]
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 CPU = Path("/sys/fs/cgroup/cpu")
@@ -43,6 +53,24 @@ def cpu_group(topo: Topology) -> Path:
 def blkio_group(topo: Topology, node: str) -> Path:
     """The blkio group of ``node``'s throttled disk."""
     return BLKIO / topo.namespace(node)
+
+
+def rt_runtime_free() -> int | None:
+    """Microseconds of real-time time per period the cpu root has not given to a group.
+
+    None without real-time group scheduling (no ``cpu.rt_runtime_us``): then any group may
+    run SCHED_FIFO threads. A group's runtime is at most its parent's minus its siblings'
+    (the kernel refuses more, ``tg_rt_schedulable``).
+    """
+    try:
+        total = int((CPU / "cpu.rt_runtime_us").read_text())
+        taken = 0
+        for entry in os.scandir(CPU):
+            if entry.is_dir(follow_symlinks=False):
+                taken += max(0, int(Path(entry.path, "cpu.rt_runtime_us").read_text()))
+    except (OSError, ValueError):
+        return None
+    return total - taken
 
 
 def our_cgroups(pattern) -> list[str]:

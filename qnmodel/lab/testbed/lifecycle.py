@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .cgroups import CPU, CPU_SHARES, cpu_group, our_cgroups
+from .cgroups import CPU, CPU_SHARES, cpu_group, our_cgroups, rt_runtime_free
 from .delay import delay_executable, splice_delay
 from .services import disk_dir, make_disk, start_server
 from .state import State
@@ -204,17 +204,29 @@ def up(
 
 
 def _cpu_group(topo: Topology, state: State, log: Log) -> str:
-    """Create the testbed's cpu group for ``priority = "high"``; returns the priority in force."""
+    """Create the testbed's cpu group for ``priority = "high"``; returns the priority in force.
+
+    With real-time group scheduling (``cpu.rt_runtime_us``) a new group may run no SCHED_FIFO
+    thread until it is given real-time time: the group gets what its parent has not given to
+    other groups, so the testbed's real-time clients and servers (``--realtime``) still work.
+    """
     if topo.priority != "high":
         return "normal"
     if not (CPU / "cpu.shares").exists():
         _say(log, f"no cgroup-v1 cpu hierarchy at {CPU}: the testbed runs at normal priority "
                   "(other work on this machine can delay its servers and clients)")  # fmt: skip
         return "normal"
+    free = rt_runtime_free()
+    if free is not None and free <= 0:
+        _say(log, f"no real-time time left in {CPU} (other groups hold it all): the testbed "
+                  "runs at normal priority")  # fmt: skip
+        return "normal"
     cg = cpu_group(topo)
     state.record("cgroups", str(cg))
     cg.mkdir(exist_ok=True)
     (cg / "cpu.shares").write_text(f"{CPU_SHARES}\n")
+    if free is not None:
+        (cg / "cpu.rt_runtime_us").write_text(f"{free}\n")
     return "high"
 
 

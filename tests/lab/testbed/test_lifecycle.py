@@ -99,6 +99,9 @@ def test_up_goodput_through_shaped_link_then_down_leaves_nothing(tmp_path, disk_
         assert doc["priority"] == "high" and open(f"{cpu}/cpu.shares").read().strip() == "262144"
         members = open(f"{cpu}/cgroup.procs").read().split()
         assert all(str(p) in members for p, _ in pids) and len(pids) == 2
+        # with real-time group scheduling the group holds real-time time: --realtime works in it
+        if os.path.exists(f"{cpu}/cpu.rt_runtime_us"):
+            assert int(open(f"{cpu}/cpu.rt_runtime_us").read()) > 0
         probe = subprocess.run(testbed.exec_argv(topo, "c1", ["cat", "/proc/self/cgroup"]),
                                capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
         assert ":cpu:/qnm-tgood-testbed" in probe.stdout.replace("cpu,cpuacct", "cpu")
