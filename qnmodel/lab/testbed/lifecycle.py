@@ -225,9 +225,29 @@ def _cpu_group(topo: Topology, state: State, log: Log) -> str:
     state.record("cgroups", str(cg))
     cg.mkdir(exist_ok=True)
     (cg / "cpu.shares").write_text(f"{CPU_SHARES}\n")
-    if free is not None:
-        (cg / "cpu.rt_runtime_us").write_text(f"{free}\n")
+    if free is not None and not _give_rt_runtime(cg, free):
+        os.rmdir(cg)
+        _say(log, f"{cg}: the kernel gives it no real-time time: the testbed runs at normal "
+                  "priority")  # fmt: skip
+        return "normal"
     return "high"
+
+
+def _give_rt_runtime(cg: Path, free: int) -> bool:
+    """Write ``free`` us of real-time time to ``cg``; True once the kernel accepts it.
+
+    A group removed a moment ago still counts against its parent until the kernel lets it go
+    (a testbed brought up just after another one went down): try again for a second, then
+    with half.
+    """
+    for runtime in (free, free // 2):
+        for _ in range(50):
+            try:
+                (cg / "cpu.rt_runtime_us").write_text(f"{runtime}\n")
+                return True
+            except OSError:
+                time.sleep(0.02)
+    return False
 
 
 def _build(topo: Topology, state: State, log: Log, timeout: float) -> None:

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidModelError, InvalidTypeError
-from ..testbed import Topology, down, up
+from ..testbed import Topology, bench_in, down, up
 from ..testbed.delay import goodput_factor
 from ..testbed.pagecache import evict, prepare_files, server_dir
 from ._common import _clean, summarize
@@ -157,8 +157,8 @@ def _measure_cases(topo, client, server, cfg, opts, log) -> dict:
     for key in ("memcpy", "cachehit", "client_hit"):
         out[key] = []
     for _ in range(rep):
-        out["memcpy"] += _memcpy(1)
-        out["cachehit"] += _cachehit(ch, bs, 1)
+        out["memcpy"] += _memcpy(topo, client, 1)
+        out["cachehit"] += _cachehit(topo, client, ch, bs, 1)
         # client hit: a small file, read once through the link during the warm-up
         rows = _client_hits(topo, client, server, ch, cfg["link"], bs, 1)
         out["client_hit"].append(_bw(rows[0]))
@@ -364,33 +364,35 @@ def _warm(paths) -> None:
                 pass
 
 
-def _memcpy(repeats: int) -> list[float]:
-    """memcpy bandwidth, bytes/s, per repeat (qnbench mem copy; STREAM counts bytes twice)."""
-    from ...bench import run as bench_run
+def _memcpy(topo, client, repeats: int) -> list[float]:
+    """memcpy bandwidth, bytes/s, per repeat (qnbench mem copy; STREAM counts bytes twice).
 
-    mem = bench_run("mem", mem_op=["copy"], size="16 MiB", runtime="500 ms", repeat=repeats)
+    Run inside ``client``'s node, as its client-hit runs are: with the testbed's priority, so
+    other work on the machine slows both alike.
+    """
+    mem = bench_in(topo, client, "mem", mem_op=["copy"], size="16 MiB", runtime="500 ms",
+                   repeat=repeats)  # fmt: skip
     return [r["throughput_B_s"] / 2 for r in mem.results]
 
 
-def _cachehit(size: int, bs: int, repeats: int) -> list[float]:
+def _cachehit(topo, client, size: int, bs: int, repeats: int) -> list[float]:
     """A client-cache hit's memory work, bytes/s per repeat (qnbench ``cpu`` ``cachehit``).
 
     ``bs``-byte reads served from a user-space page cache of ``size`` bytes in 4 KiB pages:
     each page looked up in a hash table, checked for age, copied into a reassembly buffer, and
     the buffer copied into the caller's -- what libnfs' cache does on a hit, without libnfs.
+    Run inside ``client``'s node (see :func:`_memcpy`).
     """
-    from ...bench import run as bench_run
-
-    tr = bench_run("cpu", cpu_op=["cachehit"], bs=int(bs), size=int(size), runtime="300 ms",
-                   warmup="200 ms", repeat=repeats)  # fmt: skip
+    tr = bench_in(topo, client, "cpu", cpu_op=["cachehit"], bs=int(bs), size=int(size),
+                  runtime="300 ms", warmup="200 ms", repeat=repeats)  # fmt: skip
     return [r["throughput_B_s"] for r in tr.results]
 
 
-def _b1_once(opts: dict) -> float:
+def _b1_once(topo, client, opts: dict) -> float:
     """One repeat of the model's b1, bytes/s, measured as ``[nfs] b1`` says."""
     if opts["b1"] == "memcpy":
-        return _memcpy(1)[0]
-    return _cachehit(int(opts["client_hit_size"]), int(opts["bs"]), 1)[0]
+        return _memcpy(topo, client, 1)[0]
+    return _cachehit(topo, client, int(opts["client_hit_size"]), int(opts["bs"]), 1)[0]
 
 
 def _parts(summary, i, topo, client, server, cfg, opts, model, best, log) -> None:
@@ -455,7 +457,7 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
         try:
             server_dir(topo, server)
             if not cfg["cases"]:  # only the mixed or N-client part here, on the configured b4
-                model = three_case_model(cfg["link"], cfg["disk"], _b1_once(opts))
+                model = three_case_model(cfg["link"], cfg["disk"], _b1_once(topo, client, opts))
                 _parts(summary, i, topo, client, server, cfg, opts, model, {}, log)
                 continue
             cases = _measure_cases(topo, client, server, cfg, opts, log)
