@@ -143,8 +143,10 @@ def _run(system_or_factory, N, client, methods, chunk, max_in_flight, progress, 
             nxt += 1
         if progress:
             rate = solved / max(time.monotonic() - t0, 1e-9)
-            sys.stderr.write(f"\rsweep: {done}/{len(bounds)} chunks, {rate:,.0f} points/s")
-            if done == len(bounds):
-                sys.stderr.write("\n")
+            line = f"sweep: {done}/{len(bounds)} chunks, {rate:,.0f} points/s"
+            if sys.stderr.isatty():  # one line, rewritten in place
+                sys.stderr.write(f"\r{line}" + ("\n" if done == len(bounds) else ""))
+            elif done == len(bounds) or done % max(1, len(bounds) // 10) == 0:
+                sys.stderr.write(line + "\n")  # a log: about ten whole lines
             sys.stderr.flush()
     return _frame(axes, si, points, n_arr, out, names, methods)
