@@ -236,6 +236,41 @@ def test_sweep_grid_matches_python_api():
     assert set(sel["bottleneck"]) == {"disk"}
 
 
+OPEN_FILE = """
+[model]
+name = "open disks"
+arrival_rate = "200 Hz"
+[[station]]
+name = "cpu"
+service_time = "1 ms"
+[[station]]
+name = "disk"
+service_time = "3 ms"
+"""
+
+
+@pytest.mark.parametrize("vary", ["disk.service_time=3 ms,2 ms", "arrival_rate=100 Hz,300 Hz"])
+def test_sweep_of_an_open_model_file(tmp_path, vary):
+    """An open model file sweeps (it ended in ``KeyError: "['n'] not in index"``; varying
+    its arrival rate in 'cannot insert arrival_rate, already exists'): M/M/1 stations in
+    series, R = sum S_k / (1 - lambda S_k)."""
+    path = tmp_path / "open.toml"
+    path.write_text(OPEN_FILE)
+    code, out, err = run("sweep", str(path), "--vary", vary, "--format", "csv")
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    key = vary.split("=")[0]
+    assert list(frame.columns) == ([key] if key != "arrival_rate" else []) + [
+        "bottleneck", "arrival_rate", "throughput", "response_time"]  # fmt: skip
+    assert len(frame) == 2 and set(frame["bottleneck"]) == {"disk"}
+    S = {"disk.service_time=3 ms,2 ms": [(200, 3e-3), (200, 2e-3)],
+         "arrival_rate=100 Hz,300 Hz": [(100, 3e-3), (300, 3e-3)]}[vary]  # fmt: skip
+    for row, (lam, s_disk) in zip(frame.itertuples(), S, strict=True):
+        r = 1e-3 / (1 - lam * 1e-3) + s_disk / (1 - lam * s_disk)
+        assert row.arrival_rate == lam and row.throughput == pytest.approx(lam, rel=1e-12)
+        assert row.response_time == pytest.approx(r, rel=1e-12)
+
+
 def test_sweep_json_is_alone_on_stdout():
     code, out, err = run(
         "sweep", str(DEMO), "-N", "2", "--vary", "disk.visits=0.1,1", "--format", "json"
