@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from qnmodel.model import Network
+from qnmodel.model import ClosedClass, Network, OpenClass
 
-__all__ = ["pf_disciplines", "pf_net"]
+__all__ = ["mixed_net", "pf_disciplines", "pf_net"]
 
 
 def pf_disciplines(D: Any, kinds: Sequence[str] | None = None) -> list[str]:
@@ -59,4 +59,30 @@ def pf_net(
         servers=servers,
         names=names,
         disciplines=pf_disciplines(D, kinds),
+    )
+
+
+def mixed_net(
+    D: Any,
+    is_open: Any,
+    arrival_rate: Any,
+    N: Any,
+    think_time: Any = None,
+    kinds: Sequence[str] | None = None,
+    servers: Sequence[int] | None = None,
+) -> Network:
+    """A product-form network of demands D (C, K) whose class c ("c0", "c1", ...) is open
+    at ``arrival_rate[c]`` where ``is_open[c]``, else closed with ``N[c]`` jobs and think
+    time ``think_time[c]`` (default 0); disciplines as :func:`pf_net`."""
+    D = np.atleast_2d(np.asarray(D, dtype=np.float64))
+    C = D.shape[0]
+    Z = np.zeros(C) if think_time is None else np.broadcast_to(think_time, (C,))
+    classes = [
+        OpenClass(f"c{c}", float(arrival_rate[c]))
+        if is_open[c]
+        else ClosedClass(f"c{c}", int(N[c]), float(Z[c]))
+        for c in range(C)
+    ]
+    return Network.from_demands(
+        D, classes=classes, kinds=kinds, servers=servers, disciplines=pf_disciplines(D, kinds)
     )
