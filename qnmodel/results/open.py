@@ -164,8 +164,12 @@ class OpenResult:
     @property
     def saturation_arrival_rate(self) -> Any:
         """lambda_sat (single class, a float) or the rates of each row scaled to saturation."""
-        sat = self.saturation_scale[:, None] * self.rates
-        return float(sat[-1, 0]) if self.single else sat
+        if self.single:  # min_k c_k / D_k over queueing stations: it needs no load
+            d = np.where(self.is_delay, 0.0, self.demands[0])
+            with np.errstate(divide="ignore"):
+                return float(np.min(np.where(d > 0, self.capacity / np.where(d > 0, d, 1.0),
+                                             np.inf)))  # fmt: skip
+        return self.saturation_scale[:, None] * self.rates
 
     @property
     def bottleneck(self) -> str:

@@ -157,9 +157,10 @@ def common_direction(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     base = rates[nz[0]]
     c = int(np.argmax(base))
-    s = rates[:, c] / base[c]
-    diff = np.multiply.outer(s, base)
-    diff -= rates
+    with np.errstate(over="ignore", invalid="ignore"):  # a subnormal base: s = inf, and the
+        s = rates[:, c] / base[c]  # check below fails on the inf or NaN it leaves
+        diff = np.multiply.outer(s, base)
+        diff -= rates
     np.abs(diff, out=diff)
     tol = np.abs(rates)
     tol *= 8.0 * np.finfo(np.float64).eps
@@ -237,8 +238,11 @@ def open_kernel(
         kmax = np.argmax(load, axis=1)
         umax = load[np.arange(load.shape[0]), kmax]
         del load
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # a subnormal load: s_max = inf
         s_max = np.where(umax > 0, 1.0 / np.where(umax > 0, umax, 1.0), np.inf)
+    if not umax.all():  # a row without load: the station that saturates first as all the
+        # classes' rates grow alike (for one class, the bottleneck min_k c_k / D_k)
+        kmax = np.where(umax > 0, kmax, int(np.argmax(D.sum(axis=0) * queueing_load)))
     bad_rows = umax >= 1.0
     if bad_rows.any() and unstable == "raise":
         p = int(np.flatnonzero(bad_rows)[0])
