@@ -79,6 +79,12 @@ def test_visit_ratios_are_read_from_the_routing():
         ),
         (lambda d: d["model"]["nodes"].append({"name": "f", "type": "Fork"}), "'Fork' is not"),
         (
+            lambda d: next(n for n in d["model"]["nodes"] if n["name"] == "cpu").update(
+                scheduling=[]
+            ),
+            r"LINE node 'cpu': scheduling \[\] is not read",
+        ),
+        (
             lambda d: d["model"]["routing"]["matrix"].update({"batch,web": {}}),
             "class switching",
         ),
