@@ -80,6 +80,7 @@ from ..errors import (
     UnstableModelError,
 )
 from ..model import Network
+from ..results.closed import handover
 from ..results.open import OpenResult
 from .open_stations import engset, erlang_b, erlang_c, station_capacity, stretch
 from .support import require
@@ -274,9 +275,10 @@ def open_kernel(
             np.reciprocal(g, out=g)
         else:
             g = stretch(a_ok, delay, servers, multipliers)
-    U = (np.multiply.outer(s_ok, a1) if a_ok is None else a_ok) * queueing_load[None, :]
-    _warn_near_saturation(U, delay, names)
-    w = np.zeros_like(g)
+    if np.any(umax > 1.0 - NEAR_SATURATION):  # some station may be that close: look
+        U = (np.multiply.outer(s_ok, a1) if a_ok is None else a_ok) * queueing_load[None, :]
+        _warn_near_saturation(U, delay, names)
+    w = np.zeros(g.shape)  # untouched pages until an M/G/1 station writes them
     if mg1.any():
         lam_ok = np.where(bad_rows[:, None], 0.0, lam) if bad_rows.any() else lam
         _mg1_waits(lam_ok, D, V, scv, servers, cap, mg1, g, w)
@@ -287,6 +289,7 @@ def open_kernel(
         g[bad_rows] = np.inf
         w[bad_rows] = np.inf
         R[bad_rows] = np.inf
+    handover(g, w, R, s_max, kmax)  # built here: the result adopts them without a copy
     return OpenResult(
         method=method,
         class_names=tuple(class_names),
