@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from qnmodel.errors import ConvergenceError, InvalidModelError
-from qnmodel.network import Network
+from qnmodel.model import Network
 from qnmodel.results.network import BlockingMVAResult
 from qnmodel.solvers import mva, mva_blocking, visits_closed
 
