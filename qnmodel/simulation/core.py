@@ -292,7 +292,7 @@ def _estimate(info, model, runs, length, confidence, qs) -> dict:
     put("response_time", _ratio(rsum, done))
     put("response_time_quantiles", quant)
     ns, fj = info.node_station, info.node_station < 0
-    cap = info.capacity
+    cap = info.util_scale
     util = busy[:, :, np.maximum(ns, 0)] / (T * cap[np.maximum(ns, 0)])
     util[:, :, fj] = np.nan
     put("utilization", util)
@@ -305,4 +305,8 @@ def _estimate(info, model, runs, length, confidence, qs) -> dict:
     bs = info.branch_station
     put("branch_utilization", busy[:, :, bs].sum(axis=1) / (T * cap[bs]))
     put("branch_queue_length", area[:, :, bs].sum(axis=1) / T)
+    if info.finite:
+        lost = cat("lost")
+        put("loss_rate", lost / T)
+        put("loss_probability", _ratio(lost.sum(axis=2), cat("arrivals")))
     return out
