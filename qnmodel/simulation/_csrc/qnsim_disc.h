@@ -341,9 +341,18 @@ static inline void st_end(sim_t *S, int32_t task, int64_t p, double t, int hold)
     st_t *s = &S->st[p];
     bump(S->cnt, S->last, S->a_area, i, t, -1);
     s->n--;
-    bump(S->busyc, S->lastb, S->a_busy, i, t, -1);
-    if (s->f.len > 0) serve(S, fifo_pop(&s->f), p, t);
-    else s->busy--;
+    if (s->f.len == 0) {
+        bump(S->busyc, S->lastb, S->a_busy, i, t, -1);
+        s->busy--;
+        return;
+    }
+    int32_t h = fifo_pop(&s->f); /* the server goes to the next job */
+    int64_t ch = S->T[h].cls, ih = ch * S->P + p;
+    if (ih != i) { /* (a job of the same class keeps the class's busy count as it is) */
+        bump(S->busyc, S->lastb, S->a_busy, i, t, -1);
+        bump(S->busyc, S->lastb, S->a_busy, ih, t, +1);
+    }
+    push(S, t + sample(S, ch, p), EV_DONE, h, (int32_t)p, 0);
 }
 
 static void st_unhold(sim_t *S, int32_t task, int64_t p, double t) {
