@@ -7,6 +7,10 @@ elements and their service-time laws; fork-join elements give their branches.
 
 Routing: each class visits the nodes where it has work, in station order, once per cycle
 with the whole demand D = V S as one visit -- the view the analytic solvers take.
+
+Stations become event-loop kinds (``ST_*``, the ``QNS_ST_*`` of ``qnsim.h``) with a server
+count, a rate curve (PS always has one: min(n, m) for m servers) and a capacity (0: none);
+the classes' priorities become dense levels 0..L-1, 0 served first.
 """
 
 from __future__ import annotations

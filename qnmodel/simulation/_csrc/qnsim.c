@@ -11,7 +11,15 @@
  * (G. Marsaglia, T. A. Bray, SIAM Review 6(3):260-264, 1964).
  *
  * A run is bit-for-bit a function of its inputs, seed and stream: no clock, no threads, no
- * platform-dependent ordering (ties in the event list are broken by the heap's fixed rules). */
+ * platform-dependent ordering (ties in the event list are broken by the heap's fixed rules).
+ *
+ * Layout: qnsim_state.h (the run's state and small helpers), qnsim_disc.h (what a station
+ * does with its jobs, per discipline), this file (jobs moving between nodes, fork and join,
+ * finite capacities, batches and the run). Finite capacity (QNS_ST_* with st_cap > 0): an open
+ * job that finds its next station full is lost; a closed job is blocked after service (it
+ * stays, holding its server, until the station has room; Akyildiz, IEEE TSE 14(4), 1988), at
+ * its terminal after a think time, or at its join; jobs blocked on a station move in, in the
+ * order they blocked, as places free up, each move possibly releasing another (a cascade). */
 #include "qnsim.h"
 
 #include <math.h>
