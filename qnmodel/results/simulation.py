@@ -67,6 +67,13 @@ class SimulationResult:
     warmup, run_length : float
         Warm-up discarded and length kept per replication (batch means: the whole run), s.
     confidence : float
+    loss_probability : ndarray (C,) or None
+        Only when a station has a finite ``capacity``: the fraction of an open class's
+        arrivals lost because a station on its route was full (lost / arrived); NaN for
+        closed classes, which are blocked instead of lost. :attr:`throughput` is then the
+        carried throughput, lambda_c (1 - loss_probability_c).
+    loss_rate : ndarray (C, K) or None
+        Only with a finite capacity: open jobs of class c lost at station k per second.
     """
 
     method: str
@@ -104,6 +111,10 @@ class SimulationResult:
     warmup: float
     run_length: float
     confidence: float
+    loss_probability: np.ndarray | None = None
+    loss_probability_halfwidth: np.ndarray | None = None
+    loss_rate: np.ndarray | None = None
+    loss_rate_halfwidth: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         _freeze(self)
@@ -169,21 +180,26 @@ class SimulationResult:
                 label = f"p{100 * q:g}"
                 data[label] = self.response_time_quantiles[:, i]
                 data[f"{label}_hw"] = self.response_time_quantiles_halfwidth[:, i]
+            if self.loss_probability is not None:
+                data["loss_probability"] = self.loss_probability
+                data["loss_probability_hw"] = self.loss_probability_halfwidth
             return pd.DataFrame(data)
         if level == "station":
             C, K = self.utilization.shape
-            return pd.DataFrame(
-                {
-                    "class": np.repeat(list(self.class_names), K),
-                    "station": list(self.station_names) * C,
-                    "utilization": self.utilization.ravel(),
-                    "utilization_hw": self.utilization_halfwidth.ravel(),
-                    "queue_length": self.queue_length.ravel(),
-                    "queue_length_hw": self.queue_length_halfwidth.ravel(),
-                    "residence_time": self.residence_time.ravel(),
-                    "residence_time_hw": self.residence_time_halfwidth.ravel(),
-                }
-            )
+            rows = {
+                "class": np.repeat(list(self.class_names), K),
+                "station": list(self.station_names) * C,
+                "utilization": self.utilization.ravel(),
+                "utilization_hw": self.utilization_halfwidth.ravel(),
+                "queue_length": self.queue_length.ravel(),
+                "queue_length_hw": self.queue_length_halfwidth.ravel(),
+                "residence_time": self.residence_time.ravel(),
+                "residence_time_hw": self.residence_time_halfwidth.ravel(),
+            }
+            if self.loss_rate is not None:
+                rows["loss_rate"] = self.loss_rate.ravel()
+                rows["loss_rate_hw"] = self.loss_rate_halfwidth.ravel()
+            return pd.DataFrame(rows)
         if level == "branch":
             return pd.DataFrame(
                 {
@@ -197,15 +213,19 @@ class SimulationResult:
         raise InvalidModelError(f"level must be 'class', 'station' or 'branch', got {level!r}")
 
     def __repr__(self) -> str:
+        loss = self.loss_probability
         rows = "; ".join(
             f"{c}: X={x:.6g}+-{hx:.2g}/s R={r:.6g}+-{hr:.2g}s"
-            for c, x, hx, r, hr in zip(
-                self.class_names,
-                self.throughput,
-                self.throughput_halfwidth,
-                self.response_time,
-                self.response_time_halfwidth,
-                strict=True,
+            + (f" loss={loss[i]:.4g}" if loss is not None and np.isfinite(loss[i]) else "")
+            for i, (c, x, hx, r, hr) in enumerate(
+                zip(
+                    self.class_names,
+                    self.throughput,
+                    self.throughput_halfwidth,
+                    self.response_time,
+                    self.response_time_halfwidth,
+                    strict=True,
+                )
             )
         )
         return (

@@ -25,7 +25,7 @@ from ..errors import QNModelError
 
 __all__ = ["SimulatorUnavailableError", "CompiledModel", "library", "run"]
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _f8 = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 _i8 = np.ctypeslib.ndpointer(dtype=np.int64, flags="C_CONTIGUOUS")
@@ -76,12 +76,12 @@ def library() -> ctypes.CDLL:
         [_I64] * 3  # C, K, P
         + [_i8] * 5  # nodes
         + [_i8] * 4
-        + [_f8]  # stations
-        + [_i8, _i8, _f8, _f8, _i8, _i8, _i8]  # classes
+        + [_f8, _i8]  # stations
+        + [_i8, _i8, _f8, _f8, _i8, _i8, _i8, _i8, _I64]  # classes, priority levels
         + [_i8, _f8, _f8, _f8, _i8, _i8, _f8]  # service
         + [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_double, ctypes.c_double, _I64]
         + [ctypes.c_double, _I64, _f8, _I64]
-        + [_f8] * 8
+        + [_f8] * 10
         + [_i8]
     )
     _state["lib"] = lib
@@ -105,6 +105,7 @@ class CompiledModel:
     st_ld_off: np.ndarray
     st_ld_len: np.ndarray
     ld_rates: np.ndarray
+    st_cap: np.ndarray
     cls_open: np.ndarray
     cls_pop: np.ndarray
     cls_think: np.ndarray
@@ -112,6 +113,8 @@ class CompiledModel:
     route_off: np.ndarray
     route_len: np.ndarray
     routes: np.ndarray
+    cls_level: np.ndarray
+    levels: int
     svc_kind: np.ndarray
     svc_mean: np.ndarray
     svc_p1: np.ndarray
@@ -133,6 +136,8 @@ class RunOutput:
     narea: np.ndarray  # (B, C, K)
     visits: np.ndarray  # (B, C, K)
     resid: np.ndarray  # (B, C, K)
+    arrivals: np.ndarray  # (B, C) open arrivals
+    lost: np.ndarray  # (B, C, K) open jobs lost at a full station
     events: int
 
 
@@ -157,17 +162,19 @@ def run(
     quant = np.empty((B, C, max(NQ, 1)))
     area, busy = np.empty((B, C, P)), np.empty((B, C, P))
     narea, visits, resid = np.empty((B, C, K)), np.empty((B, C, K)), np.empty((B, C, K))
+    arrivals, lost = np.empty((B, C)), np.empty((B, C, K))
     events = np.zeros(1, dtype=np.int64)
     rc = lib.qns_run(
         C, K, P,
         m.node_kind, m.node_first, m.node_count, m.node_k, m.node_fan,
-        m.st_kind, m.st_servers, m.st_ld_off, m.st_ld_len, m.ld_rates,
+        m.st_kind, m.st_servers, m.st_ld_off, m.st_ld_len, m.ld_rates, m.st_cap,
         m.cls_open, m.cls_pop, m.cls_think, m.cls_rate, m.route_off, m.route_len, m.routes,
+        m.cls_level, int(m.levels),
         m.svc_kind, m.svc_mean, m.svc_p1, m.svc_p2, m.svc_tab_off, m.svc_tab_len, m.svc_tab,
         ctypes.c_uint64(int(seed) & 0xFFFFFFFFFFFFFFFF), ctypes.c_uint64(int(stream)),
         float(warmup), float(batch), B, float(r_scale), NQ, qs if NQ else np.zeros(1),
         int(max_tasks),
-        done, rsum, quant, area, busy, narea, visits, resid, events,
+        done, rsum, quant, area, busy, narea, visits, resid, arrivals, lost, events,
     )  # fmt: skip
     if rc == -1:
         raise MemoryError("simulate: the event loop could not allocate its memory")
@@ -178,4 +185,15 @@ def run(
             f"simulate: more than {max_tasks} jobs in the system at once; an open class is "
             "saturating a station (check arrival_rate against the capacities), or raise max_jobs"
         )
-    return RunOutput(done, rsum, quant[:, :, :NQ], area, busy, narea, visits, resid, int(events[0]))
+    if rc == -3:
+        from ..errors import InvalidModelError
+
+        raise InvalidModelError(
+            "simulate: the network deadlocked: every closed job is blocked, each waiting for "
+            "room at a full station (capacity) held by the others; raise the capacities or "
+            "lower the population"
+        )
+    return RunOutput(
+        done, rsum, quant[:, :, :NQ], area, busy, narea, visits, resid, arrivals, lost,
+        int(events[0]),
+    )  # fmt: skip

@@ -7,6 +7,10 @@ elements and their service-time laws; fork-join elements give their branches.
 
 Routing: each class visits the nodes where it has work, in station order, once per cycle
 with the whole demand D = V S as one visit -- the view the analytic solvers take.
+
+Stations become event-loop kinds (``ST_*``, the ``QNS_ST_*`` of ``qnsim.h``) with a server
+count, a rate curve (PS always has one: min(n, m) for m servers) and a capacity (0: none);
+the classes' priorities become dense levels 0..L-1, 0 served first.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ class ModelInfo:
     think_time: np.ndarray  # (C,)
     node_station: np.ndarray  # (K,) physical station of a plain node, -1 for fork-join
     branch_station: np.ndarray  # (NB,) physical station of each branch
-    capacity: np.ndarray  # (P,) servers used to normalise utilisation (1 for delay/LD)
+    util_scale: np.ndarray  # (P,) servers used to normalise utilisation (1: delay, curves)
+    finite: bool  # some station has a finite capacity (losses are reported)
     node_is_delay: np.ndarray  # (K,)
     demand: np.ndarray  # (C, K) total demand per cycle (fork-join: the largest branch)
     throughput_guess: np.ndarray  # (C,) for default run lengths
@@ -57,19 +62,43 @@ def _branch_demand(br: Station, cname: str | None) -> float:
     return br.demand_of(cname)
 
 
-def _station_kind(el: Station, label: str) -> tuple[int, int, np.ndarray | None]:
-    """(event-loop kind, servers, rate curve): 0 FCFS queue, 1 delay, 2 load-dependent."""
-    if el.discipline == "IS":
-        return 1, 1, None
-    if el.discipline != "FCFS" or el.capacity is not None:
+#: station kinds of the event loop (QNS_ST_* of qnsim.h)
+ST_QUEUE, ST_DELAY, ST_HOL, ST_LD, ST_PS, ST_LCFS, ST_PRIO = range(7)
+
+
+def _station_kind(el: Station, label: str) -> tuple[int, int, np.ndarray | None, int]:
+    """(event-loop kind, servers, rate curve, capacity) of a station (capacity 0: unlimited).
+
+    A PS station always gets a curve: its total speed r(n) with n jobs in service, min(n, m)
+    for m servers. LCFS-PR has one server (of speed r(n) with a rate curve).
+    """
+    cap = 0 if el.capacity is None else int(el.capacity)
+    disc, m, r = el.discipline, int(el.servers), el.rate_multipliers
+    curve = None if r is None else np.asarray(r, dtype=np.float64)
+    if disc == "IS":
+        return ST_DELAY, 1, None, 0
+    if disc == "FCFS":
+        return (ST_LD, 1, curve, cap) if curve is not None else (ST_QUEUE, m, None, cap)
+    if disc == "PS":
+        if curve is None:
+            curve = np.arange(1, m + 1, dtype=np.float64)
+        return ST_PS, m, curve, cap
+    if disc == "LCFS-PR":
+        if m > 1:
+            raise InvalidModelError(
+                f"{label}: LCFS-PR with servers={m} cannot be simulated: LCFS-PR has one "
+                "server (BCMP type 4); give rate_multipliers=[1, 2, ..., m] for a server whose "
+                "speed grows with the jobs present as m servers would (the same mean values), "
+                "or discipline='PS' or 'FCFS' with servers=m"
+            )
+        return ST_LCFS, 1, (curve if curve is not None else np.ones(1)), cap
+    # HOL, PRIO-PR
+    if curve is not None:
         raise InvalidModelError(
-            f"{label}: discipline {el.discipline!r}"
-            + (f" with capacity {el.capacity}" if el.capacity is not None else "")
-            + " cannot be simulated yet"
+            f"{label}: discipline {disc!r} with rate_multipliers cannot be simulated: a "
+            "priority station has m identical servers; give servers=m instead of a rate curve"
         )
-    if el.rate_multipliers is not None:
-        return 2, 1, np.asarray(el.rate_multipliers, dtype=np.float64)
-    return 0, int(el.servers), None
+    return (ST_HOL if disc == "HOL" else ST_PRIO), m, None, cap
 
 
 def _classes(net: Network, N: Any, arrival_rate: Any):
@@ -110,6 +139,7 @@ def compile_model(
     node_kind, node_first, node_count, node_k, node_names = [], [], [], [], []
     node_fan: list[int] = []
     st_kind, st_servers, st_rates, st_label, st_dem, st_law = [], [], [], [], [], []
+    st_cap: list[int] = []
     branch_names, branch_station, node_station, node_is_delay = [], [], [], []
     demand = np.zeros((C, K))
     for k, el in enumerate(elements):
@@ -144,30 +174,32 @@ def compile_model(
             node_is_delay.append(False)
             for br in branches:
                 label = f"ForkJoin {name!r} branch {br.name!r}"
-                kind, m, r = _station_kind(br, label)
+                kind, m, r, cap = _station_kind(br, label)
                 bname = f"{name}/{br.name}"
                 branch_names.append(bname)
                 branch_station.append(len(st_kind))
                 st_kind.append(kind)
                 st_servers.append(m)
                 st_rates.append(r)
+                st_cap.append(cap)
                 st_label.append((bname, br.name))
                 st_dem.append([_branch_demand(br, c) for c in classes])
                 st_law.append([br.law if br.law is not None else None for _ in range(C)])
             demand[:, k] = np.max(np.array(st_dem[-n:]), axis=0) * fan / n
         else:
             label = f"Station {name!r}"
-            kind, m, r = _station_kind(el, label)
+            kind, m, r, cap = _station_kind(el, label)
             node_kind.append(0)
             node_first.append(len(st_kind))
             node_count.append(1)
             node_k.append(1)
             node_fan.append(1)
             node_station.append(len(st_kind))
-            node_is_delay.append(kind == 1)
+            node_is_delay.append(kind == ST_DELAY)
             st_kind.append(kind)
             st_servers.append(m)
             st_rates.append(r)
+            st_cap.append(cap)
             st_label.append((name,))
             d = [float(cm.D[c, k]) for c in range(C)]
             st_dem.append(d)
@@ -214,34 +246,25 @@ def compile_model(
                 tabs.append(t)
                 ntab += t.shape[0]
 
-    # stability of the open classes (product-form condition: open utilisation < 1)
     ld_off, ld_len, ld_rates = np.zeros(P, np.int64), np.ones(P, np.int64), []
-    cap = np.ones(P)
+    util_scale = np.ones(P)  # utilisation per server: m servers (FCFS, HOL, PRIO-PR, PS)
     for p in range(P):
-        if st_kind[p] == 2:
-            ld_off[p], ld_len[p] = len(ld_rates), st_rates[p].size
-            ld_rates.extend(st_rates[p].tolist())
-            speed = float(st_rates[p].max())
-        else:
-            ld_off[p], ld_len[p] = len(ld_rates), 1
-            ld_rates.append(1.0)
-            speed = float(st_servers[p])
-            if st_kind[p] == 0:
-                cap[p] = st_servers[p]
-        if st_kind[p] != 1:
-            rho = float(np.sum(rate * dem[:, p] * is_open)) / speed
-            if rho >= 1.0:
-                raise UnstableModelError(
-                    f"simulate: station {st_label[p][0]!r} is saturated by the open classes "
-                    f"(utilisation {rho:.4g} >= 1); lower arrival_rate"
-                )
+        r = st_rates[p] if st_rates[p] is not None else np.ones(1)
+        ld_off[p], ld_len[p] = len(ld_rates), r.size
+        ld_rates.extend(r.tolist())
+        if st_kind[p] in (ST_QUEUE, ST_HOL, ST_PRIO, ST_PS):
+            util_scale[p] = st_servers[p]
+    stations = (st_kind, st_cap, st_rates, st_servers, st_label)
+    nodes = (node_kind, node_first, node_count, node_fan)
+    _check_stable(rate * is_open, dem, stations, nodes, (routes, route_off, route_len))
 
     guess = np.zeros(C)
     for c in range(C):
         if is_open[c]:
             guess[c] = rate[c]
         elif pop[c] > 0:
-            bott = np.max(dem[c] / np.where(np.array(st_kind) == 1, np.inf, np.maximum(cap, 1)))
+            kinds = np.array(st_kind)
+            bott = np.max(dem[c] / np.where(kinds == ST_DELAY, np.inf, np.maximum(util_scale, 1)))
             total = float(demand[c].sum()) + think[c]
             guess[c] = min(
                 pop[c] / total if total > 0 else np.inf, 1 / bott if bott > 0 else np.inf
@@ -249,14 +272,16 @@ def compile_model(
 
     i8 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
     f8 = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
+    levels = np.unique(np.asarray(cm.priority, dtype=np.int64), return_inverse=True)[1]
     model = CompiledModel(
         C=C, K=K, P=P,
         node_kind=i8(node_kind), node_first=i8(node_first), node_count=i8(node_count),
         node_k=i8(node_k), node_fan=i8(node_fan),
         st_kind=i8(st_kind), st_servers=i8(st_servers), st_ld_off=i8(ld_off),
-        st_ld_len=i8(ld_len), ld_rates=f8(ld_rates),
+        st_ld_len=i8(ld_len), ld_rates=f8(ld_rates), st_cap=i8(st_cap),
         cls_open=i8(is_open), cls_pop=i8(pop), cls_think=f8(think), cls_rate=f8(rate),
         route_off=i8(route_off), route_len=i8(route_len), routes=i8(routes or [0]),
+        cls_level=i8(np.broadcast_to(levels.ravel(), (C,))), levels=int(levels.max()) + 1,
         svc_kind=svc_kind, svc_mean=f8(dem.ravel()), svc_p1=p1, svc_p2=p2,
         svc_tab_off=tab_off, svc_tab_len=tab_len,
         svc_tab=f8(np.concatenate(tabs).ravel() if tabs else np.zeros(3)),
@@ -271,12 +296,55 @@ def compile_model(
         think_time=think,
         node_station=np.array(node_station, np.int64),
         branch_station=np.array(branch_station, np.int64),
-        capacity=cap,
+        util_scale=util_scale,
+        finite=bool(np.any(np.array(st_cap) > 0)),
         node_is_delay=np.array(node_is_delay, bool),
         demand=demand,
         throughput_guess=guess,
     )
     return model, info
+
+
+def _check_stable(lam, dem, stations, nodes, route) -> None:
+    """Refuse open classes that saturate a station: offered utilisation >= 1.
+
+    The offered load of open class c at a physical station p is lambda_c D_cp times the share
+    of the class's requests that reach p: 1 at a plain station, fanout / n at a branch of a
+    fork-join that forks each request to fanout of its n branches. A finite-capacity station
+    never saturates (it loses arrivals); a class that meets one on its route is not counted at
+    the stations after it, where its carried rate is below lambda_c.
+    """
+    st_kind, st_cap, st_rates, st_servers, st_label = stations
+    node_kind, node_first, node_count, node_fan = nodes
+    routes, route_off, route_len = route
+    P, C = len(st_kind), lam.size
+    share, node_of = np.ones(P), np.zeros(P, np.int64)
+    for k, kind in enumerate(node_kind):
+        first, n = node_first[k], node_count[k]
+        node_of[first : first + n] = k
+        if kind == 1:
+            share[first : first + n] = node_fan[k] / n
+    load = np.zeros(P)
+    for c in range(C):
+        if not lam[c] > 0:
+            continue
+        stop = len(node_kind)  # the first finite-capacity node on the class's route
+        for k in routes[route_off[c] : route_off[c] + route_len[c]]:
+            if node_kind[k] == 0 and st_cap[node_first[k]] > 0:
+                stop = k
+                break
+        upto = node_of <= stop
+        load[upto] += lam[c] * dem[c, upto] * share[upto]
+    for p in range(P):
+        if st_kind[p] == ST_DELAY or st_cap[p] > 0:
+            continue
+        speed = float(st_rates[p].max()) if st_rates[p] is not None else float(st_servers[p])
+        rho = load[p] / speed
+        if rho >= 1.0:
+            raise UnstableModelError(
+                f"simulate: station {st_label[p][0]!r} is saturated by the open classes "
+                f"(utilisation {rho:.4g} >= 1); lower arrival_rate"
+            )
 
 
 def _service_specs(service: Any, cnames: tuple[str, ...], st_label: list[tuple[str, ...]],

@@ -85,10 +85,16 @@ def simulate(
     net : Network
         A network without classes (closed with ``N``, or open with ``arrival_rate``) or with
         classes. Stations may be FCFS queues (one or ``servers`` servers), delays,
-        load-dependent (``rate_multipliers``) or fork-join elements (``branches``, ``k``: a
-        job forks into one sub-job per branch and leaves when ``k`` have finished; the others
-        still occupy their branch). Each station's service-time law is its own
-        (``Station(..., service=...)`` or ``scv=``; exponential by default).
+        load-dependent (``rate_multipliers``), processor sharing (``discipline="PS"``: the
+        station's speed, min(n, m) servers or r(n), shared equally by the n jobs present),
+        LCFS-PR (one server, or a rate curve), static priorities by the classes' ``priority``
+        (``"HOL"`` non-preemptive, ``"PRIO-PR"`` preemptive resume, m servers), or fork-join
+        elements (``branches``, ``k``: a job forks into one sub-job per branch and leaves when
+        ``k`` have finished; the others still occupy their branch). A station's ``capacity``
+        bounds the jobs it holds: an open job finding it full is lost, a closed job is blocked
+        after service where it is (at its terminal after a think time) until there is room.
+        Each station's service-time law is its own (``Station(..., service=...)`` or
+        ``scv=``; exponential by default).
     N : int or sequence of int, optional
         Closed population (per class for a multi-class network; overrides its populations).
     arrival_rate : float, str or sequence, optional
@@ -128,6 +134,17 @@ def simulate(
     Returns
     -------
     SimulationResult
+        With a finite capacity anywhere, also ``loss_probability`` (per class) and
+        ``loss_rate`` (per class and station, 1/s) of the open classes.
+
+    Raises
+    ------
+    UnstableModelError
+        An open class loads a station without a capacity limit to utilisation >= 1 (at a
+        fork-join branch, lambda D fanout / n), or more than ``max_jobs`` jobs are present.
+    InvalidModelError
+        Bad arguments; LCFS-PR with several servers, a priority station with a rate curve; a
+        network whose closed jobs all end up blocked (deadlock).
 
     Notes
     -----
@@ -292,7 +309,7 @@ def _estimate(info, model, runs, length, confidence, qs) -> dict:
     put("response_time", _ratio(rsum, done))
     put("response_time_quantiles", quant)
     ns, fj = info.node_station, info.node_station < 0
-    cap = info.capacity
+    cap = info.util_scale
     util = busy[:, :, np.maximum(ns, 0)] / (T * cap[np.maximum(ns, 0)])
     util[:, :, fj] = np.nan
     put("utilization", util)
@@ -305,4 +322,8 @@ def _estimate(info, model, runs, length, confidence, qs) -> dict:
     bs = info.branch_station
     put("branch_utilization", busy[:, :, bs].sum(axis=1) / (T * cap[bs]))
     put("branch_queue_length", area[:, :, bs].sum(axis=1) / T)
+    if info.finite:
+        lost = cat("lost")
+        put("loss_rate", lost / T)
+        put("loss_probability", _ratio(lost.sum(axis=2), cat("arrivals")))
     return out

@@ -131,6 +131,10 @@ SUPPORT = {
                     "forkjoin",
                     "fcfs_class_dependent",
                     "non_exponential",
+                    "ps",
+                    "lcfs_pr",
+                    "priority",
+                    "finite_capacity",
                 }
             ),
         ),

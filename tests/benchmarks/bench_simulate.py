@@ -7,6 +7,13 @@
    the exact Jackson-network value (exit status 1 if either is off by more than 5 %).
 2. Events per second on a closed network of 10 FCFS stations, N = 20, think time 0
    (target >= 10^7 events/s). An event is an arrival, a think completion or a service completion.
+3. The same network with every station of one discipline (PS, LCFS-PR, HOL and PRIO-PR with two
+   classes, FCFS with a finite capacity and blocking): events per second, reported only.
+
+``--baseline DIR`` also measures (2) with another installation of qnmodel (a directory holding
+its ``qnmodel`` package, e.g. a copy of an older ``site-packages/qnmodel``), alternating the two
+in fresh interpreters, and prints the ratio of the medians: a before/after comparison measured
+in one run on the same machine.
 
 Times are medians of the repeats, measured both as wall-clock time (``time.perf_counter``) and as
 CPU time of this process (``time.process_time``): both tools are single-threaded, and on a shared
@@ -20,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -71,10 +80,80 @@ def run_ciw(t_end: float):
     return len(recs), float(np.mean(resp))
 
 
+CLOSED_N = 20
+
+
+def closed_network():
+    rng = np.random.default_rng(0)
+    return qn.Network.from_demands(rng.uniform(0.002, 0.01, size=10).tolist())
+
+
+#: the closed benchmark (2) in a fresh interpreter: prints events per CPU second
+_CHILD = """
+import sys, time, numpy as np, qnmodel as qn
+rng = np.random.default_rng(0)
+net = qn.Network.from_demands(rng.uniform(0.002, 0.01, size=10).tolist())
+x = float(qn.mva(net, 20).throughput[-1])
+c = time.process_time()
+r = qn.simulate(net, 20, seed=0, replications=2, run_length=2e6 / x, warmup=1.0)
+print(r.events / (time.process_time() - c))
+"""
+
+
+def _child_rate(path: str | None) -> float:
+    env = dict(os.environ)
+    if path:
+        env["PYTHONPATH"] = path
+    else:
+        env.pop("PYTHONPATH", None)
+    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    return float(out.stdout.split()[-1])
+
+
+def compare(baseline: str, repeats: int) -> None:
+    """Events/s CPU of (2) with the baseline installation and with this one, alternated."""
+    base, this = [], []
+    for _ in range(repeats):
+        base.append(_child_rate(baseline))
+        this.append(_child_rate(None))
+    mb, mt = statistics.median(base), statistics.median(this)
+    print(
+        f"   baseline {baseline}: {mb:,.0f} events/s CPU; this installation: {mt:,.0f} "
+        f"events/s CPU (medians of {repeats}, alternated): ratio this/baseline {mt / mb:.3f}"
+    )
+
+
+def disciplines(repeats: int) -> None:
+    """Events per second of (2) with every station of one discipline."""
+    demands = np.random.default_rng(0).uniform(0.002, 0.01, size=10)
+    two = [qn.ClosedClass("a", N=CLOSED_N // 2, priority=0),
+           qn.ClosedClass("b", N=CLOSED_N // 2, priority=1)]  # fmt: skip
+    cases = {
+        "PS": ({"discipline": "PS"}, None),
+        "LCFS-PR": ({"discipline": "LCFS-PR"}, None),
+        "HOL, 2 classes": ({"discipline": "HOL"}, two),
+        "PRIO-PR, 2 classes": ({"discipline": "PRIO-PR"}, two),
+        "FCFS, capacity 3": ({"capacity": 3}, None),
+    }
+    for label, (kw, classes) in cases.items():
+        st = [qn.Station(f"s{k}", float(d), **kw) for k, d in enumerate(demands)]
+        net = qn.Network(st, classes=classes) if classes else qn.Network(st)
+        N = None if classes else CLOSED_N
+        x = float(demands.max()) ** -1  # about the saturated throughput
+
+        def run(net=net, N=N, x=x):
+            return qn.simulate(net, N, seed=0, replications=2, run_length=5e5 / x, warmup=1.0)
+
+        w, c, r = timed(run, repeats)
+        print(f"   {label:<20}: {r.events / c:,.0f} events/s CPU ({r.events:,} events)")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ciw-time", type=float, default=500.0, help="simulated seconds for Ciw")
+    ap.add_argument("--baseline", default=None, help="another qnmodel installation to compare")
     args = ap.parse_args(argv)
     status = 0
     exact = exact_mean()
@@ -123,10 +202,8 @@ def main(argv: list[str]) -> int:
             status = 1
 
     # 2. closed network of 10 stations, events per second
-    rng = np.random.default_rng(0)
-    demands = rng.uniform(0.002, 0.01, size=10)
-    cnet = qn.Network.from_demands(demands.tolist())
-    N = 20
+    cnet = closed_network()
+    N = CLOSED_N
     xmva = float(qn.mva(cnet, N).throughput[-1])
     run_length = 2e6 / xmva  # about 2e6 cycles (2e7 events) per replication
 
@@ -143,6 +220,11 @@ def main(argv: list[str]) -> int:
     )
     if err_x > 0.01:
         status = 1
+    if args.baseline:
+        compare(args.baseline, max(args.repeats, 3))
+
+    # 3. the other disciplines on the same network
+    disciplines(args.repeats)
     return status
 
 

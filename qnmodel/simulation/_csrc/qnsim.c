@@ -11,261 +11,65 @@
  * (G. Marsaglia, T. A. Bray, SIAM Review 6(3):260-264, 1964).
  *
  * A run is bit-for-bit a function of its inputs, seed and stream: no clock, no threads, no
- * platform-dependent ordering (ties in the event list are broken by the heap's fixed rules). */
+ * platform-dependent ordering (ties in the event list are broken by the heap's fixed rules).
+ *
+ * Layout: qnsim_state.h (the run's state and small helpers), qnsim_disc.h (what a station
+ * does with its jobs, per discipline), this file (jobs moving between nodes, fork and join,
+ * finite capacities, batches and the run). Finite capacity (QNS_ST_* with st_cap > 0): an open
+ * job that finds its next station full is lost; a closed job is blocked after service (it
+ * stays, holding its server, until the station has room; Akyildiz, IEEE TSE 14(4), 1988), at
+ * its terminal after a think time, or at its join; jobs blocked on a station move in, in the
+ * order they blocked, as places free up, each move possibly releasing another (a cascade). */
 #include "qnsim.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "qnsim_disc.h"
 #include "qnsim_events.h"
 #include "qnsim_rng.h"
-
-/* ---------------------------------------------------------------- state */
-typedef struct {
-    double t_cycle, t_node; /* start of the response / of the current node visit */
-    int32_t cls, pos;       /* class; index into the class route */
-    int32_t parent;         /* -1 for a job, the job's index for a fork-join sub-job */
-    int32_t need;           /* jobs: branch completions still needed to join */
-    int32_t next_free;
-    uint64_t gen; /* jobs: id of their latest fork (unique in the run); sub-jobs: their fork's */
-} task_t;
-
-typedef struct {
-    int64_t n;    /* tasks present */
-    int64_t busy; /* busy servers (queue, delay) */
-    int32_t *q;   /* FIFO ring (capacity a power of two) of waiting tasks (queue) or of all
-                   * tasks present (LD) */
-    int64_t qcap, qhead, qlen;
-    double work, t_upd; /* LD: remaining work of the head, time of last update */
-    uint32_t epoch;
-} st_t;
-
-#define HSUB 128
-#define HEXP 64
-#define HOFF 32
-#define HB (1 + HEXP * HSUB)
-
-typedef struct {
-    /* model */
-    int64_t C, K, P;
-    const int64_t *node_kind, *node_first, *node_count, *node_k, *node_fan;
-    const int64_t *st_kind, *st_servers, *st_ld_off, *st_ld_len;
-    const double *ld_rates;
-    const int64_t *cls_open;
-    const double *cls_think, *cls_rate;
-    const int64_t *route_off, *route_len, *routes;
-    const int64_t *svc_kind, *svc_tab_off, *svc_tab_len;
-    const double *svc_mean, *svc_p1, *svc_p2, *svc_tab;
-    double r_scale;
-    int64_t max_tasks;
-    /* state */
-    rng_t rng;
-    heap_t heap;
-    task_t *T;
-    int64_t ntask, capt;
-    int32_t free_head;
-    uint64_t forks; /* forks so far: fork ids are never reused, so a straggler of an old fork
-                     * never counts towards a later join in a reused job slot */
-    st_t *st;
-    int64_t *cnt, *busyc, *ncnt; /* (C,P), (C,P), (C,K) */
-    double *last, *lastb, *nlast;
-    /* current accumulators (a batch of the output, or the warm-up scratch) */
-    double *a_done, *a_rsum, *a_area, *a_busy, *a_narea, *a_visits, *a_resid;
-    double *hist; /* (C, HB) */
-    double *hmin, *hmax;
-    int err;
-} sim_t;
-
-static inline double speed(const sim_t *S, int64_t p, int64_t n) {
-    int64_t len = S->st_ld_len[p];
-    return S->ld_rates[S->st_ld_off[p] + (n < len ? n : len) - 1];
-}
-
-static double sample(sim_t *S, int64_t c, int64_t p) {
-    int64_t i = c * S->P + p;
-    switch (S->svc_kind[i]) {
-    case QNS_SVC_DET:
-        return S->svc_mean[i];
-    case QNS_SVC_LOGN:
-        return exp(S->svc_p1[i] + S->svc_p2[i] * std_normal(&S->rng));
-    case QNS_SVC_EMP: {
-        const double *tab = S->svc_tab + 3 * S->svc_tab_off[i];
-        int64_t lo = 0, hi = S->svc_tab_len[i] - 1;
-        double u = u01(&S->rng);
-        while (lo < hi) { /* first bucket whose cumulative probability reaches u */
-            int64_t mid = (lo + hi) >> 1;
-            if (tab[3 * mid] >= u) hi = mid;
-            else lo = mid + 1;
-        }
-        double c0 = lo ? tab[3 * (lo - 1)] : 0.0, c1 = tab[3 * lo];
-        double f = c1 > c0 ? (u - c0) / (c1 - c0) : 0.5;
-        return tab[3 * lo + 1] + f * (tab[3 * lo + 2] - tab[3 * lo + 1]);
-    }
-    default:
-        return -S->svc_mean[i] * log(u01(&S->rng));
-    }
-}
-
-static inline void push(sim_t *S, double t, int type, int32_t task, int32_t where, uint32_t ep) {
-    ev_t e = {t, task, where, ep, type};
-    if (heap_push(&S->heap, e) != QNS_OK) S->err = QNS_ENOMEM;
-}
-
-/* time integral of a counter up to t, then change it by d */
-static inline void bump(int64_t *cnt, double *last, double *acc, int64_t i, double t, int d) {
-    acc[i] += (double)cnt[i] * (t - last[i]);
-    last[i] = t;
-    cnt[i] += d;
-}
-
-static int32_t task_alloc(sim_t *S) {
-    if (S->free_head >= 0) {
-        int32_t i = S->free_head;
-        S->free_head = S->T[i].next_free;
-        return i;
-    }
-    if (S->ntask == S->capt) {
-        if (S->capt >= S->max_tasks) {
-            S->err = QNS_ETOOMANY;
-            return -1;
-        }
-        int64_t nc = 2 * S->capt;
-        if (nc > S->max_tasks) nc = S->max_tasks;
-        task_t *nt = realloc(S->T, (size_t)nc * sizeof(task_t));
-        if (!nt) {
-            S->err = QNS_ENOMEM;
-            return -1;
-        }
-        S->T = nt;
-        S->capt = nc;
-    }
-    int32_t i = (int32_t)S->ntask++;
-    S->T[i].gen = 0;
-    S->T[i].need = 0;
-    return i;
-}
-
-static void task_free(sim_t *S, int32_t i) {
-    S->T[i].next_free = S->free_head;
-    S->free_head = i;
-}
-
-static int q_push(st_t *s, int32_t v) {
-    if (s->qlen == s->qcap) {
-        int64_t nc = s->qcap ? 2 * s->qcap : 16;
-        int32_t *nq = malloc((size_t)nc * sizeof(int32_t));
-        if (!nq) return QNS_ENOMEM;
-        for (int64_t i = 0; i < s->qlen; i++) nq[i] = s->q[(s->qhead + i) & (s->qcap - 1)];
-        free(s->q);
-        s->q = nq;
-        s->qcap = nc;
-        s->qhead = 0;
-    }
-    s->q[(s->qhead + s->qlen) & (s->qcap - 1)] = v;
-    s->qlen++;
-    return QNS_OK;
-}
-
-static int32_t q_pop(st_t *s) {
-    int32_t v = s->q[s->qhead];
-    s->qhead = (s->qhead + 1) & (s->qcap - 1);
-    s->qlen--;
-    return v;
-}
-
-static void hist_add(sim_t *S, int64_t c, double r) {
-    double v = r / S->r_scale;
-    int64_t idx = 0;
-    if (v > 0.0) {
-        int e;
-        double m = frexp(v, &e); /* v = m 2^e, m in [0.5, 1) */
-        int64_t ei = (int64_t)e + HOFF;
-        if (ei >= HEXP) idx = HB - 1;
-        else if (ei >= 0) idx = 1 + ei * HSUB + (int64_t)((m - 0.5) * 2.0 * HSUB);
-    }
-    S->hist[c * HB + idx] += 1.0;
-    if (r < S->hmin[c]) S->hmin[c] = r;
-    if (r > S->hmax[c]) S->hmax[c] = r;
-}
-
-/* Quantile by rank, linear within the bucket (relative bucket width <= 1/HSUB), clamped to the
- * exact minimum and maximum of the batch. */
-static double hist_quantile(const sim_t *S, int64_t c, double q) {
-    const double *h = S->hist + c * HB;
-    double n = 0.0;
-    for (int64_t i = 0; i < HB; i++) n += h[i];
-    if (n <= 0.0) return NAN;
-    double target = q * n, seen = 0.0;
-    for (int64_t i = 0; i < HB; i++) {
-        if (h[i] <= 0.0) continue;
-        if (seen + h[i] >= target) {
-            double lo, hi;
-            if (i == 0) {
-                lo = 0.0;
-                hi = ldexp(0.5, -HOFF) * S->r_scale;
-            } else {
-                int64_t ei = (i - 1) / HSUB, j = (i - 1) % HSUB;
-                lo = ldexp(0.5 + (double)j / (2.0 * HSUB), (int)(ei - HOFF)) * S->r_scale;
-                hi = ldexp(0.5 + (double)(j + 1) / (2.0 * HSUB), (int)(ei - HOFF)) * S->r_scale;
-            }
-            double v = lo + (target - seen) / h[i] * (hi - lo);
-            if (v < S->hmin[c]) v = S->hmin[c];
-            if (v > S->hmax[c]) v = S->hmax[c];
-            return v;
-        }
-        seen += h[i];
-    }
-    return S->hmax[c];
-}
+#include "qnsim_state.h"
 
 /* ---------------------------------------------------------------- job movement */
 static void enter_node(sim_t *S, int32_t task, double t);
+static void release(sim_t *S, int64_t p, double t);
 
-static void station_arrive(sim_t *S, int32_t task, int64_t p, double t) {
-    int64_t c = S->T[task].cls, i = c * S->P + p;
-    st_t *s = &S->st[p];
-    bump(S->cnt, S->last, S->a_area, i, t, +1);
-    s->n++;
-    switch (S->st_kind[p]) {
-    case QNS_ST_QUEUE:
-        if (s->busy < S->st_servers[p]) {
-            s->busy++;
-            bump(S->busyc, S->lastb, S->a_busy, i, t, +1);
-            push(S, t + sample(S, c, p), EV_DONE, task, (int32_t)p, 0);
-        } else if (q_push(s, task) != QNS_OK) {
-            S->err = QNS_ENOMEM;
-        }
-        break;
-    case QNS_ST_DELAY:
-        s->busy++;
-        bump(S->busyc, S->lastb, S->a_busy, i, t, +1);
-        push(S, t + sample(S, c, p), EV_DONE, task, (int32_t)p, 0);
-        break;
-    default: /* load-dependent: the head is served at speed(n) */
-        if (q_push(s, task) != QNS_OK) S->err = QNS_ENOMEM;
-        if (s->n == 1) {
-            s->work = sample(S, c, p);
-            s->t_upd = t;
-            bump(S->busyc, S->lastb, S->a_busy, i, t, +1);
-            push(S, t + s->work / speed(S, p, 1), EV_DONE, task, (int32_t)p, ++s->epoch);
-        } else {
-            double v_old = speed(S, p, s->n - 1), v_new = speed(S, p, s->n);
-            s->work -= (t - s->t_upd) * v_old;
-            if (s->work < 0.0) s->work = 0.0;
-            s->t_upd = t;
-            if (v_new != v_old)
-                push(S, t + s->work / v_new, EV_DONE, s->q[s->qhead], (int32_t)p, ++s->epoch);
-        }
-        break;
+/* The finite-capacity station a closed job goes to when it leaves its current node, or -1: an
+ * unlimited node, its think time, or its own station again (a route of one station without
+ * think time: leaving and re-entering changes nothing, as a self-loop in a Markov chain). */
+static int64_t next_capped(const sim_t *S, const task_t *j) {
+    int64_t c = j->cls, np = j->pos + 1;
+    if (np >= S->route_len[c]) {
+        if (S->cls_think[c] > 0.0) return -1;
+        np = 0;
     }
+    if (np == j->pos) return -1;
+    int64_t k = S->routes[S->route_off[c] + np];
+    if (S->node_kind[k] != QNS_NODE_STATION) return -1;
+    int64_t p = S->node_first[k];
+    return S->st_cap[p] > 0 ? p : -1;
+}
+
+/* a closed job whose next station is full waits for room there (blocking after service) */
+static int blocked_ahead(sim_t *S, int32_t task, int how) {
+    task_t *j = &S->T[task];
+    if (S->cls_open[j->cls]) return 0;
+    int64_t q = next_capped(S, j);
+    if (q < 0 || S->st[q].n < S->st_cap[q]) return 0;
+    j->blk = how;
+    fifo_push(S, &S->st[q].bq, task);
+    return 1;
 }
 
 static void leave_node(sim_t *S, int32_t task, double t) {
     task_t *j = &S->T[task];
     int64_t c = j->cls, k = S->routes[S->route_off[c] + j->pos];
     int64_t i = c * S->K + k;
-    if (S->node_kind[k] != QNS_NODE_STATION) bump(S->ncnt, S->nlast, S->a_narea, i, t, -1);
+    if (S->node_kind[k] != QNS_NODE_STATION) {
+        if (S->has_cap && blocked_ahead(S, task, BLK_FORKJOIN)) return; /* waits at the join */
+        bump(S->ncnt, S->nlast, S->a_narea, i, t, -1);
+    }
     S->a_visits[i] += 1.0;
     S->a_resid[i] += t - j->t_node;
     j->pos++;
@@ -290,11 +94,23 @@ static void leave_node(sim_t *S, int32_t task, double t) {
 
 static void enter_node(sim_t *S, int32_t task, double t) {
     int64_t c = S->T[task].cls, k = S->routes[S->route_off[c] + S->T[task].pos];
-    S->T[task].t_node = t;
     if (S->node_kind[k] == QNS_NODE_STATION) { /* its jobs are counted at the station */
-        station_arrive(S, task, S->node_first[k], t);
+        int64_t p = S->node_first[k];
+        if (S->has_cap && S->st_cap[p] > 0 && S->st[p].n >= S->st_cap[p]) {
+            if (S->cls_open[c]) { /* lost */
+                S->a_lost[c * S->K + k] += 1.0;
+                task_free(S, task);
+            } else { /* from its think time: it waits at the terminal */
+                S->T[task].blk = BLK_TERMINAL;
+                fifo_push(S, &S->st[p].bq, task);
+            }
+            return;
+        }
+        S->T[task].t_node = t;
+        st_arrive(S, task, p, t);
         return;
     }
+    S->T[task].t_node = t;
     bump(S->ncnt, S->nlast, S->a_narea, c * S->K + k, t, +1);
     /* fork: one sub-job per branch with work for this class; a branch without work for it
      * counts as finished at once (the route skips nodes where that alone reaches k). With a
@@ -324,46 +140,21 @@ static void enter_node(sim_t *S, int32_t task, double t) {
         S->T[sub].parent = task;
         S->T[sub].gen = gen;
         S->T[sub].pos = -1;
-        station_arrive(S, sub, p, t);
+        S->T[sub].t_node = t;
+        st_arrive(S, sub, p, t);
     }
     if (need <= 0) leave_node(S, task, t);
 }
 
 static void station_done(sim_t *S, int32_t task, int64_t p, double t) {
-    int64_t c = S->T[task].cls, i = c * S->P + p;
-    st_t *s = &S->st[p];
-    bump(S->cnt, S->last, S->a_area, i, t, -1);
-    s->n--;
-    bump(S->busyc, S->lastb, S->a_busy, i, t, -1);
-    switch (S->st_kind[p]) {
-    case QNS_ST_QUEUE:
-        s->busy--;
-        if (s->qlen > 0) {
-            int32_t h = q_pop(s);
-            int64_t ch = S->T[h].cls;
-            s->busy++;
-            bump(S->busyc, S->lastb, S->a_busy, ch * S->P + p, t, +1);
-            push(S, t + sample(S, ch, p), EV_DONE, h, (int32_t)p, 0);
-        }
-        break;
-    case QNS_ST_DELAY:
-        s->busy--;
-        break;
-    default:
-        q_pop(s); /* the head, which is `task` */
-        if (s->n > 0) {
-            int32_t h = s->q[s->qhead];
-            int64_t ch = S->T[h].cls;
-            s->work = sample(S, ch, p);
-            s->t_upd = t;
-            bump(S->busyc, S->lastb, S->a_busy, ch * S->P + p, t, +1);
-            push(S, t + s->work / speed(S, p, s->n), EV_DONE, h, (int32_t)p, ++s->epoch);
-        }
-        break;
-    }
     int32_t par = S->T[task].parent;
+    /* blocked after service: it keeps its place and its server */
+    int hold = S->has_cap && par < 0 && blocked_ahead(S, task, BLK_STATION);
+    st_end(S, task, p, t, hold);
+    if (hold) return;
     if (par < 0) {
         leave_node(S, task, t);
+        if (S->has_cap && S->st_cap[p] > 0) release(S, p, t);
         return;
     }
     uint64_t gen = S->T[task].gen;
@@ -372,14 +163,42 @@ static void station_done(sim_t *S, int32_t task, int64_t p, double t) {
     if (pj->parent < 0 && pj->gen == gen && pj->need > 0 && --pj->need == 0) leave_node(S, par, t);
 }
 
+/* Station p has room: the jobs blocked on it move in, in the order they blocked; each frees a
+ * place where it was, which may release a job blocked there in turn (a cascade). */
+static void release(sim_t *S, int64_t p, double t) {
+    st_t *s = &S->st[p];
+    while (s->bq.len > 0 && s->n < S->st_cap[p] && S->err == QNS_OK) {
+        int32_t w = fifo_pop(&s->bq);
+        task_t *j = &S->T[w];
+        int how = j->blk;
+        j->blk = BLK_NONE;
+        if (how == BLK_TERMINAL) {
+            enter_node(S, w, t);
+        } else if (how == BLK_FORKJOIN) {
+            leave_node(S, w, t);
+        } else {
+            int64_t from = S->node_first[S->routes[S->route_off[j->cls] + j->pos]];
+            st_unhold(S, w, from, t);
+            leave_node(S, w, t);
+            if (S->st_cap[from] > 0) release(S, from, t);
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- batches */
 static void flush(sim_t *S, double t) {
     int64_t CP = S->C * S->P, CK = S->C * S->K;
+    for (int64_t p = 0; p < S->P; p++)
+        if (S->st_kind[p] == QNS_ST_PS) ps_sync(S, p, t);
     for (int64_t i = 0; i < CP; i++) {
         S->a_area[i] += (double)S->cnt[i] * (t - S->last[i]);
         S->last[i] = t;
-        S->a_busy[i] += (double)S->busyc[i] * (t - S->lastb[i]);
-        S->lastb[i] = t;
+        if (S->st_kind[i % S->P] == QNS_ST_PS) {
+            ps_busy(S, i, i % S->P, 0);
+        } else {
+            S->a_busy[i] += (double)S->busyc[i] * (t - S->lastb[i]);
+            S->lastb[i] = t;
+        }
     }
     for (int64_t i = 0; i < CK; i++) {
         S->a_narea[i] += (double)S->ncnt[i] * (t - S->nlast[i]);
@@ -387,44 +206,51 @@ static void flush(sim_t *S, double t) {
     }
 }
 
-static void hist_reset(sim_t *S) {
-    memset(S->hist, 0, (size_t)(S->C * HB) * sizeof(double));
-    for (int64_t c = 0; c < S->C; c++) {
-        S->hmin[c] = INFINITY;
-        S->hmax[c] = -INFINITY;
+/* the first node of the route with room (closed jobs starting without think time) */
+static int32_t first_room(const sim_t *S, int64_t c) {
+    int64_t off = S->route_off[c], len = S->route_len[c];
+    for (int64_t pos = 0; pos < len; pos++) {
+        int64_t k = S->routes[off + pos];
+        if (S->node_kind[k] != QNS_NODE_STATION) return (int32_t)pos;
+        int64_t p = S->node_first[k];
+        if (S->st_cap[p] == 0 || S->st[p].n < S->st_cap[p]) return (int32_t)pos;
     }
+    return 0; /* all full: it waits at the terminal for its first station */
 }
 
 int qns_abi_version(void) { return QNS_ABI_VERSION; }
 
 int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int64_t *node_first,
             const int64_t *node_count, const int64_t *node_k, const int64_t *node_fan,
-            const int64_t *st_kind,
-            const int64_t *st_servers, const int64_t *st_ld_off, const int64_t *st_ld_len,
-            const double *ld_rates, const int64_t *cls_open, const int64_t *cls_pop,
-            const double *cls_think, const double *cls_rate, const int64_t *route_off,
-            const int64_t *route_len, const int64_t *routes, const int64_t *svc_kind,
+            const int64_t *st_kind, const int64_t *st_servers, const int64_t *st_ld_off,
+            const int64_t *st_ld_len, const double *ld_rates, const int64_t *st_cap,
+            const int64_t *cls_open, const int64_t *cls_pop, const double *cls_think,
+            const double *cls_rate, const int64_t *route_off, const int64_t *route_len,
+            const int64_t *routes, const int64_t *cls_level, int64_t L, const int64_t *svc_kind,
             const double *svc_mean, const double *svc_p1, const double *svc_p2,
             const int64_t *svc_tab_off, const int64_t *svc_tab_len, const double *svc_tab,
             uint64_t seed, uint64_t stream, double t_warm, double t_batch, int64_t B,
             double r_scale, int64_t NQ, const double *qs, int64_t max_tasks, double *o_done,
             double *o_rsum, double *o_quant, double *o_area, double *o_busy, double *o_narea,
-            double *o_visits, double *o_resid, int64_t *o_events) {
+            double *o_visits, double *o_resid, double *o_arr, double *o_lost,
+            int64_t *o_events) {
     sim_t S0;
     sim_t *S = &S0;
     memset(S, 0, sizeof *S);
-    S->C = C, S->K = K, S->P = P;
+    S->C = C, S->K = K, S->P = P, S->L = L > 0 ? L : 1;
     S->node_kind = node_kind, S->node_first = node_first, S->node_count = node_count;
     S->node_k = node_k, S->node_fan = node_fan;
     S->st_kind = st_kind, S->st_servers = st_servers, S->st_ld_off = st_ld_off;
-    S->st_ld_len = st_ld_len, S->ld_rates = ld_rates;
+    S->st_ld_len = st_ld_len, S->ld_rates = ld_rates, S->st_cap = st_cap;
     S->cls_open = cls_open, S->cls_think = cls_think, S->cls_rate = cls_rate;
+    S->cls_level = cls_level;
     S->route_off = route_off, S->route_len = route_len, S->routes = routes;
     S->svc_kind = svc_kind, S->svc_mean = svc_mean, S->svc_p1 = svc_p1, S->svc_p2 = svc_p2;
     S->svc_tab_off = svc_tab_off, S->svc_tab_len = svc_tab_len, S->svc_tab = svc_tab;
     S->r_scale = r_scale > 0.0 ? r_scale : 1.0;
     S->max_tasks = max_tasks;
     S->free_head = -1;
+    for (int64_t p = 0; p < P; p++) S->has_cap |= st_cap[p] > 0;
     rng_seed(&S->rng, seed, stream);
 
     int64_t CP = C * P, CK = C * K, pop = 0;
@@ -434,31 +260,43 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
     S->T = malloc((size_t)S->capt * sizeof(task_t));
     S->st = calloc((size_t)P, sizeof(st_t));
     S->cnt = calloc((size_t)(2 * CP + CK), sizeof(int64_t));
-    S->last = calloc((size_t)(2 * CP + CK), sizeof(double));
-    double *scratch = calloc((size_t)(2 * C + 2 * CP + 3 * CK), sizeof(double));
+    S->last = calloc((size_t)(3 * CP + CK), sizeof(double));
+    double *scratch = calloc((size_t)(3 * C + 2 * CP + 4 * CK), sizeof(double));
     S->hist = malloc((size_t)(C * HB + 2 * C) * sizeof(double));
     int rc = QNS_OK;
     if (!S->T || !S->st || !S->cnt || !S->last || !scratch || !S->hist) {
         rc = QNS_ENOMEM;
         goto out;
     }
+    for (int64_t p = 0; p < P; p++) { /* waiting lines per priority level, servers in use */
+        if (st_kind[p] != QNS_ST_HOL && st_kind[p] != QNS_ST_PRIO) continue;
+        S->st[p].lv = calloc((size_t)S->L, sizeof(fifo_t));
+        S->st[p].srv = malloc((size_t)st_servers[p] * sizeof(int32_t));
+        if (!S->st[p].lv || !S->st[p].srv) {
+            rc = QNS_ENOMEM;
+            goto out;
+        }
+    }
     S->busyc = S->cnt + CP, S->ncnt = S->cnt + 2 * CP;
-    S->lastb = S->last + CP, S->nlast = S->last + 2 * CP;
+    S->lastb = S->last + CP, S->nlast = S->last + 2 * CP, S->gl = S->nlast + CK;
     S->hmin = S->hist + C * HB, S->hmax = S->hmin + C;
     /* warm-up accumulates into the scratch buffers */
-    S->a_done = scratch, S->a_rsum = scratch + C, S->a_area = scratch + 2 * C;
-    S->a_busy = S->a_area + CP, S->a_narea = S->a_busy + CP, S->a_visits = S->a_narea + CK;
-    S->a_resid = S->a_visits + CK;
+    S->a_done = scratch, S->a_rsum = scratch + C, S->a_arr = scratch + 2 * C;
+    S->a_area = scratch + 3 * C, S->a_busy = S->a_area + CP, S->a_narea = S->a_busy + CP;
+    S->a_visits = S->a_narea + CK, S->a_resid = S->a_visits + CK, S->a_lost = S->a_resid + CK;
     hist_reset(S);
     memset(o_done, 0, (size_t)(B * C) * sizeof(double));
     memset(o_rsum, 0, (size_t)(B * C) * sizeof(double));
+    memset(o_arr, 0, (size_t)(B * C) * sizeof(double));
     memset(o_area, 0, (size_t)(B * CP) * sizeof(double));
     memset(o_busy, 0, (size_t)(B * CP) * sizeof(double));
     memset(o_narea, 0, (size_t)(B * CK) * sizeof(double));
     memset(o_visits, 0, (size_t)(B * CK) * sizeof(double));
     memset(o_resid, 0, (size_t)(B * CK) * sizeof(double));
+    memset(o_lost, 0, (size_t)(B * CK) * sizeof(double));
 
-    /* initial state: closed jobs start thinking (or at their first node when Z = 0) */
+    /* initial state: closed jobs start thinking, or without think time at the first node of
+     * their route with room (stations filled in route order) */
     for (int64_t c = 0; c < C; c++) {
         if (cls_open[c]) {
             if (cls_rate[c] > 0.0)
@@ -472,17 +310,23 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
             S->T[j].parent = -1;
             S->T[j].pos = 0;
             S->T[j].t_cycle = 0.0;
-            if (cls_think[c] > 0.0)
+            if (cls_think[c] > 0.0) {
                 push(S, -cls_think[c] * log(u01(&S->rng)), EV_THINK, j, -1, 0);
-            else if (route_len[c] > 0)
+            } else if (route_len[c] > 0) {
+                if (S->has_cap) S->T[j].pos = first_room(S, c);
                 enter_node(S, j, 0.0);
+            }
         }
     }
 
     int64_t b = -1, events = 0;
     double bound = t_warm;
     while (S->err == QNS_OK) {
-        double tn = S->heap.n ? S->heap.a[0].t : INFINITY;
+        if (S->heap.n == 0) { /* nothing will ever happen: every job is blocked */
+            S->err = QNS_EDEADLOCK;
+            break;
+        }
+        double tn = S->heap.a[0].t;
         while (tn >= bound && b < B) { /* close the warm-up or batch b at `bound` */
             flush(S, bound);
             if (b >= 0)
@@ -492,20 +336,24 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
             hist_reset(S);
             b++;
             if (b == B) break;
-            S->a_done = o_done + b * C, S->a_rsum = o_rsum + b * C;
+            S->a_done = o_done + b * C, S->a_rsum = o_rsum + b * C, S->a_arr = o_arr + b * C;
             S->a_area = o_area + b * CP, S->a_busy = o_busy + b * CP;
             S->a_narea = o_narea + b * CK, S->a_visits = o_visits + b * CK;
-            S->a_resid = o_resid + b * CK;
+            S->a_resid = o_resid + b * CK, S->a_lost = o_lost + b * CK;
             bound = t_warm + (double)(b + 1) * t_batch;
         }
-        if (b >= B || S->heap.n == 0) break;
+        if (b >= B) break;
         ev_t e = heap_pop(&S->heap);
         switch (e.type) {
-        case EV_DONE:
-            if (st_kind[e.where] == QNS_ST_LD && e.epoch != S->st[e.where].epoch) continue;
+        case EV_DONE: {
+            int64_t kd = st_kind[e.where];
+            if (kd >= QNS_ST_LD &&
+                e.epoch != (kd <= QNS_ST_PS ? S->st[e.where].epoch : S->T[e.task].ep))
+                continue; /* superseded: the station's speed changed or the job was interrupted */
             events++;
             station_done(S, e.task, e.where, e.t);
             break;
+        }
         case EV_THINK:
             events++;
             S->T[e.task].t_cycle = e.t;
@@ -521,6 +369,7 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
         default: { /* open arrival of class e.task */
             events++;
             int64_t c = e.task;
+            S->a_arr[c] += 1.0;
             push(S, e.t - log(u01(&S->rng)) / cls_rate[c], EV_ARRIVAL, (int32_t)c, -1, 0);
             int32_t j = task_alloc(S);
             if (j < 0) break;
@@ -542,7 +391,16 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
     *o_events = events;
 out:
     if (S->st)
-        for (int64_t p = 0; p < P; p++) free(S->st[p].q);
+        for (int64_t p = 0; p < P; p++) {
+            st_t *s = &S->st[p];
+            free(s->f.q);
+            free(s->bq.q);
+            free(s->h);
+            free(s->srv);
+            if (s->lv)
+                for (int64_t l = 0; l < S->L; l++) free(s->lv[l].q);
+            free(s->lv);
+        }
     free(S->st);
     free(S->T);
     free(S->heap.a);

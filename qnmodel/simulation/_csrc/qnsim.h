@@ -1,5 +1,7 @@
 /* qnsim: compiled discrete-event simulation of closed/open/mixed multi-class queueing networks
- * with FCFS (one or m servers), infinite-server, load-dependent and fork-join (k of n) elements.
+ * with FCFS (one or m servers), infinite-server, load-dependent, processor-sharing, LCFS-PR,
+ * static-priority (non-preemptive and preemptive-resume) and fork-join (k of n) elements, and
+ * finite capacities (open jobs lost, closed jobs blocked after service).
  * Loaded with ctypes by qnmodel/simulation/_engine.py; see that module for the array layout.
  *
  * Every array argument is C-contiguous; sizes are given by C (classes), K (top-level nodes),
@@ -16,17 +18,22 @@
 #define QNS_API __attribute__((visibility("default")))
 #endif
 
-#define QNS_ABI_VERSION 2
+#define QNS_ABI_VERSION 3
 /* largest fork-join with a fan-out below its branch count (random subsets) */
 #define QNS_MAX_FAN 64
 
 /* node kinds */
 #define QNS_NODE_STATION 0
 #define QNS_NODE_FORKJOIN 1
-/* station kinds */
+/* station kinds (the order matters: kinds >= QNS_ST_LD check the epoch of completions) */
 #define QNS_ST_QUEUE 0 /* FCFS, st_servers[p] identical servers */
 #define QNS_ST_DELAY 1 /* infinite server */
-#define QNS_ST_LD 2    /* FCFS, one job served at speed rates[min(j,len)-1] with j jobs present */
+#define QNS_ST_HOL 2   /* static priority, non-preemptive (FCFS within a level), m servers */
+#define QNS_ST_LD 3    /* FCFS, one job served at speed r(j) = rates[min(j,len)-1], j present */
+#define QNS_ST_PS 4    /* processor sharing: the total speed r(j) shared equally by the j jobs
+                        * in service (m servers: the curve is min(j, m)) */
+#define QNS_ST_LCFS 5  /* LCFS preemptive resume, one server at speed r(j) */
+#define QNS_ST_PRIO 6  /* static priority, preemptive resume, m servers */
 /* service distributions */
 #define QNS_SVC_EXP 0
 #define QNS_SVC_DET 1
@@ -37,6 +44,7 @@
 #define QNS_OK 0
 #define QNS_ENOMEM (-1)
 #define QNS_ETOOMANY (-2) /* more than max_tasks jobs in the system: an unstable open class */
+#define QNS_EDEADLOCK (-3) /* no event left: every closed job blocked (finite capacities) */
 
 QNS_API int qns_abi_version(void);
 
@@ -49,10 +57,12 @@ QNS_API int qns_run(
     /* physical stations (P) */
     const int64_t *st_kind, const int64_t *st_servers, const int64_t *st_ld_off,
     const int64_t *st_ld_len, const double *ld_rates,
+    const int64_t *st_cap, /* most jobs held (in service, waiting or blocked); 0 unlimited */
     /* classes (C) */
     const int64_t *cls_open, const int64_t *cls_pop, const double *cls_think,
     const double *cls_rate, const int64_t *route_off, const int64_t *route_len,
     const int64_t *routes,
+    const int64_t *cls_level, int64_t L, /* priority level 0..L-1 of each class, 0 first */
     /* service distribution of class c at station p, index c*P + p */
     const int64_t *svc_kind, const double *svc_mean, const double *svc_p1, const double *svc_p2,
     const int64_t *svc_tab_off, const int64_t *svc_tab_len, const double *svc_tab,
@@ -69,6 +79,8 @@ QNS_API int qns_run(
                        * 0 for other nodes, whose jobs are in o_area */
     double *o_visits, /* (B, C, K) completed visits of class c to node k */
     double *o_resid,  /* (B, C, K) sum of their residence times */
+    double *o_arr,    /* (B, C)  arrivals of open classes */
+    double *o_lost,   /* (B, C, K) open jobs lost at node k (found it full) */
     int64_t *o_events /* (1) events processed, warm-up included */
 );
 
