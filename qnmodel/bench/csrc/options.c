@@ -215,6 +215,10 @@ static int set_value(struct qnb_config *c, const struct opt *o, const char *val)
             qnb_diag("--%s: %s", o->name, err);
             return -1;
         }
+        if (qnb_check_seconds(o->name, val, *(double *)base, err, sizeof err)) {
+            qnb_diag("%s", err);
+            return -1;
+        }
         return 0;
     case T_FREQ:
         if (qnb_parse_frequency(val, (double *)base, err, sizeof err)) {
