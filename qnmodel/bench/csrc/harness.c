@@ -412,6 +412,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
                                   (uint64_t)i);
     }
     if (qnb_opclass_setup(r) || (eng->point_setup && eng->point_setup(r))) {
+        if (eng->point_teardown) /* what a failed setup made (every teardown takes NULL) */
+            eng->point_teardown(r);
         qnb_opclass_free(r);
         qnb_shared_free(r->workers, wsize);
         r->workers = NULL;

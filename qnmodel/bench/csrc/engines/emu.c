@@ -59,17 +59,18 @@ int64_t qnb_emu_service_ns(const struct qnb_config *c, uint64_t bytes, struct qn
     return qnb_ns_of(s);
 }
 
-int qnb_emu_check(const struct qnb_config *c, long long max_bytes, char *err, size_t len)
+int qnb_emu_check(const struct qnb_config *c, long long max_bytes, const char *what, char *err,
+                  size_t len)
 {
     if (qnb_emu_check_servers(c, err, len))
         return 2;
     double s = qnb_emu_mean_service_s(c, (uint64_t)max_bytes);
     if (!(s <= QNB_MAX_SECONDS)) {
         snprintf(err, len,
-                 "a request of %lld bytes (--bs) takes --dev-latency %.9g s + bytes / --dev-rate "
-                 "%.9g B/s = %.9g s on an emulated device, above the limit of %g s for any time "
-                 "in qnbench: give a smaller --bs or a larger --dev-rate",
-                 max_bytes, c->dev_latency, c->dev_rate, s, QNB_MAX_SECONDS);
+                 "%s of %lld bytes takes --dev-latency %.9g s + bytes / --dev-rate %.9g B/s = "
+                 "%.9g s on an emulated device, above the limit of %g s for any time in qnbench: "
+                 "give a smaller --bs or a larger --dev-rate",
+                 what, max_bytes, c->dev_latency, c->dev_rate, s, QNB_MAX_SECONDS);
         return 2;
     }
     return 0;
@@ -206,7 +207,7 @@ static int emu_check(const struct qnb_config *c, char *err, size_t len)
     long long bs = 0;
     for (int i = 0; i < c->bs.n; i++)
         bs = c->bs.v[i] > bs ? c->bs.v[i] : bs;
-    return qnb_emu_check(c, bs, err, len);
+    return qnb_emu_check(c, bs, "a request (--bs)", err, len);
 }
 
 static int emu_setup(struct qnb_run *r)

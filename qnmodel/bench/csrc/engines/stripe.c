@@ -129,7 +129,8 @@ static int stripe_check(const struct qnb_config *c, char *err, size_t len)
             return 2;
         }
         /* a member request is one piece of a chunk at most */
-        return qnb_emu_check(c, bs_max < c->chunk ? bs_max : c->chunk, err, len);
+        return qnb_emu_check(c, bs_max < c->chunk ? bs_max : c->chunk,
+                             "stripe: a member request (a --chunk piece of --bs)", err, len);
     }
     return 0;
 }

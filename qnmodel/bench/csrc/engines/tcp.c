@@ -52,7 +52,8 @@ static int tcp_check(const struct qnb_config *c, char *err, size_t len)
         }
         /* a server alone serves any size a client asks for; it refuses a request beyond the
          * time limit when it comes (blockserver.c) */
-        return qnb_emu_check(c, strcmp(c->tcp_role, "server") == 0 ? 0 : bs, err, len);
+        return qnb_emu_check(c, strcmp(c->tcp_role, "server") == 0 ? 0 : bs,
+                             "tcp: a request (--bs)", err, len);
     }
     return 0;
 }
