@@ -1,10 +1,13 @@
-"""libFuzzer campaigns on qnbench's unit parsers, option parser and JSON writer.
+"""libFuzzer campaigns on qnbench's unit parsers, option parser, JSON writer and the arithmetic
+of its durations, sizes and rates.
 
-Builds the three targets of ``qnmodel/bench/csrc/fuzz`` with clang (AddressSanitizer and
+Builds the four targets of ``qnmodel/bench/csrc/fuzz`` with clang (AddressSanitizer and
 UndefinedBehaviorSanitizer linked in) and runs each for a bounded time from its seed corpus.
 A target aborts on any broken claim (see ``fuzz/README.md``): a value that is negative or not
 finite, a refusal without a message, a JSON document a strict reader rejects, a string or a
-double that does not read back exactly. libFuzzer exits non-zero and writes the crashing input.
+double that does not read back exactly, an accepted time that is not its nearest nanosecond or
+a size that is not the value typed, a derived time or a document beyond its limit, a signed
+overflow. libFuzzer exits non-zero and writes the crashing input.
 
 ``QNBENCH_FUZZ_SECONDS`` (default 10) sets the time per target; raise it for a longer campaign.
 """
@@ -21,7 +24,7 @@ from tests._parts import need
 
 CSRC = Path(__file__).resolve().parents[2] / "qnmodel" / "bench" / "csrc"
 SECONDS = int(os.environ.get("QNBENCH_FUZZ_SECONDS", "10"))
-TARGETS = ["units", "options", "json"]
+TARGETS = ["units", "options", "json", "limits"]
 
 pytestmark = pytest.mark.xdist_group("fuzz")
 
