@@ -402,7 +402,10 @@ def run(
         if trace is not None and not check:
             return trace
         if trace is not None:
-            kept = f"its partial results are kept in exc.trace: {_points_summary(trace)}"
+            kept = (
+                f"it had measured {_points_summary(trace)} (the partial trace: exc.trace, or "
+                "what run(..., check=False) returns)"
+            )
         elif killed:
             kept = f"it did not exit {STOP_GRACE_S:g} s after SIGTERM and was killed: no results"
         else:
@@ -429,21 +432,21 @@ def run(
 
 
 def _points_summary(trace: BenchTrace, most: int = 8) -> str:
-    """The points of a (partial) trace in one line each: jobs, bs, op, ops/s, complete."""
+    """The points of a (partial) trace, one after the other: jobs, bs, op, ops/s, complete."""
     results = trace.results
     done = sum(1 for r in results if r["complete"])
-    lines = [f"{len(results)} point(s) measured, {done} complete"]
+    lines = [f"{len(results)} point(s), {done} complete"]
     for r in results[:most]:
         bs = f" bs={r['bs_bytes']}" if "bs_bytes" in r else ""
         rate = r["throughput_ops_s"]
         lines.append(
-            f"  point {r['point']}: jobs={r['jobs']}{bs} op={r['op']}: {r['ops']} ops, "
+            f"point {r['point']}: jobs={r['jobs']}{bs} op={r['op']}: {r['ops']} ops, "
             f"{rate if rate is None else format(rate, '.6g')} ops/s"
             f"{'' if r['complete'] else ' (incomplete)'}"
         )
     if len(results) > most:
-        lines.append(f"  ... and {len(results) - most} more")
-    return "\n".join(lines)
+        lines.append(f"... and {len(results) - most} more")
+    return "; ".join(lines)
 
 
 def selftest(executable_path: str | os.PathLike | None = None) -> BenchTrace:

@@ -36,7 +36,7 @@ def test_a_timeout_raises_with_the_partial_trace_and_lists_its_points(qnbench_ex
     with pytest.raises(BenchError, match="timed out after 1 s and was stopped") as info:
         bench.run("emu", timeout=1.0, executable_path=qnbench_exe, **SLEEPY)
     msg = str(info.value)
-    assert "partial results are kept in exc.trace: 1 point(s) measured, 0 complete" in msg
-    assert "point 0: jobs=1 bs=4096 op=read: 1 ops" in msg and "(incomplete)" in msg
+    assert "it had measured 1 point(s), 0 complete; point 0: jobs=1 bs=4096 op=read: 1 ops" in msg
+    assert "(incomplete) (the partial trace: exc.trace" in msg
     trace = info.value.trace
     assert trace is not None and trace.results[0]["ops"] == 1
