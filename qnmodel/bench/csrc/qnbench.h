@@ -171,6 +171,8 @@ int64_t qnb_now_ns(void);
 int qnb_sleep_until_ns(int64_t deadline, int64_t spin_ns);
 int qnb_sleep_on(_Atomic int *word, int stop, int64_t deadline, int64_t spin_ns);
 void qnb_signal_wake(void); /* async-signal-safe: wakes every qnb_sleep_until_ns */
+/* a short plain sleep that a stop does not cut: polling for threads to end, after a stop too */
+void qnb_pause_ns(int64_t ns);
 void qnb_thread_timer_slack(void);
 int qnb_thread_realtime(void); /* SCHED_FIFO priority 1 for the calling thread; 0 or errno */
 void qnb_cpu_times(double *user, double *sys, int children);

@@ -78,6 +78,13 @@ int qnb_sleep_until_ns(int64_t deadline, int64_t spin_ns)
     return qnb_sleep_on(NULL, 0, deadline, spin_ns);
 }
 
+void qnb_pause_ns(int64_t ns)
+{
+    struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 void qnb_cpu_times(double *user, double *sys, int children)
 {
     struct rusage ru, rc;

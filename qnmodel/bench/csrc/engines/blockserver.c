@@ -332,9 +332,10 @@ void qnb_tcp_server_stop(struct tcp_server *srv)
         close(srv->lfd);
         srv->lfd = -1;
     }
-    /* connection threads end when their clients close; wait briefly for them */
+    /* connection threads end when their clients close (or, after a stop signal, within
+     * STOP_POLL_MS); wait up to 2 s for them, a stop signal included */
     for (int i = 0; i < 2000 && atomic_load(&srv->nconn) > 0; i++)
-        qnb_sleep_until_ns(qnb_now_ns() + 1000000, 0);
+        qnb_pause_ns(1000000);
     if (srv->file_fd >= 0)
         close(srv->file_fd);
     srv->file_fd = -1;
