@@ -41,6 +41,9 @@ ENV_VAR = "QNMODEL_QNBENCH"
 #: environment variable naming the MPI build (``qnbench-mpi``) instead of the installed one
 MPI_ENV_VAR = "QNMODEL_QNBENCH_MPI"
 _PROGRESS = re.compile(r"qnbench: point (\d+)/(\d+): (.*)")
+#: seconds qnbench gets, after the SIGTERM of a timeout, to print its document and exit (it
+#: stops at once: every sleeping client wakes on the signal) before it is killed
+STOP_GRACE_S = 10.0
 
 # Dimension of every option that takes a quantity; the runner converts unit strings to SI here,
 # so "4 KiB" and 4096 mean the same and a wrong dimension fails before qnbench starts.
@@ -295,12 +298,18 @@ def run(
         Relay qnbench's per-point progress lines to stderr. Default: only when stderr is a
         terminal.
     timeout : float, optional
-        Seconds before the run is interrupted (SIGINT, so qnbench prints its partial results,
-        then killed). Default: generous, from the number of points and ``runtime``.
+        Seconds before the run is stopped. qnbench then gets SIGTERM, on which it stops at once
+        (clients sleeping in a think time, an emulated device or an open-loop wait wake up),
+        prints the points measured so far (``complete`` false, ``errors`` saying it was
+        interrupted) and exits; that partial trace is returned with ``check=False``, or
+        attached to the :class:`~qnmodel.errors.BenchError` as ``exc.trace`` and summarised in
+        its message. qnbench is killed only if it has not exited 10 s after the SIGTERM
+        (then there is no trace). Default: generous, from the number of points
+        and ``runtime``.
     check : bool
-        Raise :class:`~qnmodel.errors.BenchError` when qnbench exits non-zero (the partial trace,
-        if any, is attached as ``exc.trace``). With ``check=False`` a partial trace
-        (``trace.complete`` false) is returned instead; usage errors always raise.
+        Raise :class:`~qnmodel.errors.BenchError` when qnbench exits non-zero or times out (the
+        partial trace, if any, is attached as ``exc.trace``). With ``check=False`` a partial
+        trace (``trace.complete`` false) is returned instead; usage errors always raise.
     executable_path : path, optional
         Use this binary instead of :func:`executable`.
     **options
@@ -319,7 +328,8 @@ def run(
     BenchNotFoundError
         No qnbench executable.
     BenchError
-        qnbench rejected the options (exit 2), failed (exit 1, with its stderr), timed out, or
+        qnbench rejected the options (exit 2), failed (exit 1, with its stderr), timed out
+        (with ``check=True``; the message lists the points measured before the timeout), or
         printed a document that does not validate.
     """
     exe = Path(executable_path) if executable_path is not None else executable()
@@ -372,15 +382,17 @@ def run(
     threads.append(threading.Thread(target=pump_out, daemon=True))
     for t in threads:
         t.start()
-    timed_out = False
+    timed_out = killed = False
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        proc.send_signal(signal.SIGINT)
+        # SIGTERM: qnbench stops at once and prints the points measured so far
+        proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=10.0)
+            proc.wait(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:
+            killed = True
             proc.kill()
             proc.wait()
     for t in threads:
@@ -396,7 +408,21 @@ def run(
         trace = BenchTrace.from_json(stdout, error=BenchError)
         trace = BenchTrace(trace.document, tuple(argv), stderr)
     if timed_out:
-        exc = BenchError(f"qnbench timed out after {timeout:g} s: {command}\n{stderr.strip()}")
+        if trace is not None and not check:
+            return trace
+        if trace is not None:
+            kept = (
+                f"it had measured {_points_summary(trace)} (the partial trace: exc.trace, or "
+                "what run(..., check=False) returns)"
+            )
+        elif killed:
+            kept = f"it did not exit {STOP_GRACE_S:g} s after SIGTERM and was killed: no results"
+        else:
+            kept = "it printed no document"
+        exc = BenchError(
+            f"qnbench timed out after {timeout:g} s and was stopped with SIGTERM; {kept}\n"
+            f"command: {command}\nstderr:\n{stderr.strip()}"
+        )
         exc.trace = trace  # type: ignore[attr-defined]
         raise exc
     if proc.returncode != 0:
@@ -412,6 +438,24 @@ def run(
     if trace is None:
         raise BenchError(f"qnbench printed no JSON document: {command}\n{stderr.strip()}")
     return trace
+
+
+def _points_summary(trace: BenchTrace, most: int = 8) -> str:
+    """The points of a (partial) trace, one after the other: jobs, bs, op, ops/s, complete."""
+    results = trace.results
+    done = sum(1 for r in results if r["complete"])
+    lines = [f"{len(results)} point(s), {done} complete"]
+    for r in results[:most]:
+        bs = f" bs={r['bs_bytes']}" if "bs_bytes" in r else ""
+        rate = r["throughput_ops_s"]
+        lines.append(
+            f"point {r['point']}: jobs={r['jobs']}{bs} op={r['op']}: {r['ops']} ops, "
+            f"{rate if rate is None else format(rate, '.6g')} ops/s"
+            f"{'' if r['complete'] else ' (incomplete)'}"
+        )
+    if len(results) > most:
+        lines.append(f"... and {len(results) - most} more")
+    return "; ".join(lines)
 
 
 def selftest(executable_path: str | os.PathLike | None = None) -> BenchTrace:

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "qnbench.h"
@@ -139,6 +140,37 @@ int qnb_file_open(struct qnb_run *r, const char *name, int flags)
     return openat(dirfd_, name, flags | O_NOFOLLOW | O_CLOEXEC);
 }
 
+int qnb_space_check(const struct qnb_run *r, long long nfiles, long long size, char *err,
+                    size_t errlen)
+{
+    const char *dir = r->rundir[0] ? r->rundir : r->cfg->dir;
+    long long need;
+    if (nfiles <= 0)
+        return 0;
+    if (qnb_mul_size(nfiles, size, &need)) {
+        snprintf(err, errlen,
+                 "%lld file(s) of --size %lld bytes exceed the largest byte count qnbench keeps "
+                 "(%lld); nothing was written to %s",
+                 nfiles, size, (long long)INT64_MAX, dir);
+        return -1;
+    }
+    struct statvfs st;
+    if (statvfs(dir, &st) != 0 || st.f_blocks == 0)
+        return 0; /* no figure (a file system without one, tmpfs without a size): try */
+    /* the blocks available to an unprivileged user: root may be allowed some of the reserved
+     * ones too, or not (a file system mounted with its reserve for another user) */
+    long double avail = (long double)st.f_bavail * (long double)st.f_frsize;
+    if ((long double)need > avail) {
+        snprintf(err, errlen,
+                 "not enough free space in %s for %lld file(s) of --size %lld bytes (%lld bytes): "
+                 "%.0Lf bytes are free (%s, ENOSPC); nothing was written: give a smaller --size, "
+                 "fewer --jobs, or another --dir",
+                 dir, nfiles, size, need, avail, strerror(ENOSPC));
+        return -1;
+    }
+    return 0;
+}
+
 /* Create `name` and fill it with `size` bytes (a non-zero pattern, or zeros), then fsync it. */
 int qnb_file_layout(struct qnb_run *r, const char *name, long long size, int zero, char *err,
                     size_t errlen)
@@ -158,9 +190,17 @@ int qnb_file_layout(struct qnb_run *r, const char *name, long long size, int zer
         buf[i] = zero ? 0 : (unsigned char)(i * 131u + 7u);
     long long done = 0;
     while (done < size) {
+        if (qnb_stop_signal) { /* every step checks: a stop ends the layout at once */
+            snprintf(err, errlen, "laying out %s/%s (%lld of %lld bytes written): interrupted by "
+                     "signal %d",
+                     r->rundir, name, done, size, (int)qnb_stop_signal);
+            free(buf);
+            close(fd);
+            return -1;
+        }
         size_t n = (size - done) < (long long)chunk ? (size_t)(size - done) : chunk;
         ssize_t w = pwrite(fd, buf, n, done);
-        if (w < 0 && errno == EINTR && !qnb_stop_signal)
+        if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
             int e = w < 0 ? errno : ENOSPC;
@@ -173,6 +213,12 @@ int qnb_file_layout(struct qnb_run *r, const char *name, long long size, int zer
         done += w;
     }
     free(buf);
+    if (qnb_stop_signal) {
+        snprintf(err, errlen, "laying out %s/%s: interrupted by signal %d before its fsync",
+                 r->rundir, name, (int)qnb_stop_signal);
+        close(fd);
+        return -1;
+    }
     if (fsync(fd) != 0 && errno != EINVAL) {
         int e = errno;
         snprintf(err, errlen, "fsync %s/%s: %s (%s)", r->rundir, name, strerror(e),

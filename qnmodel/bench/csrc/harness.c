@@ -71,6 +71,11 @@ static void phase_wake(struct qnb_run *r)
     syscall(SYS_futex, (int *)&r->phase, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+int qnb_run_sleep(struct qnb_run *r, int64_t deadline, int64_t spin_ns)
+{
+    return qnb_sleep_on(&r->phase, QNB_PHASE_STOP, deadline, spin_ns);
+}
+
 /* Block while the point is warming up; a 1 ms timeout re-checks a stop signal. */
 static void wait_for_measure(struct qnb_run *r)
 {
@@ -80,19 +85,36 @@ static void wait_for_measure(struct qnb_run *r)
     }
 }
 
+/* Ends the point: phase STOP, and every client sleeping on the phase word (qnb_run_sleep: a
+ * think time, an emulated device, an open-loop arrival, the warm-up) wakes at once.
+ * Async-signal-safe (lock-free atomics, clock_gettime, futex): qnb_signal_stop calls it. */
 static void request_stop(struct qnb_run *r)
 {
-    int expected = QNB_PHASE_MEASURE;
     int64_t now = qnb_now_ns();
-    if (atomic_compare_exchange_strong(&r->phase, &expected, QNB_PHASE_STOP)) {
-        atomic_store(&r->t_stop_ns, now);
-        return;
+    for (int expected = QNB_PHASE_WARMUP; expected <= QNB_PHASE_MEASURE; expected++) {
+        int e = expected;
+        if (atomic_compare_exchange_strong(&r->phase, &e, QNB_PHASE_STOP)) {
+            atomic_store(&r->t_stop_ns, now);
+            phase_wake(r);
+            return;
+        }
     }
-    expected = QNB_PHASE_WARMUP;
-    if (atomic_compare_exchange_strong(&r->phase, &expected, QNB_PHASE_STOP)) {
-        atomic_store(&r->t_stop_ns, now);
-        phase_wake(r);
-    }
+}
+
+/* the run a stop signal ends (shared memory, so a process worker's handler reaches it too) */
+static struct qnb_run *_Atomic signal_run;
+
+void qnb_signal_target(struct qnb_run *r) { atomic_store(&signal_run, r); }
+
+void qnb_signal_stop(int sig)
+{
+    int saved = errno;
+    struct qnb_run *r = atomic_load(&signal_run);
+    if (r) /* first: a client that sees the signal sees the point stopped */
+        request_stop(r);
+    qnb_stop_signal = sig;
+    qnb_signal_wake(); /* sleepers outside a run: a block server's device, the main thread */
+    errno = saved;
 }
 
 static void *worker_main(void *arg)
@@ -101,9 +123,11 @@ static void *worker_main(void *arg)
     struct qnb_run *r = w->run;
     const struct qnb_engine *eng = r->eng;
     const struct qnb_config *c = r->cfg;
-    int64_t spin = (int64_t)(c->spin * 1e9);
-    int64_t think_ns = (int64_t)(c->think * 1e9);
+    int64_t spin = qnb_ns_of(c->spin);
+    int64_t think_ns = qnb_ns_of(c->think);
     int exp_think = strcmp(c->think_dist, "exp") == 0;
+    /* the bytes one client may count: the sum over the point's clients stays a 64-bit count */
+    uint64_t byte_limit = (uint64_t)INT64_MAX / (uint64_t)r->pt.jobs;
 
     qnb_thread_timer_slack();
     if (c->realtime) {
@@ -154,8 +178,15 @@ static void *worker_main(void *arg)
         w->op_class = 0;
         int64_t t0 = open_loop ? sched : qnb_now_ns();
         int rc = eng->op(w, &b);
-        if (rc > 0) /* a fixed-work engine has done its work */
+        if (rc > 0) /* a fixed-work engine has done its work, or a stop cut the request */
             break;
+        if (rc && qnb_stop_signal) {
+            /* cut by the stop signal (a wait interrupted, a server of this process gone): the
+             * point says it was interrupted, not that the request failed */
+            w->failed = 0;
+            w->errmsg[0] = '\0';
+            break;
+        }
         if (rc) {
             w->failed = 1;
             request_stop(r);
@@ -163,6 +194,15 @@ static void *worker_main(void *arg)
         }
         int64_t t1 = qnb_now_ns();
         if (atomic_load(&r->phase) == QNB_PHASE_MEASURE) {
+            if (b > byte_limit - atomic_load_explicit(&w->bytes, memory_order_relaxed)) {
+                qnb_worker_error(w,
+                                 "the bytes moved by one of the %d clients would exceed %llu, "
+                                 "the most a 64-bit count of the point holds: give a smaller "
+                                 "--bs or a shorter --runtime",
+                                 r->pt.jobs, (unsigned long long)byte_limit);
+                request_stop(r);
+                break;
+            }
             qnb_hist_add(&w->hist, (uint64_t)(t1 - t0));
             qnb_opclass_add(w, (uint64_t)(t1 - t0));
             atomic_fetch_add_explicit(&w->bytes, b, memory_order_relaxed);
@@ -177,9 +217,10 @@ static void *worker_main(void *arg)
         if (think_ns > 0 && !qnb_stopping(r)) {
             int64_t z = think_ns;
             if (exp_think)
-                z = (int64_t)(-log(qnb_rng_uniform(&w->rng)) * (double)think_ns);
+                z = qnb_ns_of(-log(qnb_rng_uniform(&w->rng)) * c->think);
             int64_t ts = qnb_now_ns();
-            qnb_sleep_until_ns(ts + z, spin);
+            if (qnb_run_sleep(r, qnb_ns_add(ts, z), spin))
+                break; /* stopped while thinking: the think time is not complete */
             if (w->counting) {
                 w->think_sum_ns += (double)(qnb_now_ns() - ts);
                 w->think_count++;
@@ -272,7 +313,7 @@ static int wait_until(struct qnb_run *r, int64_t deadline, int proc_started, int
         int64_t step = deadline - now;
         if (step > 5000000)
             step = 5000000;
-        qnb_sleep_until_ns(now + step, 0);
+        qnb_run_sleep(r, now + step, 0);
     }
 }
 
@@ -284,11 +325,19 @@ struct sample {
 struct samples {
     struct sample *v;
     size_t n, cap;
+    size_t max; /* most samples of this point: its share of QNB_MAX_SAMPLES */
 };
 
-/* append; on allocation failure the sample is merged into the previous one (totals stay exact) */
+/* Append one sample. At the point's maximum (or when memory runs out) it is merged into the
+ * previous one instead: totals and end times stay exact. */
 static void add_sample(struct samples *s, double t_s, uint64_t ops, uint64_t bytes)
 {
+    if (s->n && s->n >= s->max) {
+        s->v[s->n - 1].t_s = t_s;
+        s->v[s->n - 1].ops += ops;
+        s->v[s->n - 1].bytes += bytes;
+        return;
+    }
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
         struct sample *v = realloc(s->v, cap * sizeof *v);
@@ -304,6 +353,23 @@ static void add_sample(struct samples *s, double t_s, uint64_t ops, uint64_t byt
         s->cap = cap;
     }
     s->v[s->n++] = (struct sample){t_s, ops, bytes};
+}
+
+/* Halve the samples: neighbours merged pairwise, each pair ending where its second ended, so
+ * the sums and the times stay exact (an interval of twice the length). */
+static void coarsen(struct samples *s)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i += 2, k++) {
+        struct sample m = s->v[i];
+        if (i + 1 < s->n) {
+            m.t_s = s->v[i + 1].t_s;
+            m.ops += s->v[i + 1].ops;
+            m.bytes += s->v[i + 1].bytes;
+        }
+        s->v[k] = m;
+    }
+    s->n = k;
 }
 
 static void sum_counters(struct qnb_run *r, uint64_t *ops, uint64_t *bytes)
@@ -346,6 +412,8 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
                                   (uint64_t)i);
     }
     if (qnb_opclass_setup(r) || (eng->point_setup && eng->point_setup(r))) {
+        if (eng->point_teardown) /* what a failed setup made (every teardown takes NULL) */
+            eng->point_teardown(r);
         qnb_opclass_free(r);
         qnb_shared_free(r->workers, wsize);
         r->workers = NULL;
@@ -390,16 +458,21 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     t_w0 = qnb_now_ns();
 
     /* warm-up, then the measured interval */
-    struct samples ss = {NULL, 0, 0};
+    struct samples ss = {NULL, 0, 0, 0};
+    /* the run's samples are shared by its points; a point that ends by --runtime fits its
+     * share (check.c refuses an --interval that would not), one that ends by a count of
+     * operations or bytes coarsens its interval when it reaches it */
+    ss.max = (size_t)QNB_MAX_SAMPLES / (size_t)(r->pt.npoints > 0 ? r->pt.npoints : 1);
+    if (ss.max < 2)
+        ss.max = 2;
     double cu0 = 0, cs0 = 0, cu1 = 0, cs1 = 0;
     struct qnb_host_cpu hc0, hc1;
     int host_ok = 0;
     int timed_out = 0;
     /* a fixed amount of work (meta, mpilink) is cut by time only when --runtime is given */
-    int limit_only = ((c->ops > 0 || c->io_size > 0) && c->runtime <= 0) ||
-                     ((eng->flags & QNB_ENG_FIXED_WORK) && !qnb_option_given(c, "runtime"));
+    int limit_only = !qnb_time_bounded(c, eng);
     if (c->warmup > 0 && !(eng->flags & QNB_ENG_FIXED_WORK))
-        wait_until(r, t_w0 + (int64_t)(c->warmup * 1e9), proc_started, &died);
+        wait_until(r, qnb_ns_add(t_w0, qnb_ns_of(c->warmup)), proc_started, &died);
     double warm_s = (qnb_now_ns() - t_w0) / 1e9;
     qnb_cpu_times(&cu0, &cs0, use_proc);
     host_ok = qnb_host_cpu(&hc0) == 0;
@@ -407,9 +480,11 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     r->t_start_ns = qnb_now_ns();
     if (atomic_compare_exchange_strong(&r->phase, &expected, QNB_PHASE_MEASURE))
         phase_wake(r);
-    int64_t t_end = r->t_start_ns + (int64_t)(c->runtime * 1e9);
-    int64_t step = (int64_t)(c->interval * 1e9);
-    int64_t next = r->t_start_ns + step;
+    int64_t t_end = qnb_ns_add(r->t_start_ns, qnb_ns_of(c->runtime));
+    int64_t step = qnb_ns_of(c->interval); /* >= 1 ns (options.c) */
+    if (step < 1)
+        step = 1;
+    int64_t next = qnb_ns_add(r->t_start_ns, step);
     uint64_t prev_ops = 0, prev_bytes = 0;
     for (;;) {
         int64_t until = next < t_end ? next : t_end;
@@ -421,10 +496,25 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
         if (now >= next) {
             uint64_t o, b;
             sum_counters(r, &o, &b);
-            add_sample(&ss, (next - r->t_start_ns) / 1e9, o - prev_ops, b - prev_bytes);
+            /* a sample ends when its counters were read: a late wake-up makes it longer, never
+             * mislabels it; the boundaries it slept through are skipped */
+            int64_t t = qnb_now_ns();
+            add_sample(&ss, (double)(t - r->t_start_ns) / 1e9, o - prev_ops, b - prev_bytes);
             prev_ops = o;
             prev_bytes = b;
-            next += step;
+            next = qnb_ns_add(next, step * ((t - next) / step + 1));
+            if (ss.n >= ss.max) {
+                coarsen(&ss);
+                step = qnb_ns_add(step, step);
+                next = qnb_ns_add(r->t_start_ns, step * ((t - r->t_start_ns) / step + 1));
+                static int said;
+                if (!said++)
+                    qnb_diag("point %d reached %zu samples (a run keeps at most %d, shared by "
+                             "its %d points): its sampling interval doubles to %.9g s "
+                             "(neighbouring samples merged; sums and times stay exact)",
+                             r->pt.index, ss.max, QNB_MAX_SAMPLES, r->pt.npoints,
+                             (double)step / 1e9);
+            }
         }
         if (now >= t_end && !limit_only) {
             timed_out = 1;
@@ -470,8 +560,14 @@ int qnb_run_point(struct qnb_run *r, struct qnb_json *j)
     uint64_t ops, bytes;
     sum_counters(r, &ops, &bytes);
     double elapsed = ((double)(t_stop - r->t_start_ns) + finish_max) / 1e9;
-    if (ops > prev_ops || ss.n == 0)
+    if (ss.n && ss.v[ss.n - 1].t_s >= elapsed) {
+        /* read just after a stop: the last sample ends with the measured interval */
+        ss.v[ss.n - 1].t_s = elapsed;
+        ss.v[ss.n - 1].ops += ops - prev_ops;
+        ss.v[ss.n - 1].bytes += bytes - prev_bytes;
+    } else if (ops > prev_ops || ss.n == 0) {
         add_sample(&ss, elapsed, ops - prev_ops, bytes - prev_bytes);
+    }
     if (died)
         ok = 0; /* reap_workers said which worker and how */
     if (qnb_stop_signal) {

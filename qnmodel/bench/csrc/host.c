@@ -44,6 +44,14 @@ static long long mem_total(void)
     return kib * 1024;
 }
 
+long long qnb_host_mem_total(void)
+{
+    static long long cached = -1; /* read once: the options check asks for it per engine */
+    if (cached < 0)
+        cached = mem_total();
+    return cached;
+}
+
 int qnb_host_cpu(struct qnb_host_cpu *h)
 {
     /* the first line of /proc/stat: the whole machine's time in USER_HZ ticks, per state:

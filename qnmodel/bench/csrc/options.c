@@ -215,6 +215,10 @@ static int set_value(struct qnb_config *c, const struct opt *o, const char *val)
             qnb_diag("--%s: %s", o->name, err);
             return -1;
         }
+        if (qnb_check_seconds(o->name, val, *(double *)base, err, sizeof err)) {
+            qnb_diag("%s", err);
+            return -1;
+        }
         return 0;
     case T_FREQ:
         if (qnb_parse_frequency(val, (double *)base, err, sizeof err)) {
@@ -280,9 +284,11 @@ static void usage(FILE *f)
             "usage: qnbench --engine NAME [options]\n"
             "Measures one engine over a sweep of concurrency (--jobs) and request size (--bs)\n"
             "with a closed-loop driver, and writes one JSON document (schema qnbench/%d) on\n"
-            "stdout. Sizes: 4KiB, 1MiB, 4kB, 1MB; times: 5ms, 250us, 2s; rates: 50MB/s,\n"
-            "1Gbit/s. Exit status: 0 ok, 1 runtime error, 2 usage error.\n",
-            QNB_SCHEMA_VERSION);
+            "stdout. Sizes: 4KiB, 1MiB, 4kB, 1MB (whole bytes, at most 9e18); times: 5ms,\n"
+            "250us, 2s (0, or 1ns to %gs); rates: 50MB/s, 1Gbit/s. Exit status: 0 ok, 1 runtime\n"
+            "error (also after SIGINT or SIGTERM, which stop the run at once: the document\n"
+            "then holds the points measured so far), 2 usage error.\n",
+            QNB_SCHEMA_VERSION, QNB_MAX_SECONDS);
     const char *group = "";
     for (size_t i = 0; i < NOPT; i++) {
         const struct opt *o = &table[i];

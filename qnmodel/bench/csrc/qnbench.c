@@ -11,63 +11,9 @@
 #include "harness.h"
 #include "sweep.h"
 
-static void on_signal(int sig)
-{
-    qnb_stop_signal = sig;
-}
-
-static int check_common(const struct qnb_config *c, const struct qnb_engine *eng)
-{
-    if (c->runtime <= 0 && c->ops <= 0 && c->io_size <= 0) {
-        qnb_diag("--runtime must be > 0 (or give --ops N > 0 or --io-size SIZE > 0)");
-        return 2;
-    }
-    if (c->repeat < 1 || c->repeat > 1000) {
-        qnb_diag("--repeat %lld must be between 1 and 1000", c->repeat);
-        return 2;
-    }
-    if (c->ops < 0) {
-        qnb_diag("--ops %lld must be >= 0", c->ops);
-        return 2;
-    }
-    if (c->interval <= 0) {
-        qnb_diag("--interval must be > 0");
-        return 2;
-    }
-    for (int i = 0; i < c->jobs.n; i++)
-        if (c->jobs.v[i] > 1024) {
-            qnb_diag("--jobs %lld is more than 1024", c->jobs.v[i]);
-            return 2;
-        }
-    if ((eng->flags & QNB_ENG_NEEDS_DIR) && !c->dir[0]) {
-        qnb_diag("engine %s creates files: give --dir DIR (qnbench makes its own new directory "
-                 "inside DIR and removes it at the end)",
-                 eng->name);
-        return 2;
-    }
-    if (strcmp(c->workers, "process") == 0 && !(eng->flags & QNB_ENG_PROCESSES)) {
-        char names[256];
-        qnb_engine_names_with(QNB_ENG_PROCESSES, names, sizeof names);
-        qnb_diag("--workers process is supported by the %s engine only (engine %s uses threads)",
-                 names, eng->name);
-        return 2;
-    }
-    {
-        char err[512] = "";
-        if (qnb_workload_check(c, eng, err, sizeof err)) {
-            qnb_diag("%s", err);
-            return 2;
-        }
-    }
-    if (eng->check) {
-        char err[512] = "";
-        if (eng->check(c, err, sizeof err)) {
-            qnb_diag("%s", err);
-            return 2;
-        }
-    }
-    return 0;
-}
+/* SIGINT, SIGTERM: the run stops at once (every sleeping client wakes), prints the points
+ * measured so far (complete: false) and exits with status 1 */
+static void on_signal(int sig) { qnb_signal_stop(sig); }
 
 static int run_main(int argc, char **argv);
 
@@ -99,7 +45,7 @@ static int run_main(int argc, char **argv)
         qnb_diag("%s", nserr);
         return 2;
     }
-    rc = check_common(&cfg, eng);
+    rc = qnb_check_config(&cfg, eng);
     if (rc)
         return rc;
     /* A real-time client is woken by clock_nanosleep 30-50 us late on virtual machines; a
@@ -128,6 +74,7 @@ static int run_main(int argc, char **argv)
     }
     r->cfg = &cfg;
     r->eng = eng;
+    qnb_signal_target(r);
 
     struct qnb_sweep sw;
     if (qnb_sweep_open(&sw)) {

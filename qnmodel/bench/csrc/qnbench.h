@@ -90,7 +90,24 @@ struct qnb_config {
     unsigned char given[128]; /* given[i]: option i of the table was on the command line */
 };
 
-/* ---- units.c ---- */
+/* ---- units.c: units, and THE home of qnbench's numeric limits and checked conversions ----
+ * Every time is kept in int64 nanoseconds. A time option is refused (usage error) unless it is 0
+ * or between 1 ns and QNB_MAX_SECONDS, and every quantity derived from options (an emulated
+ * request's service time, an open-loop client's mean time between arrivals) is held to the
+ * same range by the checks of check.c, so with the saturating helpers below no conversion or
+ * sum of times can overflow. */
+#define QNB_MAX_SECONDS 1e6 /* longest time an option or an emulated request may take: 11.6 days */
+#define QNB_NS_SATURATED (INT64_C(1) << 62) /* ~146 years: what a saturated time reads */
+#define QNB_MAX_SAMPLES 200000 /* samples[] entries of one run's document, over all points */
+#define QNB_MAX_POINTS 100000   /* points of one sweep (jobs x bs x operations x repeats) */
+/* 0, or -1 with a message naming --option, the text typed, the value and the limit */
+int qnb_check_seconds(const char *option, const char *text, double s, char *err, size_t errlen);
+/* seconds -> nanoseconds, rounded to the nearest; saturates to [0, QNB_NS_SATURATED] (NaN: 0) */
+int64_t qnb_ns_of(double s);
+/* a + b for times in ns (>= 0), saturating at QNB_NS_SATURATED */
+int64_t qnb_ns_add(int64_t a, int64_t b);
+/* *out = a * b for sizes and counts >= 0: 0, or -1 when it exceeds LLONG_MAX */
+int qnb_mul_size(long long a, long long b, long long *out);
 int qnb_parse_size(const char *s, long long *out, char *err, size_t errlen);
 int qnb_parse_time(const char *s, double *out, char *err, size_t errlen);
 int qnb_parse_rate(const char *s, double *out, char *err, size_t errlen);
@@ -102,10 +119,22 @@ int qnb_parse_frequency(const char *s, double *out, char *err, size_t errlen); /
 int qnb_enter_netns(const struct qnb_config *c, char *err, size_t errlen);
 
 struct qnb_json;
+struct qnb_engine;
 void qnb_config_defaults(struct qnb_config *c);
 /* returns 0 ok, 2 usage error (message printed), 3 help printed */
 int qnb_parse_args(struct qnb_config *c, int argc, char **argv);
 void qnb_options_json(const struct qnb_config *c, struct qnb_json *j);
+/* ---- check.c: the whole configuration, after parsing (limits included); 0, or 2 with the
+ * message printed ---- */
+int qnb_check_config(const struct qnb_config *c, const struct qnb_engine *eng);
+/* 1 when every point ends by --runtime (not only by --ops, --io-size or a fixed amount of work) */
+int qnb_time_bounded(const struct qnb_config *c, const struct qnb_engine *eng);
+/* 2 with a message when `per_job` bytes of buffers for each of the largest --jobs exceed the
+ * machine's memory (MemTotal); `what` names them and the options behind them */
+int qnb_check_memory(const struct qnb_config *c, const char *what, long double per_job, char *err,
+                     size_t errlen);
+/* ---- sweep.c: the number of points of the sweep (jobs x bs x operations x repeats) ---- */
+long long qnb_sweep_points(const struct qnb_config *c, const struct qnb_engine *eng);
 int qnb_list_contains(const char *commalist, const char *item);
 int qnb_option_given(const struct qnb_config *c, const char *name);
 
@@ -136,7 +165,14 @@ void qnb_format_double(char *buf, size_t len, double v);
 
 /* ---- timing.c ---- */
 int64_t qnb_now_ns(void);
-void qnb_sleep_until_ns(int64_t deadline, int64_t spin_ns);
+/* Sleep until the CLOCK_MONOTONIC instant `deadline` (ns), busy-waiting the last spin_ns. Wakes
+ * at once on a stop: returns 1 when a stop signal arrived (qnb_signal_wake) or, for
+ * qnb_sleep_on, when *word holds `stop` (whoever changes it wakes the futex on it); else 0. */
+int qnb_sleep_until_ns(int64_t deadline, int64_t spin_ns);
+int qnb_sleep_on(_Atomic int *word, int stop, int64_t deadline, int64_t spin_ns);
+void qnb_signal_wake(void); /* async-signal-safe: wakes every qnb_sleep_until_ns */
+/* a short plain sleep that a stop does not cut: polling for threads to end, after a stop too */
+void qnb_pause_ns(int64_t ns);
 void qnb_thread_timer_slack(void);
 int qnb_thread_realtime(void); /* SCHED_FIFO priority 1 for the calling thread; 0 or errno */
 void qnb_cpu_times(double *user, double *sys, int children);
@@ -206,7 +242,9 @@ struct qnb_engine {
     int (*point_setup)(struct qnb_run *r);
     /* per worker, in the worker (thread or process) */
     int (*worker_init)(struct qnb_worker *w);
-    /* one request; *bytes = payload bytes moved; return 0 or -1 with qnb_worker_error() */
+    /* one request; *bytes = payload bytes moved; return 0, -1 with qnb_worker_error(), or 1:
+     * the client stops without counting the request (a QNB_ENG_FIXED_WORK engine has no more
+     * work; a stop woke the client before the request completed, see qnb_run_sleep) */
     int (*op)(struct qnb_worker *w, uint64_t *bytes);
     /* per worker after the last measured op; timed (e.g. fsync + close) */
     int (*worker_finish)(struct qnb_worker *w);
@@ -327,6 +365,12 @@ void qnb_diag(const char *fmt, ...)
     ;
 extern volatile sig_atomic_t qnb_stop_signal;
 int qnb_stopping(const struct qnb_run *r);
+/* the SIGINT/SIGTERM handler's work (async-signal-safe): records the signal, stops the run given
+ * to qnb_signal_target (its phase word), and wakes every sleeping client and thread */
+void qnb_signal_stop(int sig);
+void qnb_signal_target(struct qnb_run *r);
+/* a client's sleep: until `deadline`, or 1 at once when the run stops (phase STOP, a signal) */
+int qnb_run_sleep(struct qnb_run *r, int64_t deadline, int64_t spin_ns);
 
 /* ---- safe files (files.c): only inside our own new directory ---- */
 int qnb_rundir_create(struct qnb_run *r);
@@ -335,6 +379,11 @@ int qnb_file_create(struct qnb_run *r, const char *name, int extra_flags, char *
 int qnb_file_open(struct qnb_run *r, const char *name, int flags);
 void qnb_rundir_cleanup(struct qnb_run *r);
 int qnb_file_layout(struct qnb_run *r, const char *name, long long size, int zero, char *err,
+                    size_t errlen);
+/* before laying out `nfiles` files of `size` bytes in the run directory (or --dir before it
+ * exists): 0 when the file system has room for them, else -1 with a message naming the
+ * directory, the bytes needed and the bytes free (statvfs); nothing is written */
+int qnb_space_check(const struct qnb_run *r, long long nfiles, long long size, char *err,
                     size_t errlen);
 const char *qnb_errno_name(int e);
 
@@ -362,7 +411,9 @@ int qnb_mpi_threads_ok(void); /* worker threads may call MPI (MPI_THREAD_SERIALI
 int qnb_openloop_on(const struct qnb_config *c);
 /* worker start: schedule the first arrival */
 void qnb_openloop_start(struct qnb_worker *w);
-/* the scheduled arrival of the next request: sleeps until it (waking to notice a stop); 0 when
+/* one client's mean time between arrivals (s) at --rate with `jobs` clients */
+double qnb_openloop_mean_s(const struct qnb_config *c, long long jobs);
+/* the scheduled arrival of the next request: sleeps until it (woken by a stop); 0 when
  * stopping. Records how long the request waited behind its schedule when counting. */
 int64_t qnb_openloop_wait(struct qnb_worker *w, int64_t spin_ns);
 /* after the loop: arrivals due before the end of the measured interval that were never issued */
@@ -388,5 +439,6 @@ struct qnb_host_cpu {
     long hz;
 };
 int qnb_host_cpu(struct qnb_host_cpu *h);
+long long qnb_host_mem_total(void); /* MemTotal of /proc/meminfo in bytes, 0 when unknown */
 
 #endif

@@ -29,10 +29,11 @@ int qnb_sweep_open(struct qnb_sweep *s)
 }
 
 /* the operations of the sweep: the engine's list (mem, cpu) or --rw; returns how many */
-static int split_ops(const struct qnb_run *r, char ops[][32], int max)
+static int split_ops(const struct qnb_config *c, const struct qnb_engine *e, char ops[][32],
+                     int max)
 {
     char list[256];
-    snprintf(list, sizeof list, "%s", r->eng->op_list ? r->eng->op_list(r->cfg) : r->cfg->rw);
+    snprintf(list, sizeof list, "%s", e->op_list ? e->op_list(c) : c->rw);
     int n = 0;
     for (char *sv = NULL, *op = strtok_r(list, ",", &sv); op && n < max;
          op = strtok_r(NULL, ",", &sv))
@@ -40,12 +41,19 @@ static int split_ops(const struct qnb_run *r, char ops[][32], int max)
     return n;
 }
 
+long long qnb_sweep_points(const struct qnb_config *c, const struct qnb_engine *e)
+{
+    char ops[QNB_MAX_LIST][32];
+    long long nbs = (e->flags & QNB_ENG_USES_BS) ? c->bs.n : 1;
+    return (long long)c->jobs.n * nbs * split_ops(c, e, ops, QNB_MAX_LIST) * c->repeat;
+}
+
 void qnb_sweep_run(struct qnb_sweep *s, struct qnb_run *r)
 {
     const struct qnb_config *c = r->cfg;
     int uses_bs = (r->eng->flags & QNB_ENG_USES_BS) != 0;
     char ops[QNB_MAX_LIST][32];
-    int nops = split_ops(r, ops, QNB_MAX_LIST);
+    int nops = split_ops(c, r->eng, ops, QNB_MAX_LIST);
     int nbs = uses_bs ? c->bs.n : 1;
     int nrep = (int)c->repeat;
     int npoints = c->jobs.n * nbs * nops * nrep;

@@ -146,7 +146,7 @@ int main(int argc, char **argv)
     const char *a = NULL, *b = NULL;
     double delay = NAN;
     long slots = 4096, mtu = 9000;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* --option value */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             usage();
@@ -171,7 +171,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "qndelay: %s '%s' is not a number\n", argv[i], v);
             return 2;
         }
-        i++;
     }
     if (!a || !b) {
         usage();

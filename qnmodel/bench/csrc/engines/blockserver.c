@@ -20,10 +20,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "blockserver.h"
@@ -45,12 +47,37 @@ static uint32_t get32(const unsigned char *p)
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
+/* Every socket of the protocol blocks for at most STOP_POLL_MS per call (SO_RCVTIMEO,
+ * SO_SNDTIMEO), so a client or server thread waiting for a peer notices a stop signal within
+ * that time; no extra system call is made while data flows. */
+#define STOP_POLL_MS 100
+
+static void stop_aware(int fd)
+{
+    struct timeval tv = {.tv_sec = 0, .tv_usec = STOP_POLL_MS * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/* a call that returned n < 0: retry (1) while no stop signal arrived, else 0 (errno EINTR
+ * for a stop) */
+static int retry(ssize_t n)
+{
+    if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+        return 0;
+    if (qnb_stop_signal) {
+        errno = EINTR;
+        return 0;
+    }
+    return 1;
+}
+
 static int send_all(int fd, const void *buf, size_t len, int more)
 {
     const unsigned char *p = buf;
     while (len > 0) {
         ssize_t n = send(fd, p, len, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-        if (n < 0 && errno == EINTR && !qnb_stop_signal)
+        if (retry(n))
             continue;
         if (n <= 0)
             return -1;
@@ -67,7 +94,7 @@ static int recv_all(int fd, void *buf, size_t len)
     size_t got = 0;
     while (got < len) {
         ssize_t n = recv(fd, p + got, len - got, 0);
-        if (n < 0 && errno == EINTR && !qnb_stop_signal)
+        if (retry(n))
             continue;
         if (n == 0) {
             if (got == 0)
@@ -88,12 +115,22 @@ struct conn_arg {
 };
 
 /* --serve emu: queue a request of `size` bytes at the server's device, arriving now, and wait
- * until the device has served it */
-static void device_serve(struct tcp_server *srv, struct qnb_rng *rng, uint64_t size)
+ * until the device has served it. Returns -1 (the connection is closed) for a request whose
+ * service would take longer than QNB_MAX_SECONDS (a peer's header asks for any size up to
+ * 2^64 - 1 bytes: it must not hold the shared device for years) and when a stop signal
+ * interrupts the wait. */
+static int device_serve(struct tcp_server *srv, struct qnb_rng *rng, uint64_t size)
 {
+    double mean = qnb_emu_mean_service_s(srv->cfg, size);
+    if (!(mean <= QNB_MAX_SECONDS)) {
+        qnb_diag("tcp server: a request of %llu bytes would take %.9g s on its emulated device, "
+                 "above the limit of %g s: connection closed",
+                 (unsigned long long)size, mean, QNB_MAX_SECONDS);
+        return -1;
+    }
     int64_t svc = qnb_emu_service_ns(srv->cfg, size, rng);
     int64_t finish = qnb_emu_reserve(&srv->dev, 0, qnb_now_ns(), svc);
-    qnb_sleep_until_ns(finish, srv->spin_ns);
+    return qnb_sleep_until_ns(finish, srv->spin_ns) ? -1 : 0;
 }
 
 static void *serve_conn(void *arg)
@@ -125,8 +162,8 @@ static void *serve_conn(void *arg)
         uint32_t op = get32(hdr + 4);
         uint64_t size = ((uint64_t)get32(hdr + 8) << 32) | get32(hdr + 12);
         if (op == 1) {
-            if (srv->emu)
-                device_serve(srv, &rng, size);
+            if (srv->emu && device_serve(srv, &rng, size))
+                break;
             uint64_t left = size;
             while (left > 0) {
                 size_t chunk = left < SRV_BUF ? (size_t)left : SRV_BUF;
@@ -149,8 +186,8 @@ static void *serve_conn(void *arg)
                     goto out;
                 left -= chunk;
             }
-            if (srv->emu)
-                device_serve(srv, &rng, size);
+            if (srv->emu && device_serve(srv, &rng, size))
+                break;
             if (send_all(fd, hdr, HDR, 0))
                 break;
         } else {
@@ -176,6 +213,7 @@ static void *accept_loop(void *arg)
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        stop_aware(fd);
         struct conn_arg *ca = malloc(sizeof *ca);
         pthread_t t;
         if (!ca) {
@@ -235,7 +273,7 @@ int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port, in
             return -1;
         }
         srv->emu = 1;
-        srv->spin_ns = (int64_t)(c->spin * 1e9);
+        srv->spin_ns = qnb_ns_of(c->spin);
         /* Independent service times on every server: the same connection index on two
          * servers (a striping client's connections to its K members) must not draw the same
          * sequence, or the members of a stripe would be perfectly correlated. The seed mixes
@@ -246,7 +284,8 @@ int qnb_tcp_server_start(struct qnb_run *r, struct tcp_server *srv, int port, in
                          ((uint64_t)port << 32) ^ (inst * 0xBF58476D1CE4E5B9ull);
     }
     if (strcmp(c->serve, "file") == 0) {
-        if (qnb_file_layout(r, "serve.dat", c->size, 0, err, sizeof err)) {
+        if (qnb_space_check(r, 1, c->size, err, sizeof err) ||
+            qnb_file_layout(r, "serve.dat", c->size, 0, err, sizeof err)) {
             qnb_run_error(r, "tcp: %s", err);
             return -1;
         }
@@ -293,9 +332,10 @@ void qnb_tcp_server_stop(struct tcp_server *srv)
         close(srv->lfd);
         srv->lfd = -1;
     }
-    /* connection threads end when their clients close; wait briefly for them */
+    /* connection threads end when their clients close (or, after a stop signal, within
+     * STOP_POLL_MS); wait up to 2 s for them, a stop signal included */
     for (int i = 0; i < 2000 && atomic_load(&srv->nconn) > 0; i++)
-        qnb_sleep_until_ns(qnb_now_ns() + 1000000, 0);
+        qnb_pause_ns(1000000);
     if (srv->file_fd >= 0)
         close(srv->file_fd);
     srv->file_fd = -1;
@@ -313,8 +353,37 @@ int qnb_tcp_connect(const char *host, int port, char *err, size_t errlen)
     socklen_t sl;
     if (resolve(host, port, &ss, &sl, err, errlen))
         return -1;
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl) != 0) {
+    /* non-blocking connect, waited for in slices: an unreachable host (SYN retries for about
+     * two minutes) does not hold a client past a stop signal */
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int rc = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&ss, sl);
+    if (rc != 0 && fd >= 0 && errno == EINPROGRESS) {
+        for (;;) {
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            int n = poll(&pf, 1, STOP_POLL_MS);
+            if (n > 0) {
+                int e = 0;
+                socklen_t el = sizeof e;
+                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) != 0)
+                    e = errno;
+                rc = e ? -1 : 0;
+                errno = e;
+                break;
+            }
+            if (qnb_stop_signal) {
+                errno = EINTR;
+                break;
+            }
+            if (n < 0 && errno != EINTR)
+                break;
+        }
+    }
+    if (rc == 0) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+            rc = -1;
+    }
+    if (rc != 0) {
         int e = errno;
         if (fd >= 0)
             close(fd);
@@ -324,6 +393,7 @@ int qnb_tcp_connect(const char *host, int port, char *err, size_t errlen)
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    stop_aware(fd);
     return fd;
 }
 

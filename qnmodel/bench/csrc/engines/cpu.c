@@ -82,12 +82,28 @@ static int cpu_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "cpu: --stripe-width %lld must be between 2 and 64", c->stripe_width);
         return 2;
     }
-    for (int i = 0; i < c->bs.n; i++)
+    long long bs = 0;
+    for (int i = 0; i < c->bs.n; i++) {
         if (c->bs.v[i] > (1ll << 30)) {
             snprintf(err, len, "cpu: --bs %lld is above 1GiB", c->bs.v[i]);
             return 2;
         }
-    return qnb_list_contains(c->cpu_op, "cachehit") ? cachehit_check(c, err, len) : 0;
+        bs = c->bs.v[i] > bs ? c->bs.v[i] : bs;
+    }
+    if (qnb_list_contains(c->cpu_op, "cachehit") && cachehit_check(c, err, len))
+        return 2;
+    /* a client's buffers: source, destination and --stripe-width units of --bs bytes; with
+     * cachehit a page cache of --size bytes (rounded up to a power of two of pages) and a
+     * reassembly buffer */
+    long double per_job = (long double)bs * (long double)(c->stripe_width + 2);
+    if (qnb_list_contains(c->cpu_op, "cachehit")) {
+        long double pages = 1;
+        while (pages * CACHE_PAGE < (long double)c->size)
+            pages *= 2;
+        per_job += pages * (long double)sizeof(struct cache_slot) + (long double)bs;
+    }
+    return qnb_check_memory(c, "cpu: the buffers (--bs, --stripe-width, --size)", per_job, err,
+                            len);
 }
 
 /* cachehit: fill the table with the pages of a file of --size bytes (whole pages) */

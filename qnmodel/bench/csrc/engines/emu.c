@@ -56,7 +56,33 @@ int64_t qnb_emu_service_ns(const struct qnb_config *c, uint64_t bytes, struct qn
     double s = qnb_emu_mean_service_s(c, bytes);
     if (strcmp(c->dev_dist, "exp") == 0)
         s *= -log(qnb_rng_uniform(rng));
-    return (int64_t)llround(s * 1e9);
+    return qnb_ns_of(s);
+}
+
+int qnb_emu_check(const struct qnb_config *c, long long max_bytes, const char *what, char *err,
+                  size_t len)
+{
+    if (qnb_emu_check_servers(c, err, len))
+        return 2;
+    double s = qnb_emu_mean_service_s(c, (uint64_t)max_bytes);
+    if (!(s <= QNB_MAX_SECONDS)) {
+        snprintf(err, len,
+                 "%s of %lld bytes takes --dev-latency %.9g s + bytes / --dev-rate %.9g B/s = "
+                 "%.9g s on an emulated device, above the limit of %g s for any time in qnbench: "
+                 "give a smaller --bs or a larger --dev-rate",
+                 what, max_bytes, c->dev_latency, c->dev_rate, s, QNB_MAX_SECONDS);
+        return 2;
+    }
+    return 0;
+}
+
+/* Each device keeps every (start, finish) of the point, up to a budget shared by the set's
+ * devices: QNB_EMU_LOG_TOTAL intervals (128 MiB) in all, at most 2^22 per device. */
+#define QNB_EMU_LOG_TOTAL ((size_t)1 << 23)
+static size_t log_cap(const struct qnb_emu_set *s)
+{
+    size_t cap = QNB_EMU_LOG_TOTAL / (size_t)(s->k > 0 ? s->k : 1);
+    return cap > ((size_t)1 << 22) ? (size_t)1 << 22 : cap;
 }
 
 int64_t qnb_emu_reserve(struct qnb_emu_set *s, int d, int64_t arrival, int64_t service_ns)
@@ -68,14 +94,17 @@ int64_t qnb_emu_reserve(struct qnb_emu_set *s, int d, int64_t arrival, int64_t s
         if (dv->free_at_ns[i] < dv->free_at_ns[first])
             first = i;
     int64_t start = arrival > dv->free_at_ns[first] ? arrival : dv->free_at_ns[first];
-    int64_t finish = start + service_ns;
+    int64_t finish = qnb_ns_add(start, service_ns);
     dv->free_at_ns[first] = finish;
     if (s->nolog) {
         pthread_mutex_unlock(&dv->m);
         return finish;
     }
-    if (dv->niv == dv->cap && dv->cap < ((size_t)1 << 22)) {
+    size_t max = log_cap(s);
+    if (dv->niv == dv->cap && dv->cap < max) {
         size_t cap = dv->cap ? 2 * dv->cap : 1024;
+        if (cap > max)
+            cap = max;
         int64_t *iv = realloc(dv->iv, cap * 2 * sizeof *iv);
         if (iv) {
             dv->iv = iv;
@@ -139,10 +168,10 @@ void qnb_emu_report(const struct qnb_emu_set *s, int64_t t0, int64_t t1, struct 
         dropped += s->dev[i].dropped;
     if (dropped) {
         qj_kint(j, "intervals_dropped", (long long)dropped);
-        qnb_diag("emu: %llu device intervals were not logged (more than 4M requests per device "
-                 "in one point): device_busy_s, device_ops and utilization are underestimated; "
-                 "use a shorter --runtime",
-                 (unsigned long long)dropped);
+        qnb_diag("emu: %llu device intervals were not logged (more than %zu requests per "
+                 "device in one point): device_busy_s, device_ops and utilization are "
+                 "underestimated; use a shorter --runtime",
+                 (unsigned long long)dropped, log_cap(s));
     }
     free(busy);
     free(ops);
@@ -175,7 +204,10 @@ static int emu_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "emu: give --dev-latency > 0 or --dev-rate > 0 (both are zero)");
         return 2;
     }
-    return qnb_emu_check_servers(c, err, len);
+    long long bs = 0;
+    for (int i = 0; i < c->bs.n; i++)
+        bs = c->bs.v[i] > bs ? c->bs.v[i] : bs;
+    return qnb_emu_check(c, bs, "a request (--bs)", err, len);
 }
 
 static int emu_setup(struct qnb_run *r)
@@ -187,7 +219,7 @@ static int emu_setup(struct qnb_run *r)
         return -1;
     }
     p->roundrobin = strcmp(r->cfg->dev_select, "roundrobin") == 0;
-    p->spin_ns = (int64_t)(r->cfg->spin * 1e9);
+    p->spin_ns = qnb_ns_of(r->cfg->spin);
     r->epriv = p;
     return 0;
 }
@@ -205,7 +237,9 @@ static int emu_op(struct qnb_worker *w, uint64_t *bytes)
      * the queue in front of it), so a late wake-up of the client never delays the device */
     int64_t arrival = w->ol_sched_ns ? w->ol_sched_ns : qnb_now_ns();
     int64_t finish = qnb_emu_reserve(&p->set, d, arrival, svc);
-    qnb_sleep_until_ns(finish, p->spin_ns);
+    /* a stop wakes the client at once: the request is not complete and not counted */
+    if (qnb_run_sleep(r, finish, p->spin_ns))
+        return 1;
     if (w->counting) {
         double late = (double)(qnb_now_ns() - finish);
         w->stat[0] += late;

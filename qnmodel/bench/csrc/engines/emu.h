@@ -23,6 +23,10 @@ struct qnb_emu_set {
 #define QNB_EMU_MAX_SERVERS 4096
 /* 2 with a message when --dev-servers is out of 1..QNB_EMU_MAX_SERVERS, else 0 */
 int qnb_emu_check_servers(const struct qnb_config *c, char *err, size_t len);
+/* the check of every engine with emulated devices: --dev-servers, and the mean service time of
+ * the largest request (max_bytes, `what` names it) within QNB_MAX_SECONDS; 2 with a message */
+int qnb_emu_check(const struct qnb_config *c, long long max_bytes, const char *what, char *err,
+                  size_t len);
 /* k devices with `servers` servers each (0 on success, -1 out of memory) */
 int qnb_emu_init(struct qnb_emu_set *s, int k, int servers);
 void qnb_emu_destroy(struct qnb_emu_set *s);

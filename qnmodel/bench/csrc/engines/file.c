@@ -87,6 +87,11 @@ static int file_check(const struct qnb_config *c, char *err, size_t len)
                  c->size);
         return 2;
     }
+    long long bs = 0;
+    for (int i = 0; i < c->bs.n; i++)
+        bs = c->bs.v[i] > bs ? c->bs.v[i] : bs;
+    if (qnb_check_memory(c, "file: the request buffers (--bs)", (long double)bs, err, len))
+        return 2;
     if (c->drop_caches && geteuid() != 0) {
         snprintf(err, len,
                  "file: --drop-caches needs root (it writes /proc/sys/vm/drop_caches); run as root "
@@ -123,10 +128,16 @@ static int file_setup(struct qnb_run *r)
         }
         r->erun = fr;
     }
+    /* room for every file this point lays out, before anything is written */
+    char err[768];
+    long long nfiles = shared_layout(r->cfg) ? !fr->shared : r->pt.jobs - fr->laid_out;
+    if (qnb_space_check(r, nfiles, r->cfg->size, err, sizeof err)) {
+        qnb_run_error(r, "file: %s", err);
+        return -1;
+    }
     if (qnb_rundir_create(r))
         return -1;
     if (shared_layout(r->cfg)) {
-        char err[768];
         if (!fr->shared && qnb_file_layout(r, "shared.dat", r->cfg->size, 0, err, sizeof err)) {
             qnb_run_error(r, "file: %s", err);
             return -1;
@@ -134,7 +145,7 @@ static int file_setup(struct qnb_run *r)
         fr->shared = 1;
     }
     while (!shared_layout(r->cfg) && fr->laid_out < r->pt.jobs) {
-        char name[32], err[768];
+        char name[32];
         snprintf(name, sizeof name, "job%d.dat", fr->laid_out);
         if (qnb_stop_signal)
             return -1;

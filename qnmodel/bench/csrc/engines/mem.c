@@ -26,7 +26,8 @@ static int mem_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "mem: --size %lld is too small (at least 8KiB per array)", c->size);
         return 2;
     }
-    return 0;
+    return qnb_check_memory(c, "mem: three arrays of --size bytes", 3.0L * (long double)c->size,
+                            err, len);
 }
 
 static int mem_worker_init(struct qnb_worker *w)

@@ -97,13 +97,27 @@ static int nfs_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "nfs: --rsize and --wsize must be at least 512 bytes");
         return 2;
     }
-    for (int i = 0; i < c->bs.n; i++)
+    long long bs = 0;
+    for (int i = 0; i < c->bs.n; i++) {
         if (c->bs.v[i] > c->size) {
             snprintf(err, len, "nfs: --bs %lld is larger than the file --size %lld", c->bs.v[i],
                      c->size);
             return 2;
         }
-    return 0;
+        bs = c->bs.v[i] > bs ? c->bs.v[i] : bs;
+    }
+    /* libnfs counts its page cache in 32-bit pages */
+    if (c->nfs_cache && (c->size + NFS_PAGE - 1) / NFS_PAGE > (long long)UINT32_MAX) {
+        snprintf(err, len, "nfs: --nfs-cache 1 holds at most %llu pages of %d bytes; --size %lld "
+                           "needs more",
+                 (unsigned long long)UINT32_MAX, NFS_PAGE, c->size);
+        return 2;
+    }
+    long double per_job = (long double)bs;
+    if (c->nfs_cache)
+        per_job += (long double)c->size; /* the client's page cache holds the whole file */
+    return qnb_check_memory(c, "nfs: the request buffer (--bs) and page cache (--size)", per_job,
+                            err, len);
 }
 
 static int nfs_io_error(struct qnb_worker *w, const char *what, long long off, int rc)
@@ -179,6 +193,11 @@ static int nfs_worker_init(struct qnb_worker *w)
             int wr = f->write;
             f->write = 1;
             for (long long off = 0; off < c->size; off += r->pt.bs) {
+                if (qnb_stop_signal) { /* every step of the layout checks for a stop */
+                    qnb_worker_error(w, "nfs: laying out %s: interrupted by signal %d",
+                                     f->path, (int)qnb_stop_signal);
+                    return -1;
+                }
                 size_t n = (size_t)(c->size - off < r->pt.bs ? c->size - off : r->pt.bs);
                 if (transfer(w, off, n, f->wmax))
                     return -1;

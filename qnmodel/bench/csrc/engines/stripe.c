@@ -78,8 +78,22 @@ static int stripe_check(const struct qnb_config *c, char *err, size_t len)
                  c->size);
         return 2;
     }
-    long long dchunks = c->raid == 5 ? k - 1 : k;
-    long long capacity = (c->size / c->chunk) * dchunks * c->chunk;
+    long long dchunks = c->raid == 5 ? k - 1 : k, total;
+    if (qnb_mul_size(c->size, k, &total)) {
+        snprintf(err, len,
+                 "stripe: --members %d x --size %lld bytes exceed the largest byte count qnbench "
+                 "keeps (%lld)",
+                 k, c->size, (long long)INT64_MAX);
+        return 2;
+    }
+    long long capacity = (c->size / c->chunk) * dchunks * c->chunk; /* <= total */
+    long long bs_max = 0;
+    for (int i = 0; i < c->bs.n; i++)
+        bs_max = c->bs.v[i] > bs_max ? c->bs.v[i] : bs_max;
+    /* buffers of a client: the request and its old data (bs each) and a parity chunk */
+    if (qnb_check_memory(c, "stripe: the buffers (2 x --bs + --chunk)",
+                         2.0L * (long double)bs_max + (long double)c->chunk, err, len))
+        return 2;
     for (int i = 0; i < c->bs.n; i++)
         if (c->bs.v[i] > capacity) {
             snprintf(err, len, "stripe: --bs %lld exceeds the array capacity %lld", c->bs.v[i],
@@ -114,7 +128,9 @@ static int stripe_check(const struct qnb_config *c, char *err, size_t len)
             snprintf(err, len, "stripe: --serve emu needs --dev-latency > 0 or --dev-rate > 0");
             return 2;
         }
-        return qnb_emu_check_servers(c, err, len);
+        /* a member request is one piece of a chunk at most */
+        return qnb_emu_check(c, bs_max < c->chunk ? bs_max : c->chunk,
+                             "stripe: a member request (a --chunk piece of --bs)", err, len);
     }
     return 0;
 }
@@ -150,8 +166,13 @@ static int stripe_setup(struct qnb_run *r)
         }
         return 0;
     }
+    char err[768];
+    if (qnb_space_check(r, c->members - sr->laid_out, c->size, err, sizeof err)) {
+        qnb_run_error(r, "stripe: %s", err);
+        return -1;
+    }
     while (sr->laid_out < c->members) {
-        char name[32], err[768];
+        char name[32];
         snprintf(name, sizeof name, "member%d.dat", sr->laid_out);
         if (qnb_file_layout(r, name, c->size, 1, err, sizeof err)) {
             qnb_run_error(r, "stripe: %s", err);
@@ -330,7 +351,8 @@ static int pieces_io(struct ctx *x, const struct piece *pc, int n, int write, un
 
 /* One stripe of a request: its member requests, in one phase (reads, RAID0 writes, RAID5
  * full-stripe writes with the parity computed from the new data) or in two dependent phases
- * (RAID5 partial-stripe write: read old data and parity; write new data and parity). */
+ * (RAID5 partial-stripe write: read old data and parity; write new data and parity). Returns 0,
+ * -1 (error), or 1 when a stop woke the client between the phases. */
 static int stripe_one(struct ctx *x, long long pos, long long send, long long off, int write)
 {
     struct qnb_worker *w = x->w;
@@ -381,7 +403,8 @@ static int stripe_one(struct ctx *x, long long pos, long long send, long long of
      * FCFS schedule, of other clients' requests that arrive earlier, and leave the member
      * idle until then (not work-conserving). */
     if (x->p->emu) {
-        qnb_sleep_until_ns(x->done, (int64_t)(c->spin * 1e9));
+        if (qnb_run_sleep(w->run, x->done, qnb_ns_of(c->spin)))
+            return 1; /* stopped: the request is not complete */
         x->arrival = x->done;
         x->done = 0;
     }
@@ -432,13 +455,13 @@ static int stripe_op(struct qnb_worker *w, uint64_t *bytes)
         if (lk)
             pthread_mutex_unlock(lk);
         if (rc)
-            return -1;
+            return rc;
         if (x.done > final)
             final = x.done;
         pos = send;
     }
-    if (p->emu && final > 0)
-        qnb_sleep_until_ns(final, (int64_t)(c->spin * 1e9));
+    if (p->emu && final > 0 && qnb_run_sleep(r, final, qnb_ns_of(c->spin)))
+        return 1; /* stopped: the request is not complete and not counted */
     *bytes = (uint64_t)bs;
     return 0;
 }
@@ -481,6 +504,10 @@ static long long verify_parity(struct qnb_run *r, long long *checked)
             ok = 0;
     }
     for (long long s = 0; ok && s < nstripes; s++) {
+        if (qnb_stop_signal) { /* a stop ends the check; what was not read is not counted */
+            nstripes = s;
+            break;
+        }
         memset(acc, 0, chunk);
         for (int m = 0; m < k && ok; m++) {
             if (pread(fd[m], buf, chunk, s * c->chunk) != (ssize_t)chunk) {

@@ -38,13 +38,22 @@ static int tcp_check(const struct qnb_config *c, char *err, size_t len)
         snprintf(err, len, "tcp: --port %lld is not a TCP port", c->port);
         return 2;
     }
+    long long bs = 0;
+    for (int i = 0; i < c->bs.n; i++)
+        bs = c->bs.v[i] > bs ? c->bs.v[i] : bs;
+    if (strcmp(c->tcp_role, "server") != 0 &&
+        qnb_check_memory(c, "tcp: the request buffers (--bs)", (long double)bs + HDR, err, len))
+        return 2;
     if (strcmp(c->serve, "emu") == 0 && strcmp(c->tcp_role, "client") != 0) {
         if (c->dev_latency <= 0 && c->dev_rate <= 0) {
             snprintf(err, len, "tcp: --serve emu needs --dev-latency > 0 or --dev-rate > 0 (both "
                                "are zero)");
             return 2;
         }
-        return qnb_emu_check_servers(c, err, len);
+        /* a server alone serves any size a client asks for; it refuses a request beyond the
+         * time limit when it comes (blockserver.c) */
+        return qnb_emu_check(c, strcmp(c->tcp_role, "server") == 0 ? 0 : bs,
+                             "tcp: a request (--bs)", err, len);
     }
     return 0;
 }
