@@ -490,16 +490,20 @@ def test_multiclass_model_equals_python_api():
     assert sol.summary()["bottleneck"] == "disk"
 
 
-def test_multiclass_fcfs_with_class_dependent_service_is_refused_at_solve():
-    spec = load(EXAMPLES / "read_write_mix.toml")  # FCFS everywhere
+def test_multiclass_fcfs_with_class_dependent_service_is_solved_approximately():
+    spec = load(EXAMPLES / "read_write_mix.toml")
     # the disk gives one service time and per-class visits: it stays product form
     assert spec.multiclass.compiled.features["fcfs_class_dependent"] == ("network", "server_cpu")
+    sol = spec.solve()
+    assert sol.result.method == "amva.linearizer+seidmann+fcfs (approximate)"
+    ref = qn.amva(spec.multiclass, method="linearizer")
+    np.testing.assert_array_equal(sol.result.throughput, ref.throughput)
     with pytest.raises(
         qn.InvalidModelError,
         match=r"^mva_multiclass cannot solve FCFS stations whose classes have different service "
         r"times \(stations 'network', 'server_cpu'\): use qnmodel.amva",
     ):
-        spec.solve()
+        qn.mva_multiclass(spec.multiclass)
 
 
 def test_station_discipline_key():

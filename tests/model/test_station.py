@@ -245,7 +245,7 @@ def _every_feature() -> Network:
 
 def test_compiled_features_name_where_each_feature_is_used():
     c = _every_feature().compiled
-    assert set(c.features) == set(FEATURES)
+    assert set(c.features) == set(FEATURES) - {"class_switching"}
     assert dict(c.features) == {
         "open": ("b",),
         "closed": ("a",),
@@ -270,6 +270,21 @@ def test_compiled_features_name_where_each_feature_is_used():
         classes=[qn.ClosedClass("a", 1), qn.ClosedClass("b", 1)],
     )
     assert "fcfs_class_dependent" not in same.compiled.features
+
+
+def test_class_switching_is_a_feature_of_the_classes_of_one_chain():
+    # a read (class a) at the cpu turns into a write-back (class b) at the disk
+    net = Network(
+        [Station("cpu", service_time=0.01), Station("disk", service_time=0.05)],
+        classes=[qn.ClosedClass("a", 2), qn.ClosedClass("b", 1)],
+        routing={
+            ("a", "think"): {("a", "cpu"): 1.0},
+            ("a", "cpu"): {("b", "disk"): 1.0},
+            ("b", "disk"): {("a", "think"): 1.0},
+        },
+    )
+    assert net.compiled.features["class_switching"] == ("a", "b")
+    assert "class_switching" not in _every_feature().compiled.features
 
 
 def test_compiled_arrays():

@@ -162,7 +162,7 @@ def test_single_class_returns_the_whole_curve_like_mva():
     np.testing.assert_allclose(
         r.utilization, r.throughput[:, None] * net.demands[None, :], rtol=closed_form(2)
     )
-    assert "converged at 30/30 rows" in repr(r) and r.method == "amva.schweitzer"
+    assert "converged at 30/30 rows" in repr(r) and r.method == "amva.schweitzer (approximate)"
     df = r.to_frame()
     assert list(df["n"]) == list(range(1, 31)) and df["converged"].all()
 
@@ -193,7 +193,8 @@ def test_unconverged_points_are_flagged_when_asked_to_warn(method):
     assert not c.converged[1:].any()
     # one job: the first iterate is already the exact fixed point, the second confirms it
     assert c.converged[0] and c.iterations[0] == 2 and c.residual[0] == 0.0
-    assert r.method == f"amva.{method}" and c.method == "amva.schweitzer"
+    assert r.method == f"amva.{method} (approximate)"
+    assert c.method == "amva.schweitzer (approximate)"
 
 
 @pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
@@ -219,7 +220,7 @@ def test_large_population_four_classes():
 def test_multiserver_uses_seidmann_and_matches_the_exact_split_network():
     D = np.array([[0.04, 0.01]])
     r = amva(pf_net(D, [1], servers=[4, 1]))
-    assert r.method == "amva.schweitzer+seidmann"
+    assert r.method == "amva.schweitzer+seidmann (approximate)"
     assert r.response_time[0] == pytest.approx(0.05, rel=closed_form(4))
     big = amva(pf_net(D, [500], servers=[4, 1]), method="linearizer")
     D2, delay2, _ = seidmann_split(D, np.zeros(2, bool), np.array([4, 1]))

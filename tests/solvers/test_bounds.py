@@ -113,7 +113,7 @@ def test_pure_delay_network_is_exact():
 def test_default_method_is_bjb_and_unknown_method_is_rejected():
     net = qn.Network.from_demands([0.1, 0.2])
     assert qn.bounds(net, 3).method == "bjb"
-    with pytest.raises(ValueError, match=r"method must be one of 'aba', 'bjb'; got 'BJB'"):
+    with pytest.raises(ValueError, match=r"one of 'aba', 'bjb', 'gb', 'pb'; got 'BJB'"):
         qn.bounds(net, 3, method="BJB")
 
 
