@@ -42,7 +42,9 @@ every class waits W_k = lambda_k E[S^2] / (2 (1 - U_k)) per visit and
 R_ck = V_ck (S_ck + W_k). With m servers the M/M/m wait is scaled by E[S^2] / (2 E[S]^2)
 (Allen-Cunneen, [All90] eq. 6.103). Exact for one station with Poisson arrivals; in a
 network the departures of such a station are not Poisson, and the label says
-"approximate". Its error against the simulator: ``docs/explanation/open-and-mixed.md``.
+"approximate". Its error against the simulator (``docs/explanation/open-and-mixed.md``, 17
+networks of 2-6 stations): median 16 % of a class's R, worst +35 % (deterministic service
+in series, over-estimated) and -30 % (a mix of short and long jobs, under-estimated).
 
 References
 ----------
