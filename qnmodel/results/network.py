@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .closed import MultiClassResult, _freeze, _import_pandas, bad_level, shorten
+from .closed import MultiClassResult, _freeze, _import_pandas, bad_level, bounds_frame, shorten
 
 __all__ = [
     "MultiClassBoundsResult",
@@ -79,17 +79,8 @@ class MultiClassBoundsResult:
 
     def to_frame(self) -> Any:
         """One row per class: class, population, X bounds (jobs/s), R bounds (s)."""
-        pd = _import_pandas()
-        return pd.DataFrame(
-            {
-                "class": _class_labels(self.population.size, self.class_names),
-                "population": self.population,
-                "throughput_lower": self.throughput_lower,
-                "throughput_upper": self.throughput_upper,
-                "response_time_lower": self.response_time_lower,
-                "response_time_upper": self.response_time_upper,
-            }
-        )
+        labels = _class_labels(self.population.size, self.class_names)
+        return bounds_frame({"class": labels, "population": self.population}, self)
 
     def __repr__(self) -> str:
         rows = ", ".join(
@@ -142,17 +133,8 @@ class OpenBoundsResult:
 
     def to_frame(self) -> Any:
         """One row per class: class, arrival_rate, X bounds (jobs/s), R bounds (s)."""
-        pd = _import_pandas()
-        return pd.DataFrame(
-            {
-                "class": np.arange(self.arrival_rate.size),
-                "arrival_rate": self.arrival_rate,
-                "throughput_lower": self.throughput_lower,
-                "throughput_upper": self.throughput_upper,
-                "response_time_lower": self.response_time_lower,
-                "response_time_upper": self.response_time_upper,
-            }
-        )
+        lead = {"class": np.arange(self.arrival_rate.size), "arrival_rate": self.arrival_rate}
+        return bounds_frame(lead, self)
 
     def __repr__(self) -> str:
         rows = ", ".join(
@@ -208,17 +190,7 @@ class CurveBoundsResult:
 
     def to_frame(self) -> Any:
         """One row per population: n, method, X bounds (jobs/s), R bounds (s)."""
-        pd = _import_pandas()
-        return pd.DataFrame(
-            {
-                "n": self.n.astype(np.int64),
-                "method": self.method,
-                "throughput_lower": self.throughput_lower,
-                "throughput_upper": self.throughput_upper,
-                "response_time_lower": self.response_time_lower,
-                "response_time_upper": self.response_time_upper,
-            }
-        )
+        return bounds_frame({"n": self.n.astype(np.int64), "method": self.method}, self)
 
     def __repr__(self) -> str:
         N = int(self.n[-1])
