@@ -22,12 +22,19 @@ from .._validate import (
     as_demand_matrix,
     as_demands,
     as_flags,
+    as_populations,
     as_rate_multipliers,
     as_server_counts,
 )
 from ..errors import InvalidModelError, InvalidTypeError
 
-__all__ = ["demand_array", "visit_array", "station_kinds", "peak_rates"]
+__all__ = [
+    "demand_array",
+    "class_arrays",
+    "visit_array",
+    "station_kinds",
+    "peak_rates",
+]
 
 
 def visit_array(visits: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -69,6 +76,19 @@ def demand_array(demands: Any, visits: Any = None, *, classes: bool) -> np.ndarr
     if visits is not None:
         D = D * visit_array(visits, "visits", D.shape)
     return D
+
+
+def class_arrays(demands: Any, population: Any, visits: Any = None) -> tuple:
+    """Validated ``(D (C, K), N (C,))`` of a closed multi-class kernel: the demands (or
+    service times with visits) and one population N_c >= 0 per class (row of D)."""
+    D = demand_array(demands, visits, classes=True)
+    N = as_populations(population, "population")
+    if N.size != D.shape[0]:
+        raise InvalidModelError(
+            f"population has {N.size} entries but demands has {D.shape[0]} rows (classes): "
+            "give one population per class"
+        )
+    return D, N
 
 
 def station_kinds(K: int, delay: Any = None, servers: Any = None, rates: Any = None) -> tuple:

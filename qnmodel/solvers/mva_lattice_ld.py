@@ -62,11 +62,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_per_class, as_populations, check_memory
+from .._validate import as_per_class, check_memory
 from ..errors import InvalidModelError
 from ..results.closed import MultiClassResult
 from ._lattice import _solve_exact, lattice_memory_bytes
-from ._netargs import demand_array, peak_rates, station_kinds, visit_array
+from ._netargs import class_arrays, demand_array, peak_rates, station_kinds, visit_array
 
 __all__ = ["mva_multiclass_ld_exact", "ld_lattice_memory_bytes"]
 
@@ -246,14 +246,8 @@ def mva_multiclass_ld_exact(
         Bad shapes or values (naming the argument), a class with jobs and neither demand nor
         think time, class-dependent service times at a multi-server FCFS station.
     """
-    D = demand_array(demands, visits, classes=True)
+    D, N = class_arrays(demands, population, visits)
     C, K = D.shape
-    N = as_populations(population, "population")
-    if N.size != C:
-        raise InvalidModelError(
-            f"population has {N.size} entries but demands has {C} rows (classes): "
-            "give one population per class"
-        )
     Z = as_per_class(think_time, "think_time", C)
     delay, m, curves = station_kinds(K, delay, servers, rates)
     empty = (N > 0) & (D.sum(axis=1) + Z <= 0)
