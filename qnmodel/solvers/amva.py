@@ -55,16 +55,36 @@ __all__ = ["amva", "AMVA_METHODS", "solve_closed_amva"]
 AMVA_METHODS = ("schweitzer", "linearizer")
 
 
+def _population_terms(M):
+    """``(live, inv, W)`` of the population vector N (C,): the classes with N_c > 0,
+    1 / N_c (0 for empty classes) and W_cj = (N - e_c)_j clipped at 0."""
+    live = M > 0
+    inv = np.where(live, 1.0 / np.where(live, M, 1.0), 0.0)
+    W = M[None, :] - np.eye(M.size)  # (N - e_c)_j
+    return live, inv, np.where(W > 0, W, 0.0)
+
+
+def _close_step(R, D, live, M, Z, Q):
+    """The step shared by every fixed point here, once the residence times R_ck of an
+    iteration are known: R_ck = D_ck for empty classes, X_c = N_c / (Z_c + R_c), the new
+    Q_ck = X_c R_ck written into Q in place. Returns X and the residual
+    max_ck |Q_new - Q_old| / Q_new over Q_new > 0 (0 if none is)."""
+    R[~live] = D[~live]
+    X = np.where(live, M / (Z + R.sum(axis=1)), 0.0)
+    Qn = X[:, None] * R
+    pos = Qn > 0
+    res = float(np.max(np.abs(Qn[pos] - Q[pos]) / Qn[pos])) if pos.any() else 0.0
+    Q[...] = Qn
+    return X, res
+
+
 def _core_numpy(M, D, Dq, Z, Dlt, Q, tol, max_iter):
     """Mirror of ``qnk_amva_core``: fixed point of the Schweitzer/Linearizer core.
 
     Q (C, K) is updated in place. Returns X, R, converged, iterations, residual.
     """
     C, K = D.shape
-    live = M > 0
-    inv = np.where(live, 1.0 / np.where(live, M, 1.0), 0.0)
-    W = M[None, :] - np.eye(C)  # (N - e_c)_j
-    W = np.where(W > 0, W, 0.0)
+    live, inv, W = _population_terms(M)
     X = np.zeros(C)
     R = np.array(D)
     res = np.inf
@@ -78,12 +98,7 @@ def _core_numpy(M, D, Dq, Z, Dlt, Q, tol, max_iter):
         else:
             A = np.einsum("cj,cjk->ck", W, F[None, :, :] + Dlt)
         R = Dq * A + D
-        R[~live] = D[~live]
-        X = np.where(live, M / (Z + R.sum(axis=1)), 0.0)
-        Qn = X[:, None] * R
-        pos = Qn > 0
-        res = float(np.max(np.abs(Qn[pos] - Q[pos]) / Qn[pos])) if pos.any() else 0.0
-        Q[...] = Qn
+        X, res = _close_step(R, D, live, M, Z, Q)
         if res < tol:
             converged = True
             break
@@ -309,10 +324,7 @@ def _fcfs_core(M, D, Dq, Z, V, G, Dlt, Q, tol, max_iter):
     """The Schweitzer/Linearizer core with per-class waiting costs G (see _fcfs_weights):
     R_ck = D_ck + V_ck sum_r G_crk Q_rk(N - e_c) at queueing stations."""
     C, K = D.shape
-    live = M > 0
-    inv = np.where(live, 1.0 / np.where(live, M, 1.0), 0.0)
-    W = M[None, :] - np.eye(C)
-    W = np.where(W > 0, W, 0.0)
+    live, inv, W = _population_terms(M)
     queue = (Dq > 0) | (D == 0)
     X = np.zeros(C)
     R = np.array(D)
@@ -325,12 +337,7 @@ def _fcfs_core(M, D, Dq, Z, V, G, Dlt, Q, tol, max_iter):
         else:
             QE = W[:, :, None] * (F[None, :, :] + Dlt)
         R = D + np.where(queue, V * np.einsum("crk,crk->ck", G, QE), 0.0)
-        R[~live] = D[~live]
-        X = np.where(live, M / (Z + R.sum(axis=1)), 0.0)
-        Qn = X[:, None] * R
-        pos = Qn > 0
-        res = float(np.max(np.abs(Qn[pos] - Q[pos]) / Qn[pos])) if pos.any() else 0.0
-        Q[...] = Qn
+        X, res = _close_step(R, D, live, M, Z, Q)
         if res < tol:
             converged = True
             break
