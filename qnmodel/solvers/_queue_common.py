@@ -162,3 +162,42 @@ def make_result(method: str, lam: float, S: float, scv: float, m: float, K: floa
         capacity=float(K),
         **f,
     )
+
+
+def lossless_result(
+    method: str,
+    lam: float,
+    S: float,
+    scv: float,
+    m: float,
+    R: float,
+    W: float,
+    busy: float,
+    empty: float,
+    wait: float,
+    states: np.ndarray | None = None,
+    probabilities: np.ndarray | None = None,
+) -> QueueResult:
+    """The result of an infinite-capacity queue that loses no job, from its mean response
+    time R and waiting time W (s): X = lambda, ``busy`` servers a, U = a / m,
+    L = lambda R and L_q = lambda W (Little's law); ``empty`` p_0 and ``wait`` P(wait)."""
+    return make_result(
+        method,
+        lam,
+        S,
+        scv,
+        m,
+        math.inf,
+        throughput=lam,
+        loss_probability=0.0,
+        utilization=busy / m,
+        busy_servers=busy,
+        queue_length=lam * R,
+        waiting_jobs=lam * W,
+        response_time=R,
+        waiting_time=W,
+        empty_probability=empty,
+        wait_probability=wait,
+        states=states,
+        state_probabilities=probabilities,
+    )

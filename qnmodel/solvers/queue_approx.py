@@ -25,7 +25,7 @@ import numpy as np
 from .._validate import as_choice, as_quantities, as_quantity, as_scv, as_servers
 from ..errors import InvalidModelError
 from ..results.queue import QueueResult
-from ._queue_common import Distribution, unstable_error
+from ._queue_common import Distribution, lossless_result, unstable_error
 from .open import erlang_c
 
 __all__ = ["queue_mgm", "queue_ammm", "AMMM_METHODS", "MAX_AMMM_EXACT_SERVERS"]
@@ -95,24 +95,7 @@ def queue_mgm(arrival_rate: Any, service_time: Any, servers: int, scv: Any) -> Q
     C = float(erlang_c(m, a))
     W = C * S / (m - a) * (1.0 + c2) / 2.0
     R = S + W
-    return QueueResult(
-        method="mgm.allen_cunneen.approximate",
-        arrival_rate=lam,
-        service_time=S,
-        scv=c2,
-        servers=float(m),
-        capacity=math.inf,
-        throughput=lam,
-        loss_probability=0.0,
-        utilization=a / m,
-        busy_servers=a,
-        queue_length=lam * R,
-        waiting_jobs=lam * W,
-        response_time=R,
-        waiting_time=W,
-        empty_probability=math.nan,
-        wait_probability=C,
-    )
+    return lossless_result("mgm.allen_cunneen.approximate", lam, S, c2, m, R, W, a, math.nan, C)
 
 
 def queue_ammm(arrival_rate: Any, service_times: Any, *, method: str = "exact") -> QueueResult:
@@ -200,24 +183,8 @@ def _ammm_octave(lam: float, S: float, m: int) -> QueueResult:
     C = float(erlang_c(m, a))
     W = C * S / (m - a)
     R = S + W
-    return QueueResult(
-        method="ammm.approximate",
-        arrival_rate=lam,
-        service_time=S,
-        scv=1.0,
-        servers=float(m),
-        capacity=math.inf,
-        throughput=lam,
-        loss_probability=0.0,
-        utilization=a / m,
-        busy_servers=a,
-        queue_length=lam * R,
-        waiting_jobs=lam * W,
-        response_time=R,
-        waiting_time=W,
-        empty_probability=Distribution(a, float(m), math.inf, None).p0(),
-        wait_probability=C,
-    )
+    p0 = Distribution(a, float(m), math.inf, None).p0()
+    return lossless_result("ammm.approximate", lam, S, 1.0, m, R, W, a, p0, C)
 
 
 def _ammm_exact(lam: float, s: np.ndarray, mu: np.ndarray) -> QueueResult:
