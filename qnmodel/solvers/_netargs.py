@@ -34,6 +34,7 @@ __all__ = [
     "visit_array",
     "station_kinds",
     "peak_rates",
+    "check_has_demand",
 ]
 
 
@@ -138,3 +139,13 @@ def station_kinds(K: int, delay: Any = None, servers: Any = None, rates: Any = N
 def peak_rates(curves: tuple) -> np.ndarray:
     """c_k = max_j r_k(j) per station (1 for stations without a curve)."""
     return np.array([1.0 if r is None else float(r.max()) for r in curves])
+
+
+def check_has_demand(total_demand: float, think_time: float) -> None:
+    """Refuse a closed single-class network whose demands D = sum_k D_k (s) and think time
+    Z (s) are all zero (D + Z <= 0): its throughput is unbounded."""
+    if total_demand + think_time <= 0:
+        raise InvalidModelError(
+            "all demands and the think time are zero: throughput is unbounded; "
+            "give at least one station a demand > 0"
+        )

@@ -32,11 +32,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_choice, as_population, check_memory, check_time_scale
-from ..errors import InvalidModelError
 from ..model import Network
 from ..results.closed import BoundsResult
 from ._bounds_core import aba_from_aggregates, bjb_from_aggregates
 from ._mva_core import single_class
+from ._netargs import check_has_demand
 from .bounds_geometric import bounds_geometric, bounds_proportional
 from .mva_ld_general import ld_least_stretch as _least_stretch
 from .mva_ld_general import ld_peak_capacity as _peak_capacity
@@ -60,11 +60,7 @@ def _aggregates(net: Network) -> dict:
     Kq = int(q.sum())
     Ddelay = float(net.demands[net.is_delay].sum())
     Dmax = float(per_server.max()) if Kq else 0.0
-    if Dq + Ddelay + net.think_time <= 0.0:
-        raise InvalidModelError(
-            "all demands and the think time are zero: throughput is unbounded; "
-            "give at least one station a demand > 0"
-        )
+    check_has_demand(Dq + Ddelay, net.think_time)
     k_bn = int(np.argmax(np.where(q, per_server, -1.0))) if Kq else int(np.argmax(net.demands))
     D_all = Dq + Ddelay
     return {
