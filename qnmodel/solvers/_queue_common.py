@@ -13,6 +13,7 @@ import numpy as np
 from .._validate import as_positive_int, as_quantity, check_memory
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..results.queue import QueueResult
+from .open_stations import erlang_c
 
 #: half-width of the enumerated bulk of an infinite queue's distribution, in sqrt(a) and
 #: states: the Poisson(a) mass beyond a +- (40 sqrt(a) + 60) is below exp(-140) (Chernoff)
@@ -30,6 +31,14 @@ def as_arrival_rate(value: Any) -> float:
 
 def as_service_time(value: Any, name: str = "service_time") -> float:
     return as_quantity(value, name, "time", positive=True)
+
+
+def mmm_wait(m: int, a: float, S: float) -> tuple[float, float]:
+    """``(C, W)`` of the M/M/m queue with offered load a = lambda S < m and mean service time
+    S (s): Erlang's C(m, a), the probability to wait, and the mean wait W = C S / (m - a)
+    ([Kle75] sec. 3.5)."""
+    C = float(erlang_c(m, a))
+    return C, C * S / (m - a)
 
 
 def as_states(states: Any, capacity: float) -> np.ndarray | None:

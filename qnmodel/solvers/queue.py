@@ -82,9 +82,9 @@ from ._queue_common import (
     as_states,
     lossless_result,
     make_result,
+    mmm_wait,
     unstable_error,
 )
-from .open import erlang_c
 from .queue_finite import capacity_input, finite_queue
 
 __all__ = [
@@ -187,8 +187,7 @@ def queue_mmm(
     a = lam * S
     if a >= m:
         raise unstable_error(lam, S, m, f"the M/M/{m} queue")
-    C = float(erlang_c(m, a))
-    W = C * S / (m - a)
+    C, W = mmm_wait(m, a, S)
     R = S + W
     dist = Distribution(a, float(m), math.inf, ks)
     pk = None if ks is None else dist.prob(ks)
