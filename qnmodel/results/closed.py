@@ -72,6 +72,23 @@ def station_frame(key: str, keys: Any, result: Any, throughput: bool = True) -> 
     return pd.DataFrame(cols)
 
 
+def bounds_frame(lead: dict[str, Any], result: Any) -> Any:
+    """The table of a bounds result: the ``lead`` columns (what labels the rows), then
+    ``throughput_lower, throughput_upper, response_time_lower, response_time_upper``.
+    The one builder of every bounds result's table.
+    """
+    pd = _import_pandas()
+    return pd.DataFrame(
+        {
+            **lead,
+            "throughput_lower": result.throughput_lower,
+            "throughput_upper": result.throughput_upper,
+            "response_time_lower": result.response_time_lower,
+            "response_time_upper": result.response_time_upper,
+        }
+    )
+
+
 def bad_level(level: str, allowed: tuple[str, ...]) -> Exception:
     """The error for a ``to_frame`` level that does not exist."""
     from ..errors import InvalidModelError
@@ -143,17 +160,7 @@ class BoundsResult:
 
     def to_frame(self) -> Any:
         """One row per population: n, method, X bounds (jobs/s), R bounds (s)."""
-        pd = _import_pandas()
-        return pd.DataFrame(
-            {
-                "n": self.n.astype(np.int64),
-                "method": self.method,
-                "throughput_lower": self.throughput_lower,
-                "throughput_upper": self.throughput_upper,
-                "response_time_lower": self.response_time_lower,
-                "response_time_upper": self.response_time_upper,
-            }
-        )
+        return bounds_frame({"n": self.n.astype(np.int64), "method": self.method}, self)
 
     def __repr__(self) -> str:
         N = int(self.n[-1])

@@ -21,12 +21,13 @@ V_ck         visit ratio: visits of class c to station k per cycle of its chain
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .closed import MultiClassResult, _freeze, _import_pandas, bad_level, shorten
+from .closed import MultiClassResult, _freeze, _import_pandas, bad_level, bounds_frame, shorten
 
 __all__ = [
     "MultiClassBoundsResult",
@@ -41,6 +42,12 @@ __all__ = [
 
 def _class_labels(C: int, names: tuple[str, ...] | None) -> np.ndarray:
     return np.arange(C) if names is None else np.array(names, dtype=object)
+
+
+def _class_rows(row: Callable[..., str], *columns: np.ndarray) -> str:
+    """The per-class part of a bounds repr: ``row(c, *values of class c)`` for each class c,
+    joined by commas and shortened."""
+    return shorten(", ".join(row(c, *v) for c, v in enumerate(zip(*columns, strict=True))))
 
 
 @dataclass(frozen=True, repr=False)
@@ -79,33 +86,21 @@ class MultiClassBoundsResult:
 
     def to_frame(self) -> Any:
         """One row per class: class, population, X bounds (jobs/s), R bounds (s)."""
-        pd = _import_pandas()
-        return pd.DataFrame(
-            {
-                "class": _class_labels(self.population.size, self.class_names),
-                "population": self.population,
-                "throughput_lower": self.throughput_lower,
-                "throughput_upper": self.throughput_upper,
-                "response_time_lower": self.response_time_lower,
-                "response_time_upper": self.response_time_upper,
-            }
-        )
+        labels = _class_labels(self.population.size, self.class_names)
+        return bounds_frame({"class": labels, "population": self.population}, self)
 
     def __repr__(self) -> str:
-        rows = ", ".join(
-            f"c{c}: N={int(n)} X in [{xl:.6g}, {xu:.6g}]/s R in [{rl:.6g}, {ru:.6g}]s"
-            for c, (n, xl, xu, rl, ru) in enumerate(
-                zip(
-                    self.population,
-                    self.throughput_lower,
-                    self.throughput_upper,
-                    self.response_time_lower,
-                    self.response_time_upper,
-                    strict=True,
-                )
-            )
+        rows = _class_rows(
+            lambda c, n, xl, xu, rl, ru: (
+                f"c{c}: N={int(n)} X in [{xl:.6g}, {xu:.6g}]/s R in [{rl:.6g}, {ru:.6g}]s"
+            ),
+            self.population,
+            self.throughput_lower,
+            self.throughput_upper,
+            self.response_time_lower,
+            self.response_time_upper,
         )
-        return f"MultiClassBoundsResult(method={self.method!r},\n  {shorten(rows)})"
+        return f"MultiClassBoundsResult(method={self.method!r},\n  {rows})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -142,32 +137,20 @@ class OpenBoundsResult:
 
     def to_frame(self) -> Any:
         """One row per class: class, arrival_rate, X bounds (jobs/s), R bounds (s)."""
-        pd = _import_pandas()
-        return pd.DataFrame(
-            {
-                "class": np.arange(self.arrival_rate.size),
-                "arrival_rate": self.arrival_rate,
-                "throughput_lower": self.throughput_lower,
-                "throughput_upper": self.throughput_upper,
-                "response_time_lower": self.response_time_lower,
-                "response_time_upper": self.response_time_upper,
-            }
-        )
+        lead = {"class": np.arange(self.arrival_rate.size), "arrival_rate": self.arrival_rate}
+        return bounds_frame(lead, self)
 
     def __repr__(self) -> str:
-        rows = ", ".join(
-            f"c{c}: lambda={lam:.6g}/s X <= {xu:.6g}/s R in [{rl:.6g}, {ru:.6g}]s"
-            for c, (lam, xu, rl, ru) in enumerate(
-                zip(
-                    self.arrival_rate,
-                    self.throughput_upper,
-                    self.response_time_lower,
-                    self.response_time_upper,
-                    strict=True,
-                )
-            )
+        rows = _class_rows(
+            lambda c, lam, xu, rl, ru: (
+                f"c{c}: lambda={lam:.6g}/s X <= {xu:.6g}/s R in [{rl:.6g}, {ru:.6g}]s"
+            ),
+            self.arrival_rate,
+            self.throughput_upper,
+            self.response_time_lower,
+            self.response_time_upper,
         )
-        return f"OpenBoundsResult(method={self.method!r},\n  {shorten(rows)})"
+        return f"OpenBoundsResult(method={self.method!r},\n  {rows})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -208,17 +191,7 @@ class CurveBoundsResult:
 
     def to_frame(self) -> Any:
         """One row per population: n, method, X bounds (jobs/s), R bounds (s)."""
-        pd = _import_pandas()
-        return pd.DataFrame(
-            {
-                "n": self.n.astype(np.int64),
-                "method": self.method,
-                "throughput_lower": self.throughput_lower,
-                "throughput_upper": self.throughput_upper,
-                "response_time_lower": self.response_time_lower,
-                "response_time_upper": self.response_time_upper,
-            }
-        )
+        return bounds_frame({"n": self.n.astype(np.int64), "method": self.method}, self)
 
     def __repr__(self) -> str:
         N = int(self.n[-1])

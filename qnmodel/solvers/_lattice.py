@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _kernels
 
-__all__ = ["lattice_memory_bytes", "_solve_exact", "_lattice_numpy"]
+__all__ = ["lattice_memory_bytes", "lattice_origin", "next_level", "_solve_exact", "_lattice_numpy"]
 
 
 def lattice_memory_bytes(population: Any, K: int) -> int:
@@ -34,6 +34,28 @@ def lattice_memory_bytes(population: Any, K: int) -> int:
     return 8 * S * (4 * K + 4 * C * C + 16) + 65536
 
 
+def lattice_origin(N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(stride, pts, codes)`` of the lattice 0 <= n <= N: the mixed-radix strides s_c
+    (radix N_c + 1, last class fastest) and level 0, the one point n = 0 with code 0."""
+    C = N.size
+    radix = N + 1
+    stride = np.ones(C, dtype=np.int64)
+    for c in range(C - 2, -1, -1):
+        stride[c] = stride[c + 1] * radix[c + 1]
+    return stride, np.zeros((1, C), dtype=np.int64), np.zeros(1, dtype=np.int64)
+
+
+def next_level(pts: np.ndarray, stride: np.ndarray, N: np.ndarray) -> tuple:
+    """``(pts, codes)`` of the next lattice level: the points n + e_c <= N of the points
+    ``pts`` of a level, each once, sorted by their code sum_c n_c s_c."""
+    C = N.size
+    eye = np.eye(C, dtype=np.int64)
+    cand = (pts[:, None, :] + eye[None, :, :]).reshape(-1, C)
+    cand = cand[(cand <= N).all(axis=1)]
+    new_codes, first = np.unique(cand @ stride, return_index=True)
+    return cand[first], new_codes
+
+
 def _lattice_numpy(D: np.ndarray, Dq: np.ndarray, Z: np.ndarray, N: np.ndarray):
     """Level-by-level exact recursion; returns X (C,), R_ck (C, K) at population N.
 
@@ -42,22 +64,12 @@ def _lattice_numpy(D: np.ndarray, Dq: np.ndarray, Z: np.ndarray, N: np.ndarray):
     previous level, so a level is one vectorised step.
     """
     C, K = D.shape
-    radix = N + 1
-    stride = np.ones(C, dtype=np.int64)
-    for c in range(C - 2, -1, -1):
-        stride[c] = stride[c + 1] * radix[c + 1]
-    pts = np.zeros((1, C), dtype=np.int64)
-    codes = np.zeros(1, dtype=np.int64)
+    stride, pts, codes = lattice_origin(N)
     Q = np.zeros((1, K))
-    eye = np.eye(C, dtype=np.int64)
     X = R = None
     top = int(N.sum())
     for level in range(1, top + 1):
-        cand = (pts[:, None, :] + eye[None, :, :]).reshape(-1, C)
-        cand = cand[(cand <= N).all(axis=1)]
-        ccodes = cand @ stride
-        new_codes, first = np.unique(ccodes, return_index=True)
-        new_pts = cand[first]
+        new_pts, new_codes = next_level(pts, stride, N)
         P = new_codes.size
         Qn = np.zeros((P, K))
         X = np.zeros((P, C))

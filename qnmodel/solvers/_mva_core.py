@@ -30,10 +30,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_choice, as_population, check_memory, check_time_scale
-from ..errors import InvalidModelError, InvalidTypeError
+from ..errors import InvalidTypeError
 from ..model import Network
 from ..results.closed import MVAResult, handover
 from . import _kernels
+from ._netargs import check_has_demand
 from .support import require
 
 __all__ = ["exact", "complement", "check", "result", "single_class"]
@@ -71,11 +72,7 @@ def check(net: Network, N: int, keep: str, solver: str = "mva") -> tuple[Network
         f"exact MVA of N = {N} jobs at K = {len(net.demands)} stations, keeping every n",
         "pass keep='last' (memory O(K)) or a smaller N, or raise the limit",
     )
-    if net.total_demand + net.think_time <= 0.0:
-        raise InvalidModelError(
-            "all demands and the think time are zero: throughput is unbounded; "
-            "give at least one station a demand > 0"
-        )
+    check_has_demand(net.total_demand, net.think_time)
     return net, N
 
 

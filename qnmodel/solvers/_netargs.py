@@ -22,12 +22,20 @@ from .._validate import (
     as_demand_matrix,
     as_demands,
     as_flags,
+    as_populations,
     as_rate_multipliers,
     as_server_counts,
 )
 from ..errors import InvalidModelError, InvalidTypeError
 
-__all__ = ["demand_array", "visit_array", "station_kinds", "peak_rates"]
+__all__ = [
+    "demand_array",
+    "class_arrays",
+    "visit_array",
+    "station_kinds",
+    "peak_rates",
+    "check_has_demand",
+]
 
 
 def visit_array(visits: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -69,6 +77,19 @@ def demand_array(demands: Any, visits: Any = None, *, classes: bool) -> np.ndarr
     if visits is not None:
         D = D * visit_array(visits, "visits", D.shape)
     return D
+
+
+def class_arrays(demands: Any, population: Any, visits: Any = None) -> tuple:
+    """Validated ``(D (C, K), N (C,))`` of a closed multi-class kernel: the demands (or
+    service times with visits) and one population N_c >= 0 per class (row of D)."""
+    D = demand_array(demands, visits, classes=True)
+    N = as_populations(population, "population")
+    if N.size != D.shape[0]:
+        raise InvalidModelError(
+            f"population has {N.size} entries but demands has {D.shape[0]} rows (classes): "
+            "give one population per class"
+        )
+    return D, N
 
 
 def station_kinds(K: int, delay: Any = None, servers: Any = None, rates: Any = None) -> tuple:
@@ -118,3 +139,13 @@ def station_kinds(K: int, delay: Any = None, servers: Any = None, rates: Any = N
 def peak_rates(curves: tuple) -> np.ndarray:
     """c_k = max_j r_k(j) per station (1 for stations without a curve)."""
     return np.array([1.0 if r is None else float(r.max()) for r in curves])
+
+
+def check_has_demand(total_demand: float, think_time: float) -> None:
+    """Refuse a closed single-class network whose demands D = sum_k D_k (s) and think time
+    Z (s) are all zero (D + Z <= 0): its throughput is unbounded."""
+    if total_demand + think_time <= 0:
+        raise InvalidModelError(
+            "all demands and the think time are zero: throughput is unbounded; "
+            "give at least one station a demand > 0"
+        )

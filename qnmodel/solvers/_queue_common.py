@@ -13,6 +13,7 @@ import numpy as np
 from .._validate import as_positive_int, as_quantity, check_memory
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..results.queue import QueueResult
+from .open_stations import erlang_c
 
 #: half-width of the enumerated bulk of an infinite queue's distribution, in sqrt(a) and
 #: states: the Poisson(a) mass beyond a +- (40 sqrt(a) + 60) is below exp(-140) (Chernoff)
@@ -30,6 +31,14 @@ def as_arrival_rate(value: Any) -> float:
 
 def as_service_time(value: Any, name: str = "service_time") -> float:
     return as_quantity(value, name, "time", positive=True)
+
+
+def mmm_wait(m: int, a: float, S: float) -> tuple[float, float]:
+    """``(C, W)`` of the M/M/m queue with offered load a = lambda S < m and mean service time
+    S (s): Erlang's C(m, a), the probability to wait, and the mean wait W = C S / (m - a)
+    ([Kle75] sec. 3.5)."""
+    C = float(erlang_c(m, a))
+    return C, C * S / (m - a)
 
 
 def as_states(states: Any, capacity: float) -> np.ndarray | None:
@@ -161,4 +170,43 @@ def make_result(method: str, lam: float, S: float, scv: float, m: float, K: floa
         servers=float(m),
         capacity=float(K),
         **f,
+    )
+
+
+def lossless_result(
+    method: str,
+    lam: float,
+    S: float,
+    scv: float,
+    m: float,
+    R: float,
+    W: float,
+    busy: float,
+    empty: float,
+    wait: float,
+    states: np.ndarray | None = None,
+    probabilities: np.ndarray | None = None,
+) -> QueueResult:
+    """The result of an infinite-capacity queue that loses no job, from its mean response
+    time R and waiting time W (s): X = lambda, ``busy`` servers a, U = a / m,
+    L = lambda R and L_q = lambda W (Little's law); ``empty`` p_0 and ``wait`` P(wait)."""
+    return make_result(
+        method,
+        lam,
+        S,
+        scv,
+        m,
+        math.inf,
+        throughput=lam,
+        loss_probability=0.0,
+        utilization=busy / m,
+        busy_servers=busy,
+        queue_length=lam * R,
+        waiting_jobs=lam * W,
+        response_time=R,
+        waiting_time=W,
+        empty_probability=empty,
+        wait_probability=wait,
+        states=states,
+        state_probabilities=probabilities,
     )

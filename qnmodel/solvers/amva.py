@@ -55,16 +55,36 @@ __all__ = ["amva", "AMVA_METHODS", "solve_closed_amva"]
 AMVA_METHODS = ("schweitzer", "linearizer")
 
 
+def _population_terms(M):
+    """``(live, inv, W)`` of the population vector N (C,): the classes with N_c > 0,
+    1 / N_c (0 for empty classes) and W_cj = (N - e_c)_j clipped at 0."""
+    live = M > 0
+    inv = np.where(live, 1.0 / np.where(live, M, 1.0), 0.0)
+    W = M[None, :] - np.eye(M.size)  # (N - e_c)_j
+    return live, inv, np.where(W > 0, W, 0.0)
+
+
+def _close_step(R, D, live, M, Z, Q):
+    """The step shared by every fixed point here, once the residence times R_ck of an
+    iteration are known: R_ck = D_ck for empty classes, X_c = N_c / (Z_c + R_c), the new
+    Q_ck = X_c R_ck written into Q in place. Returns X and the residual
+    max_ck |Q_new - Q_old| / Q_new over Q_new > 0 (0 if none is)."""
+    R[~live] = D[~live]
+    X = np.where(live, M / (Z + R.sum(axis=1)), 0.0)
+    Qn = X[:, None] * R
+    pos = Qn > 0
+    res = float(np.max(np.abs(Qn[pos] - Q[pos]) / Qn[pos])) if pos.any() else 0.0
+    Q[...] = Qn
+    return X, res
+
+
 def _core_numpy(M, D, Dq, Z, Dlt, Q, tol, max_iter):
     """Mirror of ``qnk_amva_core``: fixed point of the Schweitzer/Linearizer core.
 
     Q (C, K) is updated in place. Returns X, R, converged, iterations, residual.
     """
     C, K = D.shape
-    live = M > 0
-    inv = np.where(live, 1.0 / np.where(live, M, 1.0), 0.0)
-    W = M[None, :] - np.eye(C)  # (N - e_c)_j
-    W = np.where(W > 0, W, 0.0)
+    live, inv, W = _population_terms(M)
     X = np.zeros(C)
     R = np.array(D)
     res = np.inf
@@ -78,12 +98,7 @@ def _core_numpy(M, D, Dq, Z, Dlt, Q, tol, max_iter):
         else:
             A = np.einsum("cj,cjk->ck", W, F[None, :, :] + Dlt)
         R = Dq * A + D
-        R[~live] = D[~live]
-        X = np.where(live, M / (Z + R.sum(axis=1)), 0.0)
-        Qn = X[:, None] * R
-        pos = Qn > 0
-        res = float(np.max(np.abs(Qn[pos] - Q[pos]) / Qn[pos])) if pos.any() else 0.0
-        Q[...] = Qn
+        X, res = _close_step(R, D, live, M, Z, Q)
         if res < tol:
             converged = True
             break
@@ -108,23 +123,23 @@ def _schweitzer(M, D, Dq, Z, tol, max_iter, Q0=None):
     return _core(M, D, Dq, Z, None, Q, tol, max_iter)
 
 
-def _linearizer(N, D, Dq, Z, tol, max_iter):
-    """Chandy-Neuse Linearizer ([CN82], fig. 2): outer iterations on the deltas."""
+def _linearizer_loop(core, M, D, tol, max_iter):
+    """Chandy-Neuse Linearizer ([CN82], fig. 2): outer iterations on the deltas.
+
+    ``core(M, Dlt, Q, tol, max_iter)`` is the fixed point of one population vector M with
+    the deltas Dlt, updating Q in place (:func:`_core` or :func:`_fcfs_core`). Returns X, R,
+    converged, outer iterations, residual.
+    """
     C, K = D.shape
-    M = N.astype(np.float64)
-    inner_tol = tol * 0.01
-    inner_max = max(1000, 100 * max_iter)
+    inner_tol, inner_max = tol * 0.01, max(1000, 100 * max_iter)
     Dlt = np.zeros((C, C, K))
     Q = _initial_q(M, D)
     sub = [c for c in range(C) if M[c] > 0]
     Qs = {c: _initial_q(M - np.eye(C)[c], D) for c in sub}
     invN = np.where(M > 0, 1.0 / np.where(M > 0, M, 1.0), 0.0)
-    prev = None
-    res = np.inf
-    total = 0
+    prev, res = None, np.inf
     for outer in range(1, max_iter + 1):
-        X, R, ok, it, _ = _core(M, D, Dq, Z, Dlt, Q, inner_tol, inner_max)
-        total += it
+        X, R, ok, _, _ = core(M, Dlt, Q, inner_tol, inner_max)
         if not ok:
             return X, R, False, outer, float("inf")
         if prev is not None:
@@ -137,14 +152,22 @@ def _linearizer(N, D, Dq, Z, tol, max_iter):
         new = np.zeros_like(Dlt)  # every core of this pass uses the same deltas
         for c in sub:
             Mc = M - np.eye(C)[c]
-            _, _, ok, it, _ = _core(Mc, D, Dq, Z, Dlt, Qs[c], inner_tol, inner_max)
-            total += it
+            _, _, ok, _, _ = core(Mc, Dlt, Qs[c], inner_tol, inner_max)
             if not ok:
                 return X, R, False, outer, float("inf")
             invc = np.where(Mc > 0, 1.0 / np.where(Mc > 0, Mc, 1.0), 0.0)
             new[c] = np.where(Mc[:, None] > 0, Qs[c] * invc[:, None] - F, 0.0)
         Dlt = new
     return X, R, False, max_iter, res
+
+
+def _linearizer(N, D, Dq, Z, tol, max_iter):
+    """The Linearizer ([CN82]) over the Schweitzer core :func:`_core`."""
+
+    def core(M, Dlt, Q, tol, max_iter):
+        return _core(M, D, Dq, Z, Dlt, Q, tol, max_iter)
+
+    return _linearizer_loop(core, N.astype(np.float64), D, tol, max_iter)
 
 
 def amva(
@@ -309,10 +332,7 @@ def _fcfs_core(M, D, Dq, Z, V, G, Dlt, Q, tol, max_iter):
     """The Schweitzer/Linearizer core with per-class waiting costs G (see _fcfs_weights):
     R_ck = D_ck + V_ck sum_r G_crk Q_rk(N - e_c) at queueing stations."""
     C, K = D.shape
-    live = M > 0
-    inv = np.where(live, 1.0 / np.where(live, M, 1.0), 0.0)
-    W = M[None, :] - np.eye(C)
-    W = np.where(W > 0, W, 0.0)
+    live, inv, W = _population_terms(M)
     queue = (Dq > 0) | (D == 0)
     X = np.zeros(C)
     R = np.array(D)
@@ -325,12 +345,7 @@ def _fcfs_core(M, D, Dq, Z, V, G, Dlt, Q, tol, max_iter):
         else:
             QE = W[:, :, None] * (F[None, :, :] + Dlt)
         R = D + np.where(queue, V * np.einsum("crk,crk->ck", G, QE), 0.0)
-        R[~live] = D[~live]
-        X = np.where(live, M / (Z + R.sum(axis=1)), 0.0)
-        Qn = X[:, None] * R
-        pos = Qn > 0
-        res = float(np.max(np.abs(Qn[pos] - Q[pos]) / Qn[pos])) if pos.any() else 0.0
-        Q[...] = Qn
+        X, res = _close_step(R, D, live, M, Z, Q)
         if res < tol:
             converged = True
             break
@@ -342,35 +357,11 @@ def _fcfs_point(M, D, Dq, Z, method, tol, max_iter, Q0, fcfs):
     if method == "schweitzer":
         Q = _initial_q(M, D) if Q0 is None else np.array(Q0, dtype=np.float64)
         return _fcfs_core(M, D, Dq, Z, V, G, None, Q, tol, max_iter)
-    C, K = D.shape
-    inner_tol, inner_max = tol * 0.01, max(1000, 100 * max_iter)
-    Dlt = np.zeros((C, C, K))
-    Q = _initial_q(M, D)
-    sub = [c for c in range(C) if M[c] > 0]
-    Qs = {c: _initial_q(M - np.eye(C)[c], D) for c in sub}
-    invN = np.where(M > 0, 1.0 / np.where(M > 0, M, 1.0), 0.0)
-    prev, res = None, np.inf
-    for outer in range(1, max_iter + 1):
-        X, R, ok, _, _ = _fcfs_core(M, D, Dq, Z, V, G, Dlt, Q, inner_tol, inner_max)
-        if not ok:
-            return X, R, False, outer, float("inf")
-        if prev is not None:
-            pos = Q > 0
-            res = float(np.max(np.abs(Q[pos] - prev[pos]) / Q[pos])) if pos.any() else 0.0
-            if res < tol:
-                return X, R, True, outer, res
-        prev = Q.copy()
-        F = Q * invN[:, None]
-        new = np.zeros_like(Dlt)
-        for c in sub:
-            Mc = M - np.eye(C)[c]
-            _, _, ok, _, _ = _fcfs_core(Mc, D, Dq, Z, V, G, Dlt, Qs[c], inner_tol, inner_max)
-            if not ok:
-                return X, R, False, outer, float("inf")
-            invc = np.where(Mc > 0, 1.0 / np.where(Mc > 0, Mc, 1.0), 0.0)
-            new[c] = np.where(Mc[:, None] > 0, Qs[c] * invc[:, None] - F, 0.0)
-        Dlt = new
-    return X, R, False, max_iter, res
+
+    def core(M, Dlt, Q, tol, max_iter):
+        return _fcfs_core(M, D, Dq, Z, V, G, Dlt, Q, tol, max_iter)
+
+    return _linearizer_loop(core, M, D, tol, max_iter)
 
 
 def _on_failure(ok, errors, method, res, tol, it, N) -> None:

@@ -32,11 +32,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import as_choice, as_population, check_memory, check_time_scale
-from ..errors import InvalidModelError
 from ..model import Network
 from ..results.closed import BoundsResult
 from ._bounds_core import aba_from_aggregates, bjb_from_aggregates
 from ._mva_core import single_class
+from ._netargs import check_has_demand
 from .bounds_geometric import bounds_geometric, bounds_proportional
 from .mva_ld_general import ld_least_stretch as _least_stretch
 from .mva_ld_general import ld_peak_capacity as _peak_capacity
@@ -60,11 +60,7 @@ def _aggregates(net: Network) -> dict:
     Kq = int(q.sum())
     Ddelay = float(net.demands[net.is_delay].sum())
     Dmax = float(per_server.max()) if Kq else 0.0
-    if Dq + Ddelay + net.think_time <= 0.0:
-        raise InvalidModelError(
-            "all demands and the think time are zero: throughput is unbounded; "
-            "give at least one station a demand > 0"
-        )
+    check_has_demand(Dq + Ddelay, net.think_time)
     k_bn = int(np.argmax(np.where(q, per_server, -1.0))) if Kq else int(np.argmax(net.demands))
     D_all = Dq + Ddelay
     return {
@@ -109,6 +105,15 @@ def _check_size(net: Network, N: int) -> None:
     )
 
 
+def _prepare(net: Network, N: int, name: str) -> tuple[Network, int, dict]:
+    """``(net, N, aggregates)`` of a bounds entry point ``name``: the single-class network,
+    the validated N, checked by :func:`_check_size` before anything is allocated."""
+    net = single_class(net, name)
+    N = as_population(N, "N")
+    _check_size(net, N)
+    return net, N, _aggregates(net)
+
+
 def bounds_aba(net: Network, N: int) -> BoundsResult:
     """Asymptotic bounds of a closed single-class network for n = 1..N.
 
@@ -126,10 +131,7 @@ def bounds_aba(net: Network, N: int) -> BoundsResult:
     BoundsResult
         See :func:`aba_from_aggregates` for the formulas ([LZGS] sec. 5.2).
     """
-    net = single_class(net, "bounds_aba")
-    N = as_population(N, "N")
-    _check_size(net, N)
-    agg = _aggregates(net)
+    net, N, agg = _prepare(net, N, "bounds_aba")
     n = np.arange(1, N + 1, dtype=np.float64)
     return _result(
         "aba",
@@ -157,10 +159,7 @@ def bounds_bjb(net: Network, N: int) -> BoundsResult:
     BoundsResult
         See :func:`bjb_from_aggregates` ([LZGS] sec. 5.3; [Cui06] eq. 1).
     """
-    net = single_class(net, "bounds_bjb")
-    N = as_population(N, "N")
-    _check_size(net, N)
-    agg = _aggregates(net)
+    net, N, agg = _prepare(net, N, "bounds_bjb")
     n = np.arange(1, N + 1, dtype=np.float64)
     return _result(
         "bjb",
@@ -174,10 +173,7 @@ def bounds_bjb(net: Network, N: int) -> BoundsResult:
 def _curve_bounds(kernel, method: str, net: Network, N: int) -> BoundsResult:
     """Geometric or proportional bounds ([CMS08]; [HL87]) of a product-form network of
     single-server queues and delays, as a :class:`BoundsResult`."""
-    net = single_class(net, "bounds_bjb")
-    N = as_population(N, "N")
-    _check_size(net, N)
-    agg = _aggregates(net)
+    net, N, agg = _prepare(net, N, "bounds_bjb")
     res = kernel(net.demands, N, net.think_time, delay=net.is_delay)
     arrays = (res.throughput_lower, res.throughput_upper, res.response_time_lower,
               res.response_time_upper)  # fmt: skip

@@ -46,7 +46,7 @@ from .._validate import as_population, as_quantity, check_memory, check_time_sca
 from ..errors import InvalidModelError
 from ..results.network import CurveBoundsResult
 from ._bounds_core import aba_from_aggregates, bjb_from_aggregates
-from ._netargs import demand_array, station_kinds
+from ._netargs import check_has_demand, demand_array, station_kinds
 
 __all__ = ["bounds_geometric", "bounds_proportional"]
 
@@ -63,11 +63,7 @@ def _inputs(demands, N, think_time, delay, servers, visits, what):
             f"{what} supports single-server stations only; station {k} has {m[k]} servers "
             "(use qnmodel.bounds(..., method='aba') or exact load-dependent MVA)"
         )
-    if D.sum() + Z <= 0:
-        raise InvalidModelError(
-            "all demands and the think time are zero: throughput is unbounded; "
-            "give at least one station a demand > 0"
-        )
+    check_has_demand(D.sum(), Z)
     check_time_scale(N, float(D.sum()), Z)
     check_memory(
         8.0 * 8 * (N + 1) * (K + 2),

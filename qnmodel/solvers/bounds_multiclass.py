@@ -49,23 +49,17 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_per_class, as_populations, as_server_counts
+from .._validate import as_per_class, as_server_counts
 from ..errors import InvalidModelError
 from ..results.network import MultiClassBoundsResult
-from ._netargs import demand_array, station_kinds
+from ._netargs import class_arrays, station_kinds
 
 __all__ = ["bounds_multiclass_aba", "bounds_multiclass_bsb", "bounds_multiclass_composite"]
 
 
 def _inputs(demands, population, think_time, visits):
-    D = demand_array(demands, visits, classes=True)
+    D, N = class_arrays(demands, population, visits)
     C, K = D.shape
-    N = as_populations(population, "population")
-    if N.size != C:
-        raise InvalidModelError(
-            f"population has {N.size} entries but demands has {C} rows (classes): "
-            "give one population per class"
-        )
     Z = as_per_class(think_time, "think_time", C)
     live = N > 0
     empty = live & (D.sum(axis=1) + Z <= 0.0)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -216,6 +217,19 @@ def max_population(net: Network, target: Any, n_max: int = 1_000_000) -> int:
         N *= 4
 
 
+def _bisect(lo: int, hi: int, past: Callable[[int], bool]) -> tuple[int, int]:
+    """Integer bisection: from lo < hi with ``past(lo)`` false and ``past(hi)`` true
+    (``past`` monotone), the neighbours (lo, lo + 1) where it turns, calling ``past`` only
+    strictly between the two."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if past(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
+
+
 def _max_population_search(net: Network, tgt: Target, n_max: int) -> int:
     def ok(n: int) -> bool:
         return _meets(_metric(net, tgt, None, n), tgt)
@@ -230,14 +244,7 @@ def _max_population_search(net: Network, tgt: Target, n_max: int) -> int:
                 "raise n_max or check the target"
             )
         lo, hi = hi, 2 * hi
-    hi = min(hi, n_max)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _bisect(lo, min(hi, n_max), lambda n: not ok(n))[0]
 
 
 def _with_station(net: Network, k: int, **changes: Any) -> Network:
@@ -320,13 +327,7 @@ def min_servers(
                 f"{station!r}: another station limits it"
             )
         hi = min(2 * hi, max_servers)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _bisect(lo, hi, ok)[1]
 
 
 def _network_candidates(net: Network, speedup: float) -> list[tuple[str, Network]]:

@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_populations, as_server_counts
+from .._validate import as_server_counts
 from ..errors import InvalidModelError, InvalidTypeError
 from ..results.network import ChainMVAResult
-from ._netargs import demand_array
+from ._netargs import class_arrays
 from .mva_lattice_ld import _fcfs_check, mva_multiclass_ld_exact
 
 __all__ = ["mva_chains"]
@@ -107,14 +107,8 @@ def mva_chains(
     InvalidModelError
         Population in a class without a chain; the errors of the chain solver.
     """
-    D = demand_array(demands, visits, classes=True)
+    D, N = class_arrays(demands, population, visits)
     C, K = D.shape
-    N = as_populations(population, "population")
-    if N.size != C:
-        raise InvalidModelError(
-            f"population has {N.size} entries but demands has {C} rows (classes): "
-            "give one population per class"
-        )
     ch, nq = _chain_map(chains, C)
     stray = (ch < 0) & (N > 0)
     if stray.any():

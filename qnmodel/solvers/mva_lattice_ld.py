@@ -62,11 +62,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_per_class, as_populations, check_memory
+from .._validate import as_per_class, check_memory
 from ..errors import InvalidModelError
 from ..results.closed import MultiClassResult
-from ._lattice import _solve_exact, lattice_memory_bytes
-from ._netargs import demand_array, peak_rates, station_kinds, visit_array
+from ._lattice import _solve_exact, lattice_memory_bytes, lattice_origin, next_level
+from ._netargs import class_arrays, demand_array, peak_rates, station_kinds, visit_array
 
 __all__ = ["mva_multiclass_ld_exact", "ld_lattice_memory_bytes"]
 
@@ -107,11 +107,7 @@ def _fcfs_check(demands: Any, visits: Any, servers: np.ndarray) -> None:
 def _level_tables(pts, codes, stride, N):
     """The next lattice level: points, codes, and for each class the rows of n - e_c."""
     C = N.size
-    eye = np.eye(C, dtype=np.int64)
-    cand = (pts[:, None, :] + eye[None, :, :]).reshape(-1, C)
-    cand = cand[(cand <= N).all(axis=1)]
-    new_codes, first = np.unique(cand @ stride, return_index=True)
-    new_pts = cand[first]
+    new_pts, new_codes = next_level(pts, stride, N)
     has = [new_pts[:, c] > 0 for c in range(C)]
     pos = [np.searchsorted(codes, new_codes[has[c]] - stride[c]) for c in range(C)]
     cstar = np.argmax(new_pts > 0, axis=1)
@@ -129,12 +125,7 @@ def _lattice(D, Dq, Dd, Z, N, ld, w, rho, rdiv):
     bits = [[i for i in range(L) if m >> i & 1] for m in masks]
     base = Z + Dq.sum(axis=1) + Dd.sum(axis=1)
     dead = [base + Dl[:, b].sum(axis=1) <= 0 for b in bits]
-    radix = N + 1
-    stride = np.ones(C, dtype=np.int64)
-    for c in range(C - 2, -1, -1):
-        stride[c] = stride[c + 1] * radix[c + 1]
-    pts = np.zeros((1, C), dtype=np.int64)
-    codes = np.zeros(1, dtype=np.int64)
+    stride, pts, codes = lattice_origin(N)
     state = []
     for b in bits:
         p = {}
@@ -246,14 +237,8 @@ def mva_multiclass_ld_exact(
         Bad shapes or values (naming the argument), a class with jobs and neither demand nor
         think time, class-dependent service times at a multi-server FCFS station.
     """
-    D = demand_array(demands, visits, classes=True)
+    D, N = class_arrays(demands, population, visits)
     C, K = D.shape
-    N = as_populations(population, "population")
-    if N.size != C:
-        raise InvalidModelError(
-            f"population has {N.size} entries but demands has {C} rows (classes): "
-            "give one population per class"
-        )
     Z = as_per_class(think_time, "think_time", C)
     delay, m, curves = station_kinds(K, delay, servers, rates)
     empty = (N > 0) & (D.sum(axis=1) + Z <= 0)

@@ -63,6 +63,7 @@ from .._validate import as_choice, as_population, as_rate_multipliers
 from ..errors import InvalidModelError
 from ..results.closed import MVAResult
 from ._mva_core import result, single_class
+from ._netargs import check_has_demand
 from .mva_ld import convolution_arrays
 
 __all__ = [
@@ -273,11 +274,7 @@ def mva_ld_general(
     as_choice(keep, "keep", ("all", "last"))
     D = np.asarray(net.demands, dtype=np.float64)
     Z = float(net.think_time)
-    if D.sum() + Z <= 0:
-        raise InvalidModelError(
-            "all demands and the think time are zero: throughput is unbounded; "
-            "give at least one station a demand > 0"
-        )
+    check_has_demand(D.sum(), Z)
     rates = ld_rates(net, rate_multipliers, n_max=N)
     X, Q, Rk = ld_general_arrays(D, net.is_delay, Z, N, rates, keep)
     cap = ld_peak_capacity(net, rate_multipliers)

@@ -54,7 +54,7 @@ import numpy as np
 from .._validate import as_population, as_quantity, check_memory
 from ..errors import InvalidModelError, InvalidTypeError
 from ..results.network import NormalizingConstantResult
-from ._netargs import demand_array, station_kinds, visit_array
+from ._netargs import check_has_demand, demand_array, station_kinds, visit_array
 from .mva_ld import _tilted_log_factor, log_convolve
 
 __all__ = ["normconst_convolution", "normconst_ld"]
@@ -151,11 +151,7 @@ def normconst_convolution(
     Z = as_quantity(think_time, "think_time", "time")
     K = D.size
     dly, m, curves = station_kinds(K, delay, servers)
-    if D.sum() + Z <= 0:
-        raise InvalidModelError(
-            "all demands and the think time are zero: throughput is unbounded; "
-            "give at least one station a demand > 0"
-        )
+    check_has_demand(D.sum(), Z)
     _memory(N, K)
     ramp = np.arange(1.0, N + 1.0)
     rates = [

@@ -80,10 +80,11 @@ from ._queue_common import (
     as_arrival_rate,
     as_service_time,
     as_states,
+    lossless_result,
     make_result,
+    mmm_wait,
     unstable_error,
 )
-from .open import erlang_c
 from .queue_finite import capacity_input, finite_queue
 
 __all__ = [
@@ -138,26 +139,7 @@ def queue_mm1(arrival_rate: Any, service_time: Any, *, states: Any = None) -> Qu
     R = S / (1.0 - rho)
     W = rho * R
     pk = None if ks is None else (1.0 - rho) * rho ** ks.astype(np.float64)
-    return make_result(
-        "mm1",
-        lam,
-        S,
-        1.0,
-        1,
-        math.inf,
-        throughput=lam,
-        loss_probability=0.0,
-        utilization=rho,
-        busy_servers=rho,
-        queue_length=lam * R,
-        waiting_jobs=lam * W,
-        response_time=R,
-        waiting_time=W,
-        empty_probability=1.0 - rho,
-        wait_probability=rho,
-        states=ks,
-        state_probabilities=pk,
-    )
+    return lossless_result("mm1", lam, S, 1.0, 1, R, W, rho, 1.0 - rho, rho, ks, pk)
 
 
 def queue_mmm(
@@ -205,30 +187,11 @@ def queue_mmm(
     a = lam * S
     if a >= m:
         raise unstable_error(lam, S, m, f"the M/M/{m} queue")
-    C = float(erlang_c(m, a))
-    W = C * S / (m - a)
+    C, W = mmm_wait(m, a, S)
     R = S + W
     dist = Distribution(a, float(m), math.inf, ks)
-    return make_result(
-        "mmm",
-        lam,
-        S,
-        1.0,
-        m,
-        math.inf,
-        throughput=lam,
-        loss_probability=0.0,
-        utilization=a / m,
-        busy_servers=a,
-        queue_length=lam * R,
-        waiting_jobs=lam * W,
-        response_time=R,
-        waiting_time=W,
-        empty_probability=dist.p0(),
-        wait_probability=C,
-        states=ks,
-        state_probabilities=None if ks is None else dist.prob(ks),
-    )
+    pk = None if ks is None else dist.prob(ks)
+    return lossless_result("mmm", lam, S, 1.0, m, R, W, a, dist.p0(), C, ks, pk)
 
 
 def queue_mminf(
@@ -393,24 +356,7 @@ def _pollaczek_khinchine(method: str, lam: float, S: float, second: float, c2: f
         raise unstable_error(lam, S, 1, f"the {'M/G/1' if method == 'mg1' else 'M/H/1'} queue")
     W = lam * second / (2.0 * (1.0 - rho))
     R = S + W
-    return make_result(
-        method,
-        lam,
-        S,
-        c2,
-        1,
-        math.inf,
-        throughput=lam,
-        loss_probability=0.0,
-        utilization=rho,
-        busy_servers=rho,
-        queue_length=lam * R,
-        waiting_jobs=lam * W,
-        response_time=R,
-        waiting_time=W,
-        empty_probability=1.0 - rho,
-        wait_probability=rho,
-    )
+    return lossless_result(method, lam, S, c2, 1, R, W, rho, 1.0 - rho, rho)
 
 
 # --------------------------------------------------------------------------------------

@@ -22,11 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice, as_quantities, as_quantity, as_scv, as_servers
+from .._validate import as_choice, as_quantities, as_scv, as_servers
 from ..errors import InvalidModelError
 from ..results.queue import QueueResult
-from ._queue_common import Distribution, unstable_error
-from .open import erlang_c
+from ._queue_common import (
+    Distribution,
+    as_arrival_rate,
+    as_service_time,
+    lossless_result,
+    mmm_wait,
+    unstable_error,
+)
 
 __all__ = ["queue_mgm", "queue_ammm", "AMMM_METHODS", "MAX_AMMM_EXACT_SERVERS"]
 
@@ -85,34 +91,16 @@ def queue_mgm(arrival_rate: Any, service_time: Any, servers: int, scv: Any) -> Q
     c^2 = 4); for W at rho < 0.6 prefer the simulator. Reproduce with
     ``tests/solvers/test_queue_approx.py::test_allen_cunneen_error_against_the_simulator``.
     """
-    lam = as_quantity(arrival_rate, "arrival_rate", "frequency")
-    S = as_quantity(service_time, "service_time", "time", positive=True)
+    lam, S = as_arrival_rate(arrival_rate), as_service_time(service_time)
     m = as_servers(servers)
     c2 = as_scv(scv)
     a = lam * S
     if a >= m:
         raise unstable_error(lam, S, m, f"the M/G/{m} queue")
-    C = float(erlang_c(m, a))
-    W = C * S / (m - a) * (1.0 + c2) / 2.0
+    C, W = mmm_wait(m, a, S)
+    W = W * (1.0 + c2) / 2.0
     R = S + W
-    return QueueResult(
-        method="mgm.allen_cunneen.approximate",
-        arrival_rate=lam,
-        service_time=S,
-        scv=c2,
-        servers=float(m),
-        capacity=math.inf,
-        throughput=lam,
-        loss_probability=0.0,
-        utilization=a / m,
-        busy_servers=a,
-        queue_length=lam * R,
-        waiting_jobs=lam * W,
-        response_time=R,
-        waiting_time=W,
-        empty_probability=math.nan,
-        wait_probability=C,
-    )
+    return lossless_result("mgm.allen_cunneen.approximate", lam, S, c2, m, R, W, a, math.nan, C)
 
 
 def queue_ammm(arrival_rate: Any, service_times: Any, *, method: str = "exact") -> QueueResult:
@@ -170,7 +158,7 @@ def queue_ammm(arrival_rate: Any, service_times: Any, *, method: str = "exact") 
     at rho >= 0.8 the worst is -10.8 %. Reproduce with
     ``tests/solvers/test_queue_approx.py::test_octave_asymmetric_approximation_error``.
     """
-    lam = as_quantity(arrival_rate, "arrival_rate", "frequency")
+    lam = as_arrival_rate(arrival_rate)
     s = as_quantities(service_times, "service_times", "time")
     meth = as_choice(method, "method", AMMM_METHODS)
     if s.size == 0:
@@ -197,27 +185,10 @@ def queue_ammm(arrival_rate: Any, service_times: Any, *, method: str = "exact") 
 
 def _ammm_octave(lam: float, S: float, m: int) -> QueueResult:
     a = lam * S
-    C = float(erlang_c(m, a))
-    W = C * S / (m - a)
+    C, W = mmm_wait(m, a, S)
     R = S + W
-    return QueueResult(
-        method="ammm.approximate",
-        arrival_rate=lam,
-        service_time=S,
-        scv=1.0,
-        servers=float(m),
-        capacity=math.inf,
-        throughput=lam,
-        loss_probability=0.0,
-        utilization=a / m,
-        busy_servers=a,
-        queue_length=lam * R,
-        waiting_jobs=lam * W,
-        response_time=R,
-        waiting_time=W,
-        empty_probability=Distribution(a, float(m), math.inf, None).p0(),
-        wait_probability=C,
-    )
+    p0 = Distribution(a, float(m), math.inf, None).p0()
+    return lossless_result("ammm.approximate", lam, S, 1.0, m, R, W, a, p0, C)
 
 
 def _ammm_exact(lam: float, s: np.ndarray, mu: np.ndarray) -> QueueResult:

@@ -102,6 +102,17 @@ def _document(spec: ModelSpec, model: dict, stations: list, summary: dict, rows:
     }
 
 
+def _row_frame(lead: dict[str, Any], r: Any) -> Any:
+    """The table of a result with one row per class or arrival rate: the ``lead`` columns,
+    ``throughput`` (jobs/s), ``response_time`` (s), then ``utilization_<station>``."""
+    import pandas as pd
+
+    cols = {**lead, "throughput": r.throughput, "response_time": r.response_time}
+    for k, name in enumerate(r.station_names):
+        cols[f"utilization_{name}"] = r.utilization[:, k]
+    return pd.DataFrame(cols)
+
+
 @dataclass(frozen=True, eq=False)
 class MultiClassSolution:
     """Exact multi-class MVA of a model file at its population vector.
@@ -119,19 +130,13 @@ class MultiClassSolution:
     def to_frame(self) -> Any:
         """One row per class: ``class, population, think_time`` (s), ``throughput``
         (jobs/s), ``response_time`` (s), then ``utilization_<station>`` per station."""
-        import pandas as pd
-
-        mc, r = self.spec.multiclass, self.result
-        cols: dict[str, Any] = {
+        mc = self.spec.multiclass
+        lead = {
             "class": list(mc.class_names),
             "population": np.array(mc.N),
             "think_time": np.array(mc.think_time),
-            "throughput": r.throughput,
-            "response_time": r.response_time,
         }
-        for k, name in enumerate(r.station_names):
-            cols[f"utilization_{name}"] = r.utilization[:, k]
-        return pd.DataFrame(cols)
+        return _row_frame(lead, self.result)
 
     def summary(self) -> dict:
         """The method, the bottleneck (largest total utilisation) and its utilisation."""
@@ -280,17 +285,7 @@ class OpenModelSolution:
     def to_frame(self) -> Any:
         """One row per arrival rate: ``arrival_rate`` (jobs/s), ``throughput``,
         ``response_time`` (s), then ``utilization_<station>``."""
-        import pandas as pd
-
-        r = self.result
-        cols: dict[str, Any] = {
-            "arrival_rate": r.arrival_rate.copy(),
-            "throughput": r.throughput,
-            "response_time": r.response_time,
-        }
-        for k, name in enumerate(r.station_names):
-            cols[f"utilization_{name}"] = r.utilization[:, k]
-        return pd.DataFrame(cols)
+        return _row_frame({"arrival_rate": self.result.arrival_rate.copy()}, self.result)
 
     def summary(self) -> dict:
         """Bottleneck, the saturation arrival rate and D."""
