@@ -8,11 +8,19 @@ import socket
 import sys
 import tomllib
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .._validate import MAX_MEMORY_ENV
 from ..calibration.comparison import read_measured
-from ..errors import BenchError, BenchUsageError, InvalidModelError, InvalidTypeError
+from ..errors import (
+    BenchError,
+    BenchUsageError,
+    InvalidModelError,
+    InvalidTypeError,
+    LatticeTooLargeError,
+)
 from ..io import modelfile
 from ..reporting.report import finite_or_none, fmt_g, write_csv, write_json
 from ._output import (
@@ -58,19 +66,48 @@ def _override(spec: modelfile.ModelSpec, values: dict[str, Any], given: str):
         raise UsageError(f"{given}: {exc}") from exc
 
 
+def _parse_populations(text: str) -> list[int] | dict[str, int]:
+    """``--populations``: ``1,10,100`` (a list) or ``START:STOP[:STEP]`` (a range), integers."""
+    t = text.strip()
+    try:
+        if ":" in t:
+            parts = [int(v) for v in t.split(":")]
+            if len(parts) not in (2, 3):
+                raise ValueError
+            return dict(zip(("start", "stop", "step"), parts, strict=False))
+        return [int(v) for v in t.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(
+            f"--populations expects integers N1,N2,... (e.g. 1,10,100,1000) or "
+            f"START:STOP[:STEP] (e.g. 10:200:10), got {text!r}"
+        ) from None
+
+
 def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
     spec = modelfile.load(args.model)
     values: dict[str, Any] = {}
     given = []
+    chosen = [
+        (opt, v)
+        for opt, v in (("-N", getattr(args, "population", None)),
+                       ("--populations", getattr(args, "populations", None)))
+        if v is not None
+    ]  # fmt: skip
+    if len(chosen) > 1:
+        raise UsageError("give -N (n = 1..N) or --populations (chosen ones), not both")
+    if chosen and spec.is_multiclass:
+        first = spec.multiclass.class_names[0]
+        raise UsageError(
+            f"{chosen[0][0]} sets the population{'s' if chosen[0][0] != '-N' else ''} of a "
+            "single-class model; this one has classes "
+            f"{list(spec.multiclass.class_names)}: use --set class.{first}.population=N"
+        )
     if getattr(args, "population", None) is not None:
-        if spec.is_multiclass:
-            first = spec.multiclass.class_names[0]
-            raise UsageError(
-                f"-N sets the population of a single-class model; this one has classes "
-                f"{list(spec.multiclass.class_names)}: use --set class.{first}.population=N"
-            )
         values["population"] = args.population
         given.append(f"-N {args.population}")
+    if getattr(args, "populations", None) is not None:
+        values["populations"] = _parse_populations(args.populations)
+        given.append(f"--populations {args.populations}")
     for item in getattr(args, "set", None) or []:
         key, value = _parse_assignment(item, "--set")
         values[key] = value
@@ -101,9 +138,31 @@ def _parse_assignment(item: str, option: str) -> tuple[str, Any]:
     return key.strip(), _parse_scalar(value)
 
 
+@contextmanager
+def _memory_in_cli_terms(spec: modelfile.ModelSpec):
+    """A refusal for memory while solving a single-class closed model, told in the
+    command's terms (its options and environment variable, not Python arguments)."""
+    try:
+        yield
+    except LatticeTooLargeError as exc:
+        if exc.needed is None or spec.is_multiclass or spec.is_open:
+            raise
+        raise LatticeTooLargeError(
+            f"{exc.what} would need about {exc.needed / 2**20:.4g} MiB, more than the allowed "
+            f"{exc.limit / 2**20:.4g} MiB: the exact curve is solved for every n up to the "
+            f"largest population ({spec.max_population}); give a smaller -N (or a smaller "
+            "largest --populations), or raise the limit with the environment variable "
+            f"{MAX_MEMORY_ENV} (e.g. {MAX_MEMORY_ENV}='8 GiB')",
+            what=exc.what,
+            needed=exc.needed,
+            limit=exc.limit,
+        ) from None
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     spec = _load_with_overrides(args)
-    sol = spec.solve()
+    with _memory_in_cli_terms(spec):
+        sol = spec.solve()
     target = getattr(args, "target", None) or spec.target
     if target is None:
         _emit_solution(sol, args.format, sys.stdout)
@@ -175,11 +234,13 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
     out.parent.mkdir(parents=True, exist_ok=True)
     measured = read_measured(args.measured) if args.measured else None
-    title = model_figure_title(spec)
-    written = [save_bounds_figure(spec.network, spec.max_population, out, measured, title=title)]
-    if args.utilization:
-        u_path = out.with_name(out.stem + "_utilization" + out.suffix)
-        written.append(save_utilization_figure(spec.solve(), u_path))
+    with _memory_in_cli_terms(spec):
+        title = model_figure_title(spec)
+        N = spec.max_population
+        written = [save_bounds_figure(spec.network, N, out, measured, title=title)]
+        if args.utilization:
+            u_path = out.with_name(out.stem + "_utilization" + out.suffix)
+            written.append(save_utilization_figure(spec.solve(), u_path))
     for p in written:
         print(f"wrote {p}")
     return EXIT_OK
@@ -193,7 +254,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     _single_class(spec, "report")
     _closed(spec, "report")
     measured = read_measured(args.measured) if args.measured else None
-    paths = write_model_report(spec, args.out, measured=measured)
+    with _memory_in_cli_terms(spec):
+        paths = write_model_report(spec, args.out, measured=measured)
     print(f"wrote {paths['markdown']}")
     print(f"wrote {paths['html']}")
     return EXIT_OK

@@ -15,6 +15,7 @@ from ..reporting.report import (
     fmt_g,
     fmt_time,
     solution_rows,
+    thin_rows,
     time_unit,
     write_csv,
     write_json,
@@ -188,10 +189,18 @@ def _emit_solution(sol, fmt: str, stream) -> None:
     elif isinstance(sol, modelfile.OpenModelSolution):
         stream.write(_open_text(sol))
     else:
-        headers, rows, _ = solution_rows(sol)
+        count = sol.spec.populations.size
+        shown = thin_rows(sol.spec.populations)
+        headers, rows, _ = solution_rows(sol, shown)
         stream.write(_model_text(sol))
         stream.write("\n")
         stream.write(_text_table(headers, rows))
+        if shown.size < count:
+            stream.write(
+                f"({shown.size} of {count} populations shown; choose others with "
+                "--populations, e.g. --populations 1,10,100,1000 or START:STOP:STEP; "
+                "--format csv or --format json prints every one)\n"
+            )
 
 
 def _unit_table(frame) -> str:

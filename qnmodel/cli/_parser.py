@@ -98,6 +98,12 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
         help="solve n = 1..N instead of the file's populations",
     )
     p.add_argument(
+        "--populations",
+        metavar="LIST",
+        help="solve these populations instead of the file's: N1,N2,... (e.g. 1,10,100,1000) "
+        "or START:STOP[:STEP]",
+    )
+    p.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",

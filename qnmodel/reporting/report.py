@@ -46,6 +46,7 @@ __all__ = [
     "save_bounds_figure",
     "save_utilization_figure",
     "solution_rows",
+    "thin_rows",
     "write_model_report",
     "write_report",
 ]
@@ -117,9 +118,45 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
 
 
 # -- tables ---------------------------------------------------------------------------------------
-def solution_rows(sol: modelfile.ModelSolution) -> tuple[list[str], list[list[str]], str]:
-    """Headers, rows and time unit of a model's bounds-and-MVA table (one row per population)."""
+#: The most rows a table of one row per population shows (command line and Markdown); a longer
+#: curve is thinned by :func:`thin_rows` (CSV and JSON always hold every row).
+MAX_TABLE_ROWS = 50
+
+
+def thin_rows(populations: Any, max_rows: int = MAX_TABLE_ROWS) -> np.ndarray:
+    """Indices of the rows a table of a curve shows: every row up to ``max_rows``, else a few.
+
+    A curve of ``max_rows`` populations or fewer is shown whole. A longer one spanning at
+    most two decades shows ``max_rows`` rows evenly spaced; a longer one the populations
+    at 1, 2, 5, 10, 20, 50, ... (the first at or above each), as the eye reads a curve of
+    10^6 points on a log axis. The first and the last population are always shown.
+
+    >>> thin_rows(range(1, 1_000_001)).size, [int(i) + 1 for i in thin_rows(range(1, 1001))]
+    (19, [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+    """
+    p = np.asarray(populations, dtype=np.float64).ravel()
+    if p.size <= max_rows:
+        return np.arange(p.size)
+    lo, hi = max(float(p[0]), 1.0), float(p[-1])
+    if hi <= 100.0 * lo:
+        idx = np.linspace(0, p.size - 1, max_rows).round().astype(np.int64)
+    else:
+        decades = 10.0 ** np.arange(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+        nice = (decades[:, None] * np.array([1.0, 2.0, 5.0])).ravel()
+        nice = nice[(nice >= lo) & (nice <= hi)]
+        idx = np.minimum(np.searchsorted(p, nice), p.size - 1)
+    return np.unique(np.concatenate([[0], idx, [p.size - 1]]))
+
+
+def solution_rows(
+    sol: modelfile.ModelSolution, rows: Any = None
+) -> tuple[list[str], list[list[str]], str]:
+    """Headers, rows and time unit of a model's bounds-and-MVA table (one row per population;
+    ``rows``: the indices of the populations to show, e.g. :func:`thin_rows`; all by
+    default)."""
     frame = sol.to_frame()
+    if rows is not None:
+        frame = frame.iloc[np.asarray(rows, dtype=np.int64)]
     factor, unit = time_unit(frame["response_time"])
     b = "bjb" if sol.bjb is not None else "aba"
     B = b.upper()
@@ -229,8 +266,14 @@ def model_report(
         "the balanced job bounds (BJB; asymptotic bounds, ABA, when a station has several "
         "servers); the CSV holds both.\n\n"
     )
-    headers, rows, _ = solution_rows(sol)
+    shown = thin_rows(spec.populations)
+    headers, rows, _ = solution_rows(sol, shown)
     parts.append(markdown_table(headers, rows))
+    if shown.size < spec.populations.size:
+        parts.append(
+            f"\n{shown.size} of {spec.populations.size} populations shown; the CSV holds "
+            "every one.\n"
+        )
     if comparison is not None:
         parts.append(measured_section(comparison))
     if paths:
