@@ -24,6 +24,7 @@ __all__ = [
     "NumericalInstabilityWarning",
     "ConvergenceWarning",
     "MeasurementArtefactWarning",
+    "TraceMismatchWarning",
 ]
 
 
@@ -103,3 +104,8 @@ class ConvergenceWarning(QNModelWarning, RuntimeWarning):
 
 class MeasurementArtefactWarning(QNModelWarning):
     """A measured value is physically implausible (e.g. RAID efficiency above 1)."""
+
+
+class TraceMismatchWarning(QNModelWarning):
+    """Two traces used together measured different things (another device, reads against
+    writes): a model calibrated from one is compared with the other."""

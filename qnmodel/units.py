@@ -19,6 +19,9 @@ Decisions, taken once
   half the world reads as 1000 bytes and the other half as 1024: write ``kB``
   or ``KiB``. An upper-case ``K`` is accepted as 1000 for bits and hertz
   (``"56 Kbit/s"``, ``"100 KHz"``) where no binary reading exists.
+* Rates of events are frequencies: ``Hz``, ``IOPS`` (or ``iops``), ``ops/s``,
+  ``req/s`` and ``/s``, the named ones with decimal prefixes (``"40k IOPS" == 40e3``
+  per second, ``"1.2 Mops/s"``, ``"40 kHz"``).
 * A number without a unit is rejected by :func:`parse`; plain Python numbers
   (not strings) are taken to be SI already by the validators.
 
@@ -32,6 +35,8 @@ Examples
 35000000.0
 >>> parse("4.9 ms")
 0.0049
+>>> parse("40k IOPS")
+40000.0
 >>> parse("4.9 ms", dimension="size")
 Traceback (most recent call last):
 ...
@@ -153,9 +158,13 @@ def _build_tables() -> tuple[dict[str, tuple[Decimal, str]], dict[str, str]]:
     ambiguous["Kb/s"] = "write 'Kbit/s' for bits or 'kB/s'/'KiB/s' for bytes per second"
     ambiguous["mb"] = "write 'Mbit' for megabits or 'MB' for megabytes"
     ambiguous["mB"] = "'m' is milli; write 'MB' for megabytes"
-    # Events per second.
-    for sym in ("/s", "1/s", "ops/s", "IOPS", "iops", "req/s"):
+    # Events per second: I/O operations and requests, with decimal prefixes ("40k IOPS",
+    # "1.2 Mops/s"; an upper-case K too, as for hertz: no binary reading exists).
+    for sym in ("/s", "1/s"):
         units[sym] = (_D(1), "frequency")
+    for sym in ("ops/s", "IOPS", "iops", "req/s"):
+        for p, f in {**_DECIMAL, "K": _DECIMAL["k"]}.items():
+            units[f"{p}{sym}"] = (f, "frequency")
     return units, ambiguous
 
 
@@ -207,7 +216,7 @@ def parse_quantity(text: str) -> tuple[float, str]:
         raise UnitError(
             f"unknown unit {unit!r} in {text!r}; known units are times (s, ms, us, ns), sizes "
             "(B, kB, MB, KiB, MiB, bit, Mbit), rates (B/s, MB/s, MiB/s, Mbit/s, Gbps) and "
-            "frequencies (Hz, IOPS, /s)"
+            "frequencies (Hz, kHz, IOPS, kIOPS, ops/s, req/s, /s)"
         )
     factor, dim = _UNITS[unit]
     try:
@@ -250,6 +259,7 @@ def parse(text: str, dimension: str | None = None) -> float:
     return value
 
 
+_SI_SYMBOLS = {"time": "s", "size": "B", "rate": "B/s", "frequency": "Hz"}
 _FORMAT_STEPS = {
     "time": [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")],
     "size": [(1024.0**4, "TiB"), (1024.0**3, "GiB"), (1024.0**2, "MiB"), (1024.0, "KiB"), (1, "B")],
@@ -261,14 +271,19 @@ _FORMAT_STEPS = {
 def format_quantity(value: float, dimension: str, digits: int = 4) -> str:
     """Format an SI value with a readable unit: ``format_quantity(0.0049, "time") == "4.9 ms"``.
 
-    The output always parses back with :func:`parse` to the same value
-    within ``digits`` significant digits.
+    The one formatter of quantities for people: the command line's tables and messages, the
+    reports and the results' reprs all print times, sizes and rates with it. Zero and
+    non-finite values keep the SI unit (``"0 s"``, ``"inf s"``). The output always parses
+    back with :func:`parse` to the same value within ``digits`` significant digits.
+
+    >>> format_quantity(0.000104858, "time"), format_quantity(0.0, "time")
+    ('104.9 us', '0 s')
     """
     if dimension not in _FORMAT_STEPS:
         raise UnitError(f"dimension must be one of {sorted(_FORMAT_STEPS)}, got {dimension!r}")
     v = float(value)
     if v == 0.0 or not math.isfinite(v):
-        return f"{v:g} {_FORMAT_STEPS[dimension][-1][1]}"
+        return f"{v:g} {_SI_SYMBOLS[dimension]}"
     for factor, sym in _FORMAT_STEPS[dimension]:
         if abs(v) >= factor:
             return f"{v / factor:.{digits}g} {sym}"

@@ -162,7 +162,10 @@ def test_unknown_dimension():
         (100, "size", "100 B"),
         (12.5e6, "rate", "12.5 MB/s"),
         (2.4e9, "frequency", "2.4 GHz"),
-        (0.0, "time", "0 ns"),
+        (0.0, "time", "0 s"),  # zero keeps the SI unit
+        (0.0, "size", "0 B"),
+        (float("inf"), "time", "inf s"),
+        (0.000104858, "time", "104.9 us"),
     ],
 )
 def test_format_quantity_examples(value, dim, text):
@@ -181,3 +184,34 @@ def test_format_then_parse_round_trips_within_digits(mag, negative, dim, digits)
     back = parse(text, dimension=dim)
     # %.{digits}g rounds to `digits` significant digits: half a unit in the last place.
     assert math.isclose(back, value, rel_tol=0.5 * 10.0 ** (1 - digits) * (1 + 1e-9))
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("40k IOPS", 40e3),  # the planner's "40k IOPS", as "40 kHz" already was
+        ("40 kIOPS", 40e3),
+        ("40K IOPS", 40e3),  # upper-case K: no binary reading of an event rate
+        ("1.2M IOPS", 1.2e6),
+        ("2 G iops", 2e9),
+        ("250k ops/s", 250e3),
+        ("3 Mreq/s", 3e6),
+        ("40 kHz", 40e3),
+    ],
+)
+def test_event_rates_take_decimal_prefixes(text, value):
+    assert parse(text, dimension="frequency") == value
+
+
+@pytest.mark.parametrize("text", ["40 KiIOPS", "4 mIOPS", "40 kk IOPS"])
+def test_event_rates_refuse_other_prefixes(text):
+    with pytest.raises(UnitError, match=r"^unknown unit .* frequencies \(Hz, kHz, IOPS, kIOPS"):
+        parse(text)
+
+
+def test_an_arrival_rate_in_kilo_iops_is_one_in_kilohertz():
+    import qnmodel as qn
+
+    net = qn.Network.from_demands(["15 us", "80 us"], servers=[1, 4])
+    a, b = qn.open_network(net, "40k IOPS"), qn.open_network(net, "40 kHz")
+    assert a.response_time.tolist() == b.response_time.tolist()

@@ -7,6 +7,7 @@ import math
 import socket
 import sys
 import tomllib
+import warnings
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,12 +21,16 @@ from ..errors import (
     InvalidModelError,
     InvalidTypeError,
     LatticeTooLargeError,
+    QNModelWarning,
 )
 from ..io import modelfile
+from ..reporting._files import output_directory
 from ..reporting.report import finite_or_none, fmt_g, write_csv, write_json
 from ._output import (
     EXIT_OK,
+    PROG,
     UsageError,
+    _calibration_text,
     _closed,
     _emit_solution,
     _info,
@@ -51,7 +56,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     else:
         paths = run_main_demo(out, progress=not args.quiet, say=lambda msg: _info(args, msg))
     for key, p in paths.items():
-        print(f"wrote {key:18s} {p}")
+        _info(args, f"wrote {key:18s} {p}")
     return EXIT_OK
 
 
@@ -136,6 +141,20 @@ def _parse_assignment(item: str, option: str) -> tuple[str, Any]:
             f"{option} expects KEY=VALUE (e.g. disk.service_time='5 ms'), got {item!r}"
         )
     return key.strip(), _parse_scalar(value)
+
+
+@contextmanager
+def _warnings_on_stderr():
+    """qnmodel's warnings (traces that do not fit, artefacts) as ``qnmodel: warning: ...``
+    lines on stderr, not Python's file:line form; other warnings pass through."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", QNModelWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, QNModelWarning):
+            print(f"{PROG}: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 @contextmanager
@@ -232,7 +251,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    output_directory(out.parent, "--out")  # the last level at most: a typo grows no tree
     measured = read_measured(args.measured) if args.measured else None
     with _memory_in_cli_terms(spec):
         title = model_figure_title(spec)
@@ -242,7 +261,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             u_path = out.with_name(out.stem + "_utilization" + out.suffix)
             written.append(save_utilization_figure(spec.solve(), u_path))
     for p in written:
-        print(f"wrote {p}")
+        _info(args, f"wrote {p}")
     return EXIT_OK
 
 
@@ -254,10 +273,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     _single_class(spec, "report")
     _closed(spec, "report")
     measured = read_measured(args.measured) if args.measured else None
+    output_directory(args.out, "--out")
     with _memory_in_cli_terms(spec):
         paths = write_model_report(spec, args.out, measured=measured)
-    print(f"wrote {paths['markdown']}")
-    print(f"wrote {paths['html']}")
+    _info(args, f"wrote {paths['markdown']}")
+    _info(args, f"wrote {paths['html']}")
     return EXIT_OK
 
 
@@ -472,8 +492,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         from ..lab.demo import run_demo
 
         report = run_demo(Path(args.out), progress=not args.quiet)
-        print(f"wrote {'report':18s} {report}")
-        print(f"wrote {'report (html)':18s} {report.with_suffix('.html')}")
+        _info(args, f"wrote {'report':18s} {report}")
+        _info(args, f"wrote {'report (html)':18s} {report.with_suffix('.html')}")
         return EXIT_OK
     if not (args.device_trace and args.closed_trace):
         raise UsageError(
@@ -483,7 +503,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         if not Path(p).exists():
             raise FileNotFoundError(f"{p}: no such trace file")
     _info(args, "calibrating the device from its size sweep, comparing with the closed loop ...")
-    cmp = calibrate_and_compare(args.device_trace, args.closed_trace)
+    if args.out:
+        output_directory(args.out, "--out")
+    with _warnings_on_stderr():
+        cmp = calibrate_and_compare(args.device_trace, args.closed_trace)
     if args.out:
         report = write_report(cmp, args.out)
         _info(args, f"wrote {report}")
@@ -515,6 +538,5 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         write_csv(cmp.to_frame(), sys.stdout)
     else:
-        sys.stdout.write(f"{cmp!r}\n\n")
-        sys.stdout.write(_unit_table(cmp.to_frame()))
+        sys.stdout.write(_calibration_text(cmp))
     return EXIT_OK

@@ -23,8 +23,12 @@ def _embed(src: str, base: Path) -> str:
     escapes the attribute)."""
     path = base / src
     kinds = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg"}
-    if "/" in src or ":" in src or path.suffix not in kinds or not path.is_file() or (
-        path.is_symlink()
+    if (
+        "/" in src
+        or ":" in src
+        or path.suffix not in kinds
+        or not path.is_file()
+        or (path.is_symlink())
     ):
         return src
     data = base64.b64encode(path.read_bytes()).decode("ascii")

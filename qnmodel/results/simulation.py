@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidModelError
+from ..units import format_quantity
 from .closed import _freeze, _import_pandas
 
 __all__ = ["SimulationResult"]
@@ -198,7 +199,8 @@ class SimulationResult:
 
     def __repr__(self) -> str:
         rows = "; ".join(
-            f"{c}: X={x:.6g}+-{hx:.2g}/s R={r:.6g}+-{hr:.2g}s"
+            f"{c}: X={x:.6g}+-{hx:.2g}/s "
+            f"R={format_quantity(r, 'time')} +- {format_quantity(hr, 'time', digits=2)}"
             for c, x, hx, r, hr in zip(
                 self.class_names,
                 self.throughput,

@@ -96,10 +96,7 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
             continue
         station, _, field_name = key.rpartition(".")
         if not station or station not in names:
-            raise InvalidModelError(
-                f"cannot set {key!r}: use one of {', '.join(_MODEL_KEYS)}, "
-                f"'system.<parameter>' or '<station>.<key>' with a station among {names}"
-            )
+            raise _cannot_set(key, doc, names)
         if field_name not in _STATION_KEYS or field_name == "name":
             raise InvalidModelError(
                 f"cannot set {key!r}: station keys are "
@@ -117,6 +114,28 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
             st.pop(other, None)
         st[field_name] = value
     return _build(doc, _Ctx(spec.source, spec.text), spec.name)
+
+
+def _cannot_set(key: str, doc: Mapping, names: list) -> InvalidModelError:
+    """The refusal of a key :func:`with_values` does not know, naming what this model can set."""
+    bare = key.removeprefix("model.")
+    if key != bare and bare in _MODEL_KEYS:
+        return InvalidModelError(
+            f"cannot set {key!r}: a [model] key is set by its name alone: use {bare!r}"
+        )
+    forms = [f"a [model] key ({', '.join(_MODEL_KEYS)})"]
+    if names:
+        forms.append(f"'<station>.<key>' with a station among {names}")
+    system = doc.get("system")
+    if isinstance(system, dict):
+        forms.append(f"'system.<parameter>' (a key of its [system] table, {system.get('type')!r})")
+    tables = doc.get("class")
+    if isinstance(tables, list) and tables:
+        forms.append(
+            "'class.<name>.population' or 'class.<name>.think_time' with a class among "
+            f"{[t.get('name') for t in tables]}"
+        )
+    return InvalidModelError(f"cannot set {key!r}: this model takes " + "; or ".join(forms))
 
 
 # -- reading ------------------------------------------------------------------------------
