@@ -254,7 +254,7 @@ def test_plot_and_report(tmp_path):
             "n": [1, 5, 10, 20, 40],
             "throughput": ref.throughput[[0, 4, 9, 19, 39]] * 0.97,
             "throughput_err": [1.0, 2, 3, 4, 5],
-            "response_time": ref.response_time[[0, 4, 9, 19, 39]] * 1.05,
+            "response_time_s": ref.response_time[[0, 4, 9, 19, 39]] * 1.05,
         }
     ).to_csv(meas, index=False)
     code, out, err = run(
@@ -281,7 +281,7 @@ def test_bad_measured_file_exit_1(tmp_path):
     meas.write_text("clients,iops\n1,2\n")
     code, _, err = run("plot", str(DEMO), "--measured", str(meas), "--out", str(tmp_path / "p.png"))
     assert code == 1
-    assert "needs columns n and throughput" in err
+    assert "needs columns n and a throughput (X, throughput) and/or a response time" in err
     code, _, err = run("plot", str(DEMO), "--measured", str(DEMO), "--out", str(tmp_path / "p.png"))
     assert code == 1 and len(err.strip().splitlines()) == 1
     assert err.startswith(f"qnmodel: error: {DEMO}: not a CSV of measured points")
@@ -654,7 +654,7 @@ def test_report_and_calibrate_use_one_sign_convention(tmp_path):
     model = tmp_path / "emu.toml"
     model.write_text(
         '[model]\nname = "emu"\nthink_time = "20 ms"\npopulation = 16\n'
-        f'[[station]]\nname = "device"\ndemand = {float(net.demands[0])!r}\n'
+        f'[[station]]\nname = "device"\ndemand = "{float(net.demands[0])!r} s"\n'
     )
     code, _, err = run("report", str(model), "--measured", closed, "--out", str(tmp_path / "r"))
     assert code == 0, err

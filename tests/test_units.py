@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -215,3 +216,51 @@ def test_an_arrival_rate_in_kilo_iops_is_one_in_kilohertz():
     net = qn.Network.from_demands(["15 us", "80 us"], servers=[1, 4])
     a, b = qn.open_network(net, "40k IOPS"), qn.open_network(net, "40 kHz")
     assert a.response_time.tolist() == b.response_time.tolist()
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("latency_mean_ms", ("latency_mean", 1e-3, "time")),
+        ("R [us]", ("R", 1e-6, "time")),
+        ("R (s)", ("R", 1.0, "time")),
+        ("throughput_ops_s", ("throughput", 1.0, "frequency")),
+        ("throughput_B_s", ("throughput", 1.0, "rate")),
+        ("throughput [kIOPS]", ("throughput", 1e3, "frequency")),
+        ("bs_bytes", ("bs", 1.0, "size")),
+        ("bs [KiB]", ("bs", 1024.0, "size")),
+        ("n", ("n", None, None)),
+        ("response_time", ("response_time", None, None)),
+    ],
+)
+def test_split_header_reads_the_unit_of_a_column(header, expected):
+    from qnmodel.units import split_header
+
+    assert split_header(header) == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [("R [msec]", "column 'R [msec]': unknown unit 'msec'"),
+     ("size [KB]", "column 'size [KB]': unit 'KB' is ambiguous")],
+)  # fmt: skip
+def test_split_header_refuses_an_unknown_bracketed_unit(header, message):
+    from qnmodel.units import split_header
+
+    with pytest.raises(UnitError, match=re.escape(message)):
+        split_header(header)
+
+
+@pytest.mark.parametrize(
+    ("value", "dim", "text"),
+    [
+        (20, "time", "a time needs its unit: write '20 ms' or '20 s'"),
+        (0.5, "size", "a size needs its unit: write '0.5 KiB' or '0.5 B'"),
+        (100, "rate", "a rate needs its unit: write '100 MB/s' or '100 Mbit/s'"),
+        (40, "frequency", "a frequency needs its unit: write '40/s' or '40 IOPS'"),
+    ],
+)
+def test_bare_number_fix_names_both_readings(value, dim, text):
+    from qnmodel.units import bare_number_fix
+
+    assert bare_number_fix(value, dim) == text

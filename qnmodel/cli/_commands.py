@@ -64,7 +64,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _override(spec: modelfile.ModelSpec, values: dict[str, Any], given: str):
     """``with_values``, with a bad value reported as the command-line mistake it is."""
     try:
-        return modelfile.with_values(spec, values)
+        return modelfile.with_values(spec, values, units_required=True)
     except modelfile.ModelFileError as exc:
         raise UsageError(f"{given}: {exc.key}: {exc.reason}") from exc
     except (InvalidModelError, TypeError) as exc:

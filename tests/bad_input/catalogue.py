@@ -511,6 +511,16 @@ ROWS: list[Row] = [
     Row(TOML, "a rate in bits where bytes were meant is fine, but a rate without unit is not "
         "(`rate = \"100\"`)", "InvalidModelError", r"station\[0\]\.rate: '100' has no unit",
         _model(GOOD_MODEL.replace('demand = "10 ms"', 'size = "64 KiB"\nrate = "100"'))),
+    Row(TOML, "a think time as a bare number (`think_time = 20`: 20 ms or 20 s?)",
+        "InvalidModelError",
+        r"model\.think_time: got the bare number 20: a time needs its unit: write '20 ms' or "
+        r"'20 s'", _model(GOOD_MODEL.replace('"1 s"', "20"))),
+    Row(TOML, "a demand as a bare number (`demand = 0.01`)", "InvalidModelError",
+        r"station\[0\]\.demand: got the bare number 0\.01: a time needs its unit",
+        _model(GOOD_MODEL.replace('"10 ms"', "0.01"))),
+    Row(TOML, "a target with a bare bound (`target = \"R <= 5\"`)", "InvalidModelError",
+        r"model\.target: target 'R <= 5': the bound 5 has no unit; write 'R <= 5 ms' or "
+        r"'R <= 5 s'", _model(GOOD_MODEL.replace("population = 4", 'population = 4\ntarget = "R <= 5"'))),
     Row(TOML, "a time where a rate is expected (`rate = \"5 ms\"`)", "InvalidModelError",
         r"station\[0\]\.rate: '5 ms' is a time",
         _model(GOOD_MODEL.replace('demand = "10 ms"', 'size = "64 KiB"\nrate = "5 ms"'))),
@@ -557,6 +567,17 @@ ROWS: list[Row] = [
         r"link\[0\]\.rate must be a quantity with its unit.*got 40",
         _cli("check", "--hardware", "{tmp}/hw.toml",
              files={"hw.toml": '[[link]]\nname = "ib0"\nrate = 40\n'})),
+    Row(CLI, "`qnmodel solve --target 'R <= 5'` (5 ms or 5 s?)", "Exit2",
+        r"--target 'R <= 5': the bound 5 has no unit; write 'R <= 5 ms' or 'R <= 5 s'",
+        _cli("solve", "{tmp}/m.toml", "--target", "R <= 5", files={"m.toml": GOOD_MODEL})),
+    Row(CLI, "`qnmodel solve --set think_time=20` (a bare number)", "Exit2",
+        r"--set think_time=20: model\.think_time: got the bare number 20: a time needs its unit",
+        _cli("solve", "{tmp}/m.toml", "--set", "think_time=20", files={"m.toml": GOOD_MODEL})),
+    Row(CLI, "`qnmodel plot --measured` of a CSV whose response times have no unit", "Exit1",
+        r"m\.csv: column 'response_time' holds times without a unit \(first value 12\.5\): name "
+        r"it with its unit, e\.g\. 'response_time_ms'",
+        _cli("plot", "{tmp}/m.toml", "--measured", "{tmp}/m.csv", "--out", "{tmp}/p.png",
+             files={"m.toml": GOOD_MODEL, "m.csv": "n,throughput,response_time\n1,80,12.5\n"})),
     Row(CLI, "`qnmodel sweep` varying an unknown station", "Exit2",
         r"cannot set 'tape\.demand': .* a station among \['disk'\]",
         _cli("sweep", "{tmp}/m.toml", "--vary", "tape.demand=1 ms,2 ms",
@@ -564,6 +585,10 @@ ROWS: list[Row] = [
     # -- trace files -----------------------------------------------------------------------
     Row(TRACE, "a trace file that does not exist", "TraceError", r"no such trace file",
         lambda tmp: qn.calibration.load_trace(tmp / "none.json")),
+    Row(TRACE, "a CSV trace column of latencies without a unit (`latency_mean`)", "TraceError",
+        r"t\.csv: column 'latency_mean' has no unit: name it with its unit, e\.g\. "
+        r"'latency_mean_ms', 'latency_mean_s' or 'latency_mean \[ms\]'",
+        _trace("jobs,latency_mean\n1,6.5\n", "t.csv")),
     Row(TRACE, "an empty trace file", "TraceError", r"t\.json: the file is empty", _trace("")),
     Row(TRACE, "a truncated qnbench JSON", "TraceError", r"t\.json: truncated",
         _trace(QNBENCH_DOC[:70])),
