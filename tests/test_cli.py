@@ -236,6 +236,41 @@ def test_sweep_grid_matches_python_api():
     assert set(sel["bottleneck"]) == {"disk"}
 
 
+OPEN_FILE = """
+[model]
+name = "open disks"
+arrival_rate = "200 Hz"
+[[station]]
+name = "cpu"
+service_time = "1 ms"
+[[station]]
+name = "disk"
+service_time = "3 ms"
+"""
+
+
+@pytest.mark.parametrize("vary", ["disk.service_time=3 ms,2 ms", "arrival_rate=100 Hz,300 Hz"])
+def test_sweep_of_an_open_model_file(tmp_path, vary):
+    """An open model file sweeps (it ended in ``KeyError: "['n'] not in index"``; varying
+    its arrival rate in 'cannot insert arrival_rate, already exists'): M/M/1 stations in
+    series, R = sum S_k / (1 - lambda S_k)."""
+    path = tmp_path / "open.toml"
+    path.write_text(OPEN_FILE)
+    code, out, err = run("sweep", str(path), "--vary", vary, "--format", "csv")
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    key = vary.split("=")[0]
+    assert list(frame.columns) == ([key] if key != "arrival_rate" else []) + [
+        "bottleneck", "arrival_rate", "throughput", "response_time"]  # fmt: skip
+    assert len(frame) == 2 and set(frame["bottleneck"]) == {"disk"}
+    S = {"disk.service_time=3 ms,2 ms": [(200, 3e-3), (200, 2e-3)],
+         "arrival_rate=100 Hz,300 Hz": [(100, 3e-3), (300, 3e-3)]}[vary]  # fmt: skip
+    for row, (lam, s_disk) in zip(frame.itertuples(), S, strict=True):
+        r = 1e-3 / (1 - lam * 1e-3) + s_disk / (1 - lam * s_disk)
+        assert row.arrival_rate == lam and row.throughput == pytest.approx(lam, rel=1e-12)
+        assert row.response_time == pytest.approx(r, rel=1e-12)
+
+
 def test_sweep_json_is_alone_on_stdout():
     code, out, err = run(
         "sweep", str(DEMO), "-N", "2", "--vary", "disk.visits=0.1,1", "--format", "json"
@@ -311,7 +346,13 @@ def test_console_script_entry_point_runs_as_module(tmp_path):
 
 
 def test_multiclass_solve_and_plot_refusal(tmp_path):
-    mix = ROOT / "examples" / "read_write_mix.toml"
+    # examples/read_write_mix.toml with its link and CPU processor-shared (the classes'
+    # service times differ there: under FCFS the exact solver refuses the model)
+    text = (ROOT / "examples" / "read_write_mix.toml").read_text()
+    text = text.replace('rate = "1 Gbit/s"\n', 'rate = "1 Gbit/s"\ndiscipline = "PS"\n', 1)
+    text = text.replace("servers = 2\n", 'servers = 2\ndiscipline = "PS"\n', 1)
+    mix = tmp_path / "read_write_mix.toml"
+    mix.write_text(text)
     code, out, err = run("solve", str(mix), "--format", "json")
     assert code == 0, err
     doc = json.loads(out)

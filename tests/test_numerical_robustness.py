@@ -22,6 +22,7 @@ from qnmodel.errors import (
     MeasurementArtefactWarning,
     NumericalInstabilityWarning,
 )
+from tests._nets import pf_net
 from tests._tol import closed_form
 
 EPS = np.finfo(float).eps
@@ -108,7 +109,7 @@ def test_many_server_station_at_saturation_has_non_negative_figures():
 
 
 def test_multiclass_extremes_stay_finite():
-    res = qn.mva_multiclass([[1e-9, 1e6], [1e6, 1e-9]], [50, 50])
+    res = qn.mva_multiclass(pf_net([[1e-9, 1e6], [1e6, 1e-9]], [50, 50]))
     assert np.all(np.isfinite(res.queue_length)) and np.all(res.queue_length >= 0)
     # per class X_c = N_c / sum_k R_ck and Q_ck = X_c R_ck summed: 3 K + 4 operations
     np.testing.assert_allclose(res.queue_length.sum(axis=1), [50, 50], rtol=closed_form(10))

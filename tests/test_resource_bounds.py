@@ -84,9 +84,10 @@ def test_multiclass_lattice_memory_is_within_the_estimate():
     pops, K = [250, 250, 250], 4
     estimate = lattice_memory_bytes(pops, K)
     D = "[[0.01, 0.02, 0.03, 0.005], [0.02, 0.01, 0.005, 0.03], [0.005, 0.005, 0.02, 0.02]]"
+    net = "qn.Network.from_demands({D}, N={N}, disciplines=['PS'] * 4)"  # product form
     m = peak(
-        f"qn.mva_multiclass({D}, {pops})",
-        warm=f"qn.mva_multiclass({D}, [1, 1, 1])",
+        f"qn.mva_multiclass({net.format(D=D, N=pops)})",
+        warm=f"qn.mva_multiclass({net.format(D=D, N=[1, 1, 1])})",
     )
     print(f"\nmulti-class lattice {pops} K={K}: peak {m['peak_bytes'] / MiB:.1f} MiB, "
           f"estimate {estimate / MiB:.1f} MiB, {m['seconds']:.2f} s")  # fmt: skip
@@ -157,10 +158,11 @@ class TestRefusals:
 
     def test_argument_sets_the_multiclass_limit(self):
         D = [[0.01, 0.02], [0.02, 0.01]]
+        net = qn.Network.from_demands(D, N=[300, 300], disciplines=["PS", "PS"])
         need = lattice_memory_bytes([300, 300], 2)
         with pytest.raises(LatticeTooLargeError, match="max_memory"):
-            qn.mva_multiclass(D, [300, 300], max_memory=need - 1)
-        qn.mva_multiclass(D, [300, 300], max_memory=need)
+            qn.mva_multiclass(net, max_memory=need - 1)
+        qn.mva_multiclass(net, max_memory=need)
 
     def test_grid_past_the_limit_is_refused(self, monkeypatch):
         import numpy as np

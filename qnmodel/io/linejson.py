@@ -382,7 +382,7 @@ def from_line_json(doc: Any) -> Network:
             out_stations.append(Station(nd["name"], service_time=svc, visits=vis, kind="delay"))
             continue
         sched = nd.get("scheduling", "FCFS")
-        if sched not in _DISCIPLINE or sched == "INF":
+        if not isinstance(sched, str) or sched not in _DISCIPLINE or sched == "INF":
             raise InvalidModelError(
                 f"{where}: scheduling {sched!r} is not read (a Queue of "
                 f"{', '.join(repr(k) for k in _DISCIPLINE if k != 'INF')})"

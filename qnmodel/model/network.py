@@ -363,6 +363,18 @@ class Network:
         stations = tuple(_named_class(s, class_name) for s in self.stations)
         return Network(stations, classes=[ClosedClass(class_name, N, self.think_time)])
 
+    # -- identity: value semantics (the compiled form follows from these) ------------------
+    def _key(self) -> tuple:
+        return (self.stations, self.classes, self.think_time if self.single else None)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Network):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
     def __repr__(self) -> str:
         rows = ", ".join(repr(s) for s in self.stations)
         if self.single:

@@ -211,6 +211,12 @@ def amva(
     iteration (Linearizer); O(C^2 K) per iteration with class-dependent FCFS service.
     Along a single-class curve each Schweitzer point starts from the previous point's
     queue lengths scaled by n / (n - 1), so later points need few iterations.
+
+    The FCFS class-dependent heuristic (label ``"+fcfs"``) measured against
+    :func:`qnmodel.simulate` (2 classes, 2 FCFS stations, N = (3, 2), service times 2/8 ms
+    and 10/4 ms; ``tests/solvers/test_support.py``): Schweitzer X within 1.9 %, R within
+    12.3 %; Linearizer X within 1.5 %, R within 9.5 %. At N = (10, 10) on the same stations:
+    X within 5.3 % / 3.0 %, R within 12.4 % / 6.6 %.
     """
     model = closed_model(net, N, "amva")
     as_choice(method, "method", AMVA_METHODS)

@@ -80,6 +80,7 @@ from ..errors import (
     UnstableModelError,
 )
 from ..model import Network
+from ..results.closed import handover
 from ..results.open import OpenResult
 from .open_stations import engset, erlang_b, erlang_c, station_capacity, stretch
 from .support import require
@@ -157,9 +158,10 @@ def common_direction(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     base = rates[nz[0]]
     c = int(np.argmax(base))
-    s = rates[:, c] / base[c]
-    diff = np.multiply.outer(s, base)
-    diff -= rates
+    with np.errstate(over="ignore", invalid="ignore"):  # a subnormal base: s = inf, and the
+        s = rates[:, c] / base[c]  # check below fails on the inf or NaN it leaves
+        diff = np.multiply.outer(s, base)
+        diff -= rates
     np.abs(diff, out=diff)
     tol = np.abs(rates)
     tol *= 8.0 * np.finfo(np.float64).eps
@@ -237,9 +239,10 @@ def open_kernel(
         kmax = np.argmax(load, axis=1)
         umax = load[np.arange(load.shape[0]), kmax]
         del load
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # a subnormal load: s_max = inf
         s_max = np.where(umax > 0, 1.0 / np.where(umax > 0, umax, 1.0), np.inf)
-    if not (umax > 0).all():  # rows without load: the station that saturates first as it grows
+    if not (umax > 0).all():  # a row without load: the station that saturates first as all
+        # the classes' rates grow alike (for one class, the bottleneck min_k c_k / D_k)
         kmax = np.where(umax > 0, kmax, int(np.argmax(D.sum(axis=0) * queueing_load)))
     bad_rows = umax >= 1.0
     if bad_rows.any() and unstable == "raise":
@@ -272,9 +275,10 @@ def open_kernel(
             np.reciprocal(g, out=g)
         else:
             g = stretch(a_ok, delay, servers, multipliers)
-    U = (np.multiply.outer(s_ok, a1) if a_ok is None else a_ok) * queueing_load[None, :]
-    _warn_near_saturation(U, delay, names)
-    w = np.zeros_like(g)
+    if np.any(umax > 1.0 - NEAR_SATURATION):  # some station may be that close: look
+        U = (np.multiply.outer(s_ok, a1) if a_ok is None else a_ok) * queueing_load[None, :]
+        _warn_near_saturation(U, delay, names)
+    w = np.zeros(g.shape)  # untouched pages until an M/G/1 station writes them
     if mg1.any():
         lam_ok = np.where(bad_rows[:, None], 0.0, lam) if bad_rows.any() else lam
         _mg1_waits(lam_ok, D, V, scv, servers, cap, mg1, g, w)
@@ -285,6 +289,7 @@ def open_kernel(
         g[bad_rows] = np.inf
         w[bad_rows] = np.inf
         R[bad_rows] = np.inf
+    handover(g, w, R, s_max, kmax)  # built here: the result adopts them without a copy
     return OpenResult(
         method=method,
         class_names=tuple(class_names),

@@ -27,7 +27,8 @@ Columns of the returned frame
     Asymptotic bounds ([LZGS] sec. 5.2).
 ``bjb_throughput_lower``, ..., ``bjb_response_time_upper``
     Balanced job bounds ([LZGS] sec. 5.3; [Cui06] eq. 1 for Z = 0); NaN for
-    networks with multi-server stations, where BJB does not apply.
+    networks with multi-server or load-dependent (rate-curve) stations, where BJB does not
+    apply (it assumes single-server load-independent queues).
 ``mva_throughput`` (jobs/s), ``mva_response_time`` (s)
     Exact MVA; response time excludes the think time.
 ``bottleneck``

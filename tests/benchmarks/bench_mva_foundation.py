@@ -22,12 +22,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make the repository's tests/ importable
-    sys.path.append(str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+if __package__ in (None, "") and "tests" not in sys.modules:
+    # run as a script: make the repository's tests/ importable (ciw ships a "tests" too)
+    sys.path.append(str(ROOT))
+    _tests = types.ModuleType("tests")
+    _tests.__path__ = [str(ROOT / "tests")]
+    sys.modules["tests"] = _tests
 
 import qnmodel as qn  # noqa: E402
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave  # noqa: E402

@@ -28,7 +28,6 @@ import sys
 import time
 import types
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -41,6 +40,7 @@ if __package__ in (None, "") and "tests" not in sys.modules:
 
 import qnmodel as qn  # noqa: E402
 from qnmodel.solvers.mva_ld_general import mva_ld_general  # noqa: E402
+from tests._nets import mixed_net  # noqa: E402
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave  # noqa: E402
 
 PRELUDE = "1;\npkg load queueing\nwarning('off', 'all');\n"
@@ -99,18 +99,8 @@ def main(argv: list[str]) -> int:
     lam1 = rng.uniform(0.5, 1.0, size=C)
     s = np.linspace(0.01, 0.99, P) / (lam1 @ Dc).max()
     rates = s[:, None] * lam1[None, :]
-    open_mc = SimpleNamespace(
-        demands=Dc,
-        names=tuple(f"s{k}" for k in range(K)),
-        class_names=tuple(f"c{c}" for c in range(C)),
-        is_delay=np.zeros(K, dtype=bool),
-        servers=np.ones(K, dtype=int),
-        rate_multipliers=None,
-        is_open=np.ones(C, dtype=bool),
-        population=np.zeros(C, dtype=int),
-        think_time=np.zeros(C),
-        arrival_rate=lam1,
-    )
+    # product form (PS where the classes' demands differ), as qnom computes
+    open_mc = mixed_net(Dc, np.ones(C, dtype=bool), lam1, np.zeros(C, dtype=int))
     t_q = _median_time(lambda: qn.open_network(open_mc, rates))
     res = qn.open_network(open_mc, rates)
     t_o = float("nan")
@@ -140,18 +130,7 @@ def main(argv: list[str]) -> int:
     N = np.where(is_open, 0, 20)
     lam = np.where(is_open, 1.0, 0.0)
     lam = lam * 0.6 / (lam @ Dm).max()
-    mixed = SimpleNamespace(
-        demands=Dm,
-        names=tuple(f"s{k}" for k in range(K)),
-        class_names=tuple(f"c{c}" for c in range(C)),
-        is_delay=np.zeros(K, dtype=bool),
-        servers=np.ones(K, dtype=int),
-        rate_multipliers=None,
-        is_open=is_open,
-        population=N,
-        think_time=np.zeros(C),
-        arrival_rate=lam,
-    )
+    mixed = mixed_net(Dm, is_open, lam, N)
     t_q = _median_time(lambda: qn.mixed_network(mixed))
     res = qn.mixed_network(mixed)
     t_o = float("nan")

@@ -271,9 +271,10 @@ def test_hardware_random_text(text):
 def _jmva_template() -> str:
     import qnmodel as qn
 
-    net = qn.MultiClassNetwork(
-        (qn.Station("disk", {"a": 0.01, "b": 0.02}), qn.Station("cpu", {"a": 0.005, "b": 0.001}, servers=2)),
-        (qn.ClosedClass("a", 3, 1.0), qn.OpenClass("b", 5.0)),
+    net = qn.Network(
+        (qn.Station("disk", {"a": 0.01, "b": 0.02}, discipline="PS"),
+         qn.Station("cpu", {"a": 0.005, "b": 0.001}, servers=2, discipline="PS")),
+        classes=(qn.ClosedClass("a", 3, 1.0), qn.OpenClass("b", 5.0)),
     )  # fmt: skip
     return to_jmva(net)
 

@@ -99,10 +99,11 @@ def test_target_any_object(value):
 
 # -- LINE JSON -----------------------------------------------------------------------------------
 def _line_template() -> dict:
-    net = qn.MultiClassNetwork(
-        (qn.Station("disk", {"a": 0.01, "b": 0.02}), qn.Station("cpu", {"a": 0.005, "b": 0.001}, servers=2),
+    net = qn.Network(
+        (qn.Station("disk", {"a": 0.01, "b": 0.02}, discipline="PS"),
+         qn.Station("cpu", {"a": 0.005, "b": 0.001}, servers=2, discipline="PS"),
          qn.Station("lan", {"a": 0.002, "b": 0.0}, kind="delay")),
-        (qn.ClosedClass("a", 3, 1.0), qn.OpenClass("b", 5.0)),
+        classes=(qn.ClosedClass("a", 3, 1.0), qn.OpenClass("b", 5.0)),
     )  # fmt: skip
     return to_line_json(net)
 

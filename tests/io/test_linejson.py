@@ -13,17 +13,18 @@ from qnmodel.errors import InvalidModelError
 from qnmodel.io.linejson import from_line_json, read_line_json, to_line_json, write_line_json
 from qnmodel.solvers.mva_ld_general import mva_ld_general
 from tests._ci import skip_or_fail
+from tests._nets import pf_disciplines
 from tests._tol import LOG_CONV, recursion
 
 
 def _mixed():
     stations = [
-        qn.Station("cpu", {"batch": "20 ms", "web": "10 ms"}),
-        qn.Station("disk", {"batch": "50 ms", "web": "30 ms"}, servers=2),
+        qn.Station("cpu", {"batch": "20 ms", "web": "10 ms"}, discipline="PS"),
+        qn.Station("disk", {"batch": "50 ms", "web": "30 ms"}, servers=2, discipline="PS"),
         qn.Station("lan", {"batch": "300 ms", "web": "100 ms"}, kind="delay"),
     ]
     classes = [qn.ClosedClass("batch", 5, think_time=0.5), qn.OpenClass("web", "7/s")]
-    return qn.MultiClassNetwork(stations, classes)
+    return qn.Network(stations, classes=classes)
 
 
 def test_mixed_round_trip_keeps_the_model(tmp_path):
@@ -36,8 +37,9 @@ def test_mixed_round_trip_keeps_the_model(tmp_path):
     assert back.names == net.names and back.class_names == net.class_names
     assert back.population.tolist() == [5, 0] and back.servers.tolist() == [1, 2, 1]
     assert back.is_delay.tolist() == [False, False, True]
+    assert back.compiled.discipline == ("PS", "PS", "IS")
     np.testing.assert_allclose(
-        qn.open_network(back).residence_time, qn.open_network(net).residence_time, rtol=1e-14
+        qn.mixed_network(back).residence_time, qn.mixed_network(net).residence_time, rtol=1e-14
     )
 
 
@@ -77,6 +79,12 @@ def test_visit_ratios_are_read_from_the_routing():
         ),
         (lambda d: d["model"]["nodes"].append({"name": "f", "type": "Fork"}), "'Fork' is not"),
         (
+            lambda d: next(n for n in d["model"]["nodes"] if n["name"] == "cpu").update(
+                scheduling=[]
+            ),
+            r"LINE node 'cpu': scheduling \[\] is not read",
+        ),
+        (
             lambda d: d["model"]["routing"]["matrix"].update({"batch,web": {}}),
             "class switching",
         ),
@@ -93,7 +101,7 @@ def test_bad_documents_are_named(edit, match):
 
 def test_load_dependent_station_in_an_open_model_is_refused():
     stations = [qn.Station("nvme", {"web": "4 ms"}, rate_multipliers=[1.0, 2.0])]
-    net = qn.MultiClassNetwork(stations, [qn.OpenClass("web", 10.0)])
+    net = qn.Network(stations, classes=[qn.OpenClass("web", 10.0)])
     with pytest.raises(InvalidModelError, match="'nvme' has rate multipliers"):
         to_line_json(net)
 
@@ -128,8 +136,9 @@ def _peer_case(i):
     N = rng.integers(1, 5, size=C)
     lam = rng.uniform(0.2, 1.0, size=C)
     lam = lam * rng.uniform(0.05, 0.8) / max((np.where(is_open, lam, 0) @ D).max(), 1e-300)
+    disc = pf_disciplines(D, kinds)  # PS where the classes' demands differ: product form
     stations = [
-        qn.Station(f"s{k}", {f"c{c}": float(D[c, k]) for c in range(C)}, kind=kinds[k])
+        qn.Station(f"s{k}", {f"c{c}": float(D[c, k]) for c in range(C)}, discipline=disc[k])
         for k in range(K)
     ]
     classes = [
@@ -138,7 +147,7 @@ def _peer_case(i):
         else qn.ClosedClass(f"c{c}", int(N[c]), think_time=float(rng.uniform(0.0, 0.5)))
         for c in range(C)
     ]
-    return qn.MultiClassNetwork(stations, classes)
+    return qn.Network(stations, classes=classes)
 
 
 @pytest.mark.peer

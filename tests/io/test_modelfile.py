@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import qnmodel as qn
 from qnmodel.io import modelfile
 from qnmodel.io.modelfile import ModelFileError, load, loads, with_values
+from tests._nets import pf_net
 from tests._tol import closed_form
 
 
@@ -470,13 +471,23 @@ def test_raid_system_errors():
 
 
 # -- multi-class models ----------------------------------------------------------------------
+def _mix_ps() -> str:
+    """examples/read_write_mix.toml with its link and CPU processor-shared: the classes'
+    service times differ there, so under FCFS the model is not product form."""
+    text = (EXAMPLES / "read_write_mix.toml").read_text()
+    out = text.replace('rate = "1 Gbit/s"\n', 'rate = "1 Gbit/s"\ndiscipline = "PS"\n', 1)
+    out = out.replace("servers = 2\n", 'servers = 2\ndiscipline = "PS"\n', 1)
+    assert out.count('discipline = "PS"') == 2
+    return out
+
+
 def test_multiclass_model_equals_python_api():
     from qnmodel.solvers.mva_multiclass import mva_multiclass
 
-    spec = load(EXAMPLES / "read_write_mix.toml")
-    mc = spec.multiclass
-    assert spec.is_multiclass and mc.classes == ("read", "write")
-    assert mc.population.tolist() == [40, 10] and mc.think_time.tolist() == [0.2, 1.0]
+    spec = loads(_mix_ps())
+    mc = spec.multiclass  # the Network with classes
+    assert spec.is_multiclass and mc.class_names == ("read", "write")
+    assert mc.N.tolist() == [40, 10] and mc.think_time.tolist() == [0.2, 1.0]
     expected = np.array(
         [
             [65536 / 125e6, 0.3e-3, 0.4 * 6e-3, 0.0],
@@ -485,10 +496,11 @@ def test_multiclass_model_equals_python_api():
     )
     np.testing.assert_allclose(mc.demands, expected, rtol=1e-15)
     ref = mva_multiclass(
-        expected, [40, 10], think_time=[0.2, 1.0], servers=[1, 2, 1, 1],
-        names=["network", "server_cpu", "disk", "mirror_disk"],
+        pf_net(expected, [40, 10], [0.2, 1.0], servers=[1, 2, 1, 1],
+               names=["network", "server_cpu", "disk", "mirror_disk"])
     )  # fmt: skip
     sol = spec.solve()
+    assert sol.result.method == "mva.multiclass.ld"  # exact with the two-core CPU
     np.testing.assert_allclose(sol.result.throughput, ref.throughput, rtol=1e-14)
     frame = sol.to_frame()
     assert list(frame["class"]) == ["read", "write"]
@@ -501,6 +513,38 @@ def test_multiclass_model_equals_python_api():
         rtol=closed_form(16),
     )
     assert sol.summary()["bottleneck"] == "disk"
+
+
+def test_multiclass_fcfs_with_class_dependent_service_is_refused_at_solve():
+    spec = load(EXAMPLES / "read_write_mix.toml")  # FCFS everywhere
+    # the disk gives one service time and per-class visits: it stays product form
+    assert spec.multiclass.compiled.features["fcfs_class_dependent"] == ("network", "server_cpu")
+    with pytest.raises(
+        qn.InvalidModelError,
+        match=r"^mva_multiclass cannot solve FCFS stations whose classes have different service "
+        r"times \(stations 'network', 'server_cpu'\): use qnmodel.amva",
+    ):
+        spec.solve()
+
+
+def test_station_discipline_key():
+    text = _mix_ps()
+    spec = loads(text)
+    assert spec.multiclass.compiled.discipline == ("PS", "PS", "FCFS", "FCFS")
+    np.testing.assert_array_equal(spec.multiclass.compiled.S[:, 2], [6e-3, 6e-3])
+    np.testing.assert_array_equal(spec.multiclass.compiled.V[:, 2], [0.4, 1.0])
+    with pytest.raises(ModelFileError) as exc:
+        loads(text.replace('discipline = "PS"', 'discipline = "SJF"', 1))
+    assert exc.value.key == "station[0].discipline"
+    assert "must be one of ['FCFS', 'PS', 'LCFS-PR', 'IS', 'HOL', 'PRIO-PR'], got 'SJF'" in str(
+        exc.value
+    )
+    with pytest.raises(ModelFileError) as exc:
+        loads(text.replace('discipline = "PS"', 'discipline = "PS"\nkind = "delay"', 1))
+    assert exc.value.key == "station[0].discipline"
+    assert "kind = 'delay' contradicts discipline = 'PS'" in str(exc.value)
+    one = loads(BASIC.replace('demand = "5 ms"', 'demand = "5 ms"\ndiscipline = "IS"'))
+    assert one.network.is_delay.any()
 
 
 def test_one_class_model_equals_single_class_mva():
@@ -576,44 +620,33 @@ def test_per_class_table_in_single_class_model_is_an_error():
 
 
 def test_with_values_class_population():
-    spec = load(EXAMPLES / "read_write_mix.toml")
+    spec = loads(_mix_ps())
     s2 = with_values(spec, {"class.write.population": 0})
-    assert s2.multiclass.population.tolist() == [40, 0]
+    assert s2.multiclass.N.tolist() == [40, 0]
     assert s2.solve().result.throughput[1] == 0.0
     with pytest.raises(qn.InvalidModelError, match="class.<name>.population"):
         with_values(spec, {"class.scan.population": 3})
 
 
 def test_multiclass_file_builds_the_l1_description():
-    spec = load(EXAMPLES / "read_write_mix.toml")
-    net = spec.multiclass_network
-    assert isinstance(net, qn.MultiClassNetwork) and spec.multiclass.network is net
+    spec = loads(_mix_ps())
+    net = spec.multiclass
+    assert isinstance(net, qn.Network) and not net.single
     assert net.class_names == ("read", "write") and net.N.tolist() == [40, 10]
     assert net.think_time.tolist() == [0.2, 1.0] and net.servers.tolist() == [1, 2, 1, 1]
     # The same model written with the Python API: per-class demands, closed classes.
-    ref = qn.MultiClassNetwork(
+    ref = qn.Network(
         [
-            qn.Station("network", {"read": 65536 / 125e6, "write": 262144 / 125e6}),
-            qn.Station("server_cpu", {"read": "0.3 ms", "write": "0.9 ms"}, servers=2),
-            qn.Station("disk", {"read": 0.4 * 6e-3, "write": "6 ms"}),
+            qn.Station("network", {"read": 65536 / 125e6, "write": 262144 / 125e6},
+                       discipline="PS"),
+            qn.Station("server_cpu", {"read": "0.3 ms", "write": "0.9 ms"}, servers=2,
+                       discipline="PS"),
+            qn.Station("disk", service_time="6 ms", visits={"read": 0.4, "write": 1}),
             qn.Station("mirror_disk", {"write": "6 ms"}),
         ],
-        [qn.ClosedClass("read", 40, "200 ms"), qn.ClosedClass("write", 10, "1 s")],
+        classes=[qn.ClosedClass("read", 40, "200 ms"), qn.ClosedClass("write", 10, "1 s")],
     )  # fmt: skip
     np.testing.assert_allclose(net.demands, ref.demands, rtol=1e-15)
     a, b = spec.solve().result, qn.mva_multiclass(ref)
     np.testing.assert_allclose(a.throughput, b.throughput, rtol=1e-14)
-    assert load(EXAMPLES / "demo_storage.toml").multiclass_network is None
-
-
-def test_multiclass_model_constructor_is_deprecated_but_works():
-    from qnmodel.io.modelfile import MultiClassModel
-
-    with pytest.warns(DeprecationWarning, match="MultiClassNetwork"):
-        mc = MultiClassModel(("a", "b"), np.array([2, 1]), np.array([0.1, 0.0]),
-                             np.array([[1e-3, 2e-3], [3e-3, 0.0]]))  # fmt: skip
-    assert mc.classes == ("a", "b") and mc.population.tolist() == [2, 1]
-    assert mc.demands.tolist() == [[1e-3, 2e-3], [3e-3, 0.0]]
-    assert isinstance(mc.network, qn.MultiClassNetwork)
-    with pytest.raises(AttributeError, match="read-only"):
-        mc.classes = ("c",)
+    assert load(EXAMPLES / "demo_storage.toml").multiclass is None

@@ -4,8 +4,6 @@ JMVA document is read as written; bad documents are named."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -13,23 +11,26 @@ import qnmodel as qn
 from qnmodel.errors import InvalidModelError
 from qnmodel.io.jmva import from_jmva, read_jmva, to_jmva, write_jmva
 from qnmodel.solvers.mva_ld_general import mva_ld_general
+from tests._nets import pf_disciplines
 from tests._tol import COPY, closed_form, recursion
 
 
 def _multi(D, is_open, lam, N, Z, kinds, servers=None):
-    D = np.asarray(D, dtype=float)
-    C, K = D.shape
-    return SimpleNamespace(
-        demands=D,
-        names=tuple(f"st{k}" for k in range(K)),
-        class_names=tuple(f"cl{c}" for c in range(C)),
-        is_delay=np.array([k == "delay" for k in kinds]),
-        servers=np.array(servers or [1] * K),
-        rate_multipliers=None,
-        is_open=np.asarray(is_open, dtype=bool),
-        population=np.asarray(N, dtype=int),
-        think_time=np.asarray(Z, dtype=float),
-        arrival_rate=np.asarray(lam, dtype=float),
+    """Stations "st0", ..., classes "cl0", ...: open at ``lam`` or closed with N and Z; PS
+    where the classes' demands differ (product form)."""
+    D = np.atleast_2d(np.asarray(D, dtype=float))
+    classes = [
+        qn.OpenClass(f"cl{c}", float(lam[c])) if is_open[c]
+        else qn.ClosedClass(f"cl{c}", int(N[c]), float(Z[c]))
+        for c in range(D.shape[0])
+    ]  # fmt: skip
+    return qn.Network.from_demands(
+        D,
+        classes=classes,
+        names=[f"st{k}" for k in range(D.shape[1])],
+        kinds=kinds,
+        servers=servers,
+        disciplines=pf_disciplines(D, kinds),
     )
 
 
@@ -63,6 +64,7 @@ def test_mixed_model_round_trip_solves_the_same():
     model = from_jmva(to_jmva(net))
     assert model.class_names == ("cl0", "cl1")
     assert model.is_open.tolist() == [False, True]
+    assert model.compiled.discipline == ("PS", "PS", "IS")  # the classes' service times differ
     np.testing.assert_array_equal(model.demands, net.demands)
     np.testing.assert_array_equal(model.think_time, [0.5, 0.0])
     a, b = qn.mixed_network(net), qn.mixed_network(model)
@@ -76,16 +78,13 @@ def test_open_multiserver_round_trip():
     np.testing.assert_array_equal(
         qn.open_network(net).residence_time, qn.open_network(model).residence_time
     )
+    assert qn.open_network(model).residence_time.shape == (1, 1, 2)  # point, class, station
 
 
 def test_load_dependent_station_round_trip_rescales_to_r1_one():
     rm = [[2.0, 3.0, 3.5], None]
-    net = SimpleNamespace(
-        demands=np.array([0.04, 0.01]),
-        names=("nvme", "cpu"),
-        is_delay=np.array([False, False]),
-        servers=np.array([1, 1]),
-        rate_multipliers=rm,
+    net = qn.Network(
+        [qn.Station("nvme", 0.04, rate_multipliers=rm[0]), qn.Station("cpu", 0.01)],
         think_time=0.2,
     )
     text = to_jmva(net, population=9)
@@ -147,7 +146,11 @@ def test_reads_a_jmva_document_as_written():
     np.testing.assert_allclose(m.demands, [[0.2, 1.0], [0.04, 0.0]], rtol=1e-15)
     assert m.is_delay.tolist() == [False, True]
     assert m.N.tolist() == [3, 0] and m.arrival_rate.tolist() == [0.0, 2.5]
-    assert isinstance(m, qn.MultiClassNetwork)
+    assert isinstance(m, qn.Network) and not m.single
+    # the service times and visits are kept: the classes' service times differ at the disk
+    np.testing.assert_array_equal(m.compiled.S[:, 0], [0.04, 0.02])
+    np.testing.assert_array_equal(m.compiled.V[:, 0], [5.0, 2.0])
+    assert m.compiled.discipline == ("PS", "IS")
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,9 @@
 """The L1 multi-class description: stations with per-class demands, closed and open
-classes, load-dependent rate curves; every solver takes (network, N)."""
+classes, load-dependent rate curves; every solver takes (network, N).
+
+The two-class network has class-dependent demands at its queues: they are processor-sharing
+stations (``discipline="PS"``), the product-form model; under FCFS they would not be product
+form (refused by ``mva_multiclass``: ``tests/solvers/test_support.py``)."""
 
 from __future__ import annotations
 
@@ -11,13 +15,13 @@ from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError
 
 
 def two_class_net():
-    return qn.MultiClassNetwork(
+    return qn.Network(
         [
-            qn.Station("cpu", {"read": "2 ms", "write": "3 ms"}),
-            qn.Station("disk", {"read": "8 ms", "write": "12 ms"}),
+            qn.Station("cpu", {"read": "2 ms", "write": "3 ms"}, discipline="PS"),
+            qn.Station("disk", {"read": "8 ms", "write": "12 ms"}, discipline="PS"),
             qn.Station("lan", "1 ms", kind="delay"),  # one value: the demand of every class
         ],
-        [qn.ClosedClass("read", N=10, think_time="1 s"), qn.ClosedClass("write", N=4)],
+        classes=[qn.ClosedClass("read", N=10, think_time="1 s"), qn.ClosedClass("write", N=4)],
     )
 
 
@@ -37,7 +41,13 @@ def test_solvers_take_the_network_and_match_the_matrix_form():
     net = two_class_net()
     r = qn.mva_multiclass(net)
     ref = qn.mva_multiclass(
-        net.demands, [10, 4], think_time=[1.0, 0.0], kinds=["queue", "queue", "delay"]
+        qn.Network.from_demands(
+            net.demands,
+            N=[10, 4],
+            think_time=[1.0, 0.0],
+            kinds=["queue", "queue", "delay"],
+            disciplines=["PS", "PS", "IS"],
+        )
     )
     np.testing.assert_array_equal(r.throughput, ref.throughput)
     np.testing.assert_array_equal(r.queue_length, ref.queue_length)
@@ -69,16 +79,18 @@ def test_one_class_of_a_multiclass_model_equals_the_single_class_model():
 
 
 def test_open_classes_and_rates():
-    net = qn.MultiClassNetwork(
+    net = qn.Network(
         [qn.Station("cpu", {"batch": 0.01, "web": "2 ms"}), qn.Station("disk", 0.005)],
-        [qn.ClosedClass("batch", N=3), qn.OpenClass("web", "40000/s")],
+        classes=[qn.ClosedClass("batch", N=3), qn.OpenClass("web", "40000/s")],
     )
     assert net.is_open.tolist() == [False, True]
     assert net.arrival_rate.tolist() == [0.0, 40000.0] and net.N.tolist() == [3, 0]
     assert net.open_classes.tolist() == [1] and net.closed_classes.tolist() == [0]
     assert net.with_arrival_rate(["2 kHz"]).arrival_rate.tolist() == [0.0, 2000.0]
     assert net.with_arrival_rate({"web": "1e3 IOPS"}).arrival_rate.tolist() == [0.0, 1000.0]
-    with pytest.raises(InvalidModelError, match="open classes \\['web'\\].*open_network"):
+    with pytest.raises(
+        InvalidModelError, match=r"open classes \(class 'web'\): use .*open_network"
+    ):
         qn.mva_multiclass(net)
     with pytest.raises(InvalidModelError, match="class 'batch' is closed"):
         net.with_arrival_rate({"batch": 5})
@@ -103,8 +115,14 @@ def test_rate_multipliers_describe_a_load_dependent_station():
     assert s == qn.Station("nvme", 0.001, rate_multipliers=(1, 1.8, 2.4, 2.8))
     assert hash(s) == hash(qn.Station("nvme", 0.001, rate_multipliers=(1, 1.8, 2.4, 2.8)))
     assert s != qn.Station("nvme", 0.001, rate_multipliers=(1, 1.8, 2.4))
-    with pytest.raises(InvalidModelError, match="does not take general load-dependent"):
-        qn.mva_multiclass(net.as_multiclass(N=2))
+    # exact multi-class MVA with load-dependent and multi-server stations: the single-class
+    # load-dependent MVA at the same population (measured 1.4e-15 relative)
+    for n in (2, 7):
+        r = qn.mva_multiclass(net.as_multiclass(N=n))
+        e = qn.mva(net, n)
+        assert r.method == "mva.multiclass.ld"
+        assert r.throughput[0] == pytest.approx(e.throughput[-1], rel=1e-14)
+        np.testing.assert_allclose(r.queue_length[0], e.queue_length[-1], rtol=1e-14)
 
 
 @pytest.mark.parametrize(
@@ -148,7 +166,7 @@ def test_rate_multipliers_describe_a_load_dependent_station():
         (
             lambda: qn.Network([qn.Station("d", {"a": 0.1})]),
             InvalidModelError,
-            "use qnmodel.MultiClassNetwork",
+            r"has per-class demands; .* give the classes, Network\(stations, classes=",
         ),
         (lambda: qn.ClosedClass("a", N=-1), InvalidModelError, "N must be an integer >= 0"),
         (lambda: qn.ClosedClass("a", N=2.5), InvalidModelError, "N must be an integer"),
@@ -157,38 +175,44 @@ def test_rate_multipliers_describe_a_load_dependent_station():
         (lambda: qn.OpenClass("a", -5), InvalidModelError, "arrival_rate must be >= 0"),
         (lambda: qn.OpenClass("a", float("inf")), InvalidModelError, "finite"),
         (
-            lambda: qn.MultiClassNetwork([qn.Station("d", 1)], []),
+            lambda: qn.Network([qn.Station("d", 1)], classes=[]),
             InvalidModelError,
             "classes is empty",
         ),
         (
-            lambda: qn.MultiClassNetwork([qn.Station("d", 1)], ["a"]),
+            lambda: qn.Network([qn.Station("d", 1)], classes=["a"]),
             InvalidTypeError,
             r"classes\[0\]",
         ),
         (
-            lambda: qn.MultiClassNetwork(
-                [qn.Station("d", 1)], [qn.ClosedClass("a"), qn.OpenClass("a")]
+            lambda: qn.Network(
+                [qn.Station("d", 1)], classes=[qn.ClosedClass("a"), qn.OpenClass("a")]
             ),
             InvalidModelError,
             "'a' appears twice",
         ),
         (
-            lambda: qn.MultiClassNetwork([qn.Station("d", {"b": 1})], [qn.ClosedClass("a")]),
+            lambda: qn.Network([qn.Station("d", {"b": 1})], classes=[qn.ClosedClass("a")]),
             InvalidModelError,
             "names class 'b'",
         ),
         (
-            lambda: qn.MultiClassNetwork([qn.Station("d", {"b": 1})], [qn.ClosedClass("a", 2)]),
+            lambda: qn.Network([qn.Station("d", {"b": 1})], classes=[qn.ClosedClass("a", 2)]),
             InvalidModelError,
             "names class 'b'",
         ),
         (
-            lambda: qn.MultiClassNetwork(
-                [qn.Station("d", {"b": 1.0})], [qn.ClosedClass("a", 2), qn.ClosedClass("b")]
+            lambda: qn.Network(
+                [qn.Station("d", {"b": 1.0})],
+                classes=[qn.ClosedClass("a", 2), qn.ClosedClass("b")],
             ),
             InvalidModelError,
             "class 'a' has zero demand everywhere",
+        ),
+        (
+            lambda: qn.Network([qn.Station("d", 1)], [qn.ClosedClass("a", 2)]),
+            InvalidTypeError,
+            r"give the classes by keyword, classes=\[\.\.\.\]",
         ),
         (lambda: two_class_net().class_index("nope"), InvalidModelError, "no class named 'nope'"),
         (
@@ -201,14 +225,3 @@ def test_rate_multipliers_describe_a_load_dependent_station():
 def test_bad_descriptions_name_the_field(make, exc, match):
     with pytest.raises(exc, match=match):
         make()
-
-
-def test_deprecated_keywords_still_work_and_warn():
-    D = [[0.01, 0.02]]
-    with pytest.warns(DeprecationWarning, match="population"):
-        old = qn.mva_multiclass(D, population=[3])
-    with pytest.warns(DeprecationWarning, match="demands"):
-        old2 = qn.amva(demands=D, N=[3])
-    new = qn.mva_multiclass(D, [3])
-    np.testing.assert_array_equal(old.throughput, new.throughput)
-    assert old2.throughput[0] == pytest.approx(new.throughput[0], rel=0.05)

@@ -68,6 +68,12 @@ def test_station_is_frozen_and_hashable():
         ),
         (
             dict(name="disk", demand=None),
+            ValueError,
+            r"^Station 'disk': give its demand \(D = V S, e.g. demand='4.9 ms'\) or its "
+            r"service_time per visit \(with visits\)$",
+        ),
+        (
+            dict(name="disk", demand=[0.1]),
             TypeError,
             r"^Station 'disk': demand must be a number in s",
         ),
@@ -181,7 +187,10 @@ def test_network_station_lookup():
 
 def test_network_repr_is_readable():
     r = repr(_net())
-    assert r == "Network(K=3, Z=0.1s: cpu=0.002s, raid=0.012s(x4), lan=0.001s(delay))"
+    assert r == (
+        "Network(K=3, Z=0.1s: Station('cpu', 0.002s), Station('raid', 0.012s (x4)), "
+        "Station('lan', 0.001s (delay)))"
+    )
 
 
 def test_single_station_is_accepted_as_a_network():
@@ -202,15 +211,15 @@ def test_single_station_is_accepted_as_a_network():
         (
             [Station("a", 0.1), 0.2],
             TypeError,
-            r"^stations\[1\] must be a Station, got 0.2 \(float\)$",
+            r"^stations\[1\] must be a Station or ForkJoin, got 0.2 \(float\)$",
         ),
         (
             (s for s in [Station("a", 0.1)]),
             TypeError,
-            r"^stations must be a sequence of Station, got generator$",
+            r"^stations must be a sequence of Station or ForkJoin, got generator$",
         ),
-        ("abc", TypeError, r"^stations must be a sequence of Station, got str$"),
-        (None, TypeError, r"^stations must be a sequence of Station, got NoneType$"),
+        ("abc", TypeError, r"^stations must be a sequence of Station or ForkJoin, got str$"),
+        (None, TypeError, r"^stations must be a sequence of Station or ForkJoin, got NoneType$"),
     ],
 )
 def test_network_station_errors(stations, exc, match):
@@ -315,12 +324,12 @@ def test_from_demands_accepts_any_iterable_such_as_a_pandas_series():
         (
             dict(demands=[0.1, 0.2], kinds=["queue", "ps"]),
             ValueError,
-            r"^Station 's1': kind must be one of",
+            r"^kinds\[1\] must be one of 'queue', 'delay'; got 'ps'$",
         ),
         (
             dict(demands=[0.1, 0.2], servers=[1, 0]),
             ValueError,
-            r"^Station 's1': servers must be an integer >= 1, got 0$",
+            r"^servers\[1\] must be an integer >= 1, got 0$",
         ),
         (dict(demands=[0.1], think_time=-2), ValueError, r"^think_time must be >= 0, got -2$"),
     ],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -145,8 +144,11 @@ def test_histogram_errors():
 
 
 def test_class_with_nothing_to_do_is_refused():
-    net = SimpleNamespace(stations=(qn.Station("a", 0.0),), think_time=0.0)
-    with pytest.raises(qn.InvalidModelError, match="no demand at any station and no think time"):
+    net = qn.Network([qn.Station("a", 0.0)])
+    with pytest.raises(
+        qn.InvalidModelError,
+        match="class 'class0': no demand at any station and no think time; nothing to simulate",
+    ):
         qn.simulate(net, 2, seed=1)
 
 

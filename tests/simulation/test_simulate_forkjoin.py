@@ -3,13 +3,11 @@
 One job forking into n identical exponential branches of mean d, joined when all have finished,
 spends the mean of the maximum of n exponentials, d H_n (H_n the harmonic number; the k-th
 order statistic of n Exp(1) has mean H_n - H_{n-k}: H. A. David, H. N. Nagaraja, *Order
-Statistics*, 3rd ed., Wiley 2003, eq. 3.3.7 and the Renyi representation). Elements are
-duck-typed (``branches``, ``k``) as the simulator reads them.
+Statistics*, 3rd ed., Wiley 2003, eq. 3.3.7 and the Renyi representation). The simulator keeps
+the n - k stragglers of a k-of-n join running (``ForkJoin(..., cancel=False)``).
 """
 
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,11 +21,11 @@ def H(n: int) -> float:
 
 def forkjoin(name, demands, k=None, servers=1):
     branches = tuple(qn.Station(f"m{i}", d, servers=servers) for i, d in enumerate(demands))
-    return SimpleNamespace(name=name, branches=branches, k=k, n=len(branches))
+    return qn.ForkJoin(name, branches, k=k, cancel=False)
 
 
 def net_of(*elements, think_time=0.0):
-    return SimpleNamespace(stations=tuple(elements), think_time=think_time)
+    return qn.Network(elements, think_time=think_time)
 
 
 @pytest.mark.parametrize("n", [2, 4, 8])
@@ -95,13 +93,17 @@ def test_heterogeneous_branches_one_job():
 
 
 def test_forkjoin_bad_input():
-    with pytest.raises(qn.InvalidModelError, match="k <= n"):
-        qn.simulate(net_of(forkjoin("fj", [0.01, 0.01], k=3)), 1, seed=1)
-    with pytest.raises(qn.InvalidModelError, match="needs branches"):
-        qn.simulate(net_of(forkjoin("fj", [])), 1, seed=1)
-    delay = SimpleNamespace(name="fj", branches=(qn.Station("d", 0.01, kind="delay"),), k=None, n=1)
-    with pytest.raises(qn.InvalidModelError, match="branch 'd'.*not a delay"):
-        qn.simulate(net_of(delay), 1, seed=1)
+    # the description refuses them before the simulator sees them
+    with pytest.raises(qn.InvalidModelError, match=r"k must be between 1 and .* got k=3"):
+        forkjoin("fj", [0.01, 0.01], k=3)
+    with pytest.raises(qn.InvalidModelError, match="branches is empty"):
+        forkjoin("fj", [])
+    with pytest.raises(qn.InvalidModelError, match=r"branches\[0\] \('d'\) is a 'delay'"):
+        qn.ForkJoin("fj", (qn.Station("d", 0.01, kind="delay"),))
+    # a cancelling k-of-n join is fork_join's, not the simulator's
+    cancelling = qn.ForkJoin("fj", [qn.Station(f"m{i}", 0.01) for i in range(3)], k=2)
+    with pytest.raises(qn.InvalidModelError, match=r"k=2 of n=3 with cancel=True.*cancel=False"):
+        qn.simulate(net_of(cancelling), 1, seed=1)
 
 
 def test_open_two_way_fork_join_nelson_tantawi():

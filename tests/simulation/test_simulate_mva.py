@@ -83,8 +83,8 @@ def test_multiclass_intervals_cover_exact_mva():
     # station, in think time and in population.
     D = [[0.004, 0.006, 0.010], [0.004, 0.006, 0.030]]
     kinds = ["queue", "queue", "delay"]
-    net = qn.MultiClassNetwork.from_demands(
-        D, [qn.ClosedClass("a", 3, "20 ms"), qn.ClosedClass("b", 2, "50 ms")], kinds=kinds
+    net = qn.Network.from_demands(
+        D, classes=[qn.ClosedClass("a", 3, "20 ms"), qn.ClosedClass("b", 2, "50 ms")], kinds=kinds
     )
     exact = qn.mva_multiclass(net)
     cover_x = np.zeros(2, int)
@@ -136,8 +136,8 @@ def test_mixed_network_matches_the_product_form_solution():
     # (Lazowska, Zahorjan, Graham, Sevcik, Quantitative System Performance, 1984, sec. 7.5).
     D = np.array([[0.006, 0.010], [0.006, 0.010]])
     lam = 20.0
-    net = qn.MultiClassNetwork.from_demands(
-        D, [qn.ClosedClass("batch", 4, "50 ms"), qn.OpenClass("web", lam)]
+    net = qn.Network.from_demands(
+        D, classes=[qn.ClosedClass("batch", 4, "50 ms"), qn.OpenClass("web", lam)]
     )
     u_open = lam * D[1]
     closed = qn.mva(qn.Network.from_demands(D[0] / (1 - u_open), think_time=0.05), 4)

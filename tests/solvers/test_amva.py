@@ -1,5 +1,8 @@
 """Approximate MVA (Schweitzer-Bard, Linearizer): documented accuracy against exact MVA,
-convergence reporting, large populations, bad input."""
+convergence reporting, large populations, bad input.
+
+Demand matrices become networks through :func:`tests._nets.pf_net` (processor sharing where
+the classes' demands differ: product form, which the exact reference solves)."""
 
 from __future__ import annotations
 
@@ -8,10 +11,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from qnmodel.errors import ConvergenceError, ConvergenceWarning, InvalidModelError
+from qnmodel.errors import ConvergenceError, ConvergenceWarning, InvalidModelError, InvalidTypeError
 from qnmodel.model import Network
-from qnmodel.results.closed import AMVACurveResult, AMVAResult, MultiClassResult, MVAResult
-from qnmodel.solvers import amva, mva, mva_multiclass
+from qnmodel.results.closed import AMVAResult, MultiClassResult
+from qnmodel.solvers import amva, mva, mva_multiclass, seidmann_split
+from tests._nets import pf_net
 from tests._tol import closed_form
 
 # Documented accuracy (docs/explanation/performance.md), measured on the seeded
@@ -61,7 +65,10 @@ def _errors(pairs):
 @pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
 def test_documented_accuracy_multiclass(method):
     pairs = [
-        (amva(D, N, Z, kinds, method=method), mva_multiclass(D, N, Z, kinds))
+        (
+            amva(pf_net(D, N, Z, kinds=kinds), method=method),
+            mva_multiclass(pf_net(D, N, Z, kinds=kinds)),
+        )
         for D, N, Z, kinds in multiclass_family()
     ]
     x_max, x_mean, r_max, r_mean = _errors(pairs)
@@ -94,9 +101,10 @@ def test_documented_accuracy_single_class(method):
 def test_linearizer_is_more_accurate_than_schweitzer_on_each_network():
     worse = 0
     for D, N, Z, kinds in multiclass_family(count=30):
-        e = mva_multiclass(D, N, Z, kinds).throughput
-        s = np.max(np.abs(amva(D, N, Z, kinds).throughput / e - 1))
-        li = np.max(np.abs(amva(D, N, Z, kinds, method="linearizer").throughput / e - 1))
+        net = pf_net(D, N, Z, kinds=kinds)
+        e = mva_multiclass(net).throughput
+        s = np.max(np.abs(amva(net).throughput / e - 1))
+        li = np.max(np.abs(amva(net, method="linearizer").throughput / e - 1))
         worse += li > s
     assert worse <= 1
 
@@ -105,7 +113,7 @@ def test_schweitzer_fixed_point_equations_hold():
     # Q_ck = X_c D_ck (1 + sum_j Q_jk - Q_ck / N_c) at queueing stations.
     D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
     N = np.array([7, 4])
-    r = amva(D, N, think_time=[0.2, 0.0], tol=1e-13)
+    r = amva(pf_net(D, N, [0.2, 0.0]), tol=1e-13)
     Q = r.queue_length
     A = Q.sum(axis=0)[None, :] - Q / N[:, None]
     np.testing.assert_allclose(Q, r.throughput[:, None] * D * (1 + A), rtol=1e-11)
@@ -117,7 +125,7 @@ def test_schweitzer_fixed_point_equations_hold():
 
 def test_schweitzer_single_station_is_exact():
     # one queue, Z = 0: every job is always there, Q = N and X = 1/D
-    r = amva([[0.25]], [40])
+    r = amva(pf_net([[0.25]], [40]))
     # the start Q = N / K = N is already the fixed point: only the rounding of one step remains
     assert r.throughput[0] == pytest.approx(4.0, rel=closed_form(8))
     assert r.queue_length[0, 0] == pytest.approx(40.0, rel=closed_form(8))
@@ -133,8 +141,9 @@ def test_one_job_per_single_class_is_exact():
 def test_single_class_returns_the_whole_curve_like_mva():
     net = Network.from_demands([0.1, 0.2, 0.05], think_time=1.0)
     r = amva(net, 30, tol=1e-9)
-    assert isinstance(r, AMVACurveResult) and isinstance(r, MVAResult)
+    assert isinstance(r, AMVAResult) and isinstance(r, MultiClassResult)  # one type
     np.testing.assert_array_equal(r.n, np.arange(1, 31))
+    np.testing.assert_array_equal(r.population, np.arange(1, 31))
     exact = mva(net, 30)
     for name in ("throughput", "response_time", "queue_length", "utilization", "residence_time"):
         assert getattr(r, name).shape == getattr(exact, name).shape
@@ -153,20 +162,22 @@ def test_single_class_returns_the_whole_curve_like_mva():
     np.testing.assert_allclose(
         r.utilization, r.throughput[:, None] * net.demands[None, :], rtol=closed_form(2)
     )
-    assert "converged at 30/30 points" in repr(r) and r.method == "amva.schweitzer"
+    assert "converged at 30/30 rows" in repr(r) and r.method == "amva.schweitzer"
     df = r.to_frame()
     assert list(df["n"]) == list(range(1, 31)) and df["converged"].all()
 
 
 def test_multiclass_result_reports_convergence_and_shares_field_names():
     D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
-    r = amva(D, [7, 4], tol=1e-9)
+    r = amva(pf_net(D, [7, 4]), tol=1e-9)
     assert isinstance(r, AMVAResult) and isinstance(r, MultiClassResult)
-    assert r.converged is True and r.iterations > 1 and 0 <= r.residual < 1e-9
-    exact = mva_multiclass(D, [7, 4])
+    assert r.n is None and r.converged.shape == (2,)  # one entry per row (class)
+    assert r.converged.all() and np.all(r.iterations > 1)
+    assert np.all((0 <= r.residual) & (r.residual < 1e-9))
+    exact = mva_multiclass(pf_net(D, [7, 4]))
     for name in ("throughput", "response_time", "queue_length", "utilization", "residence_time"):
         assert getattr(r, name).shape == getattr(exact, name).shape
-    assert "converged=True" in repr(r)
+    assert "converged at 2/2 rows" in repr(r)
 
 
 @pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
@@ -174,8 +185,8 @@ def test_unconverged_points_are_flagged_when_asked_to_warn(method):
     """converged is not a constant: with errors="warn" an unconverged answer says so."""
     D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
     with pytest.warns(ConvergenceWarning, match="did not converge at N=\\[20, 20\\]"):
-        r = amva(D, [20, 20], method=method, max_iter=2, tol=1e-12, errors="warn")
-    assert r.converged is False and r.residual > 1e-12 and r.iterations <= 2
+        r = amva(pf_net(D, [20, 20]), method=method, max_iter=2, tol=1e-12, errors="warn")
+    assert not r.converged.any() and np.all(r.residual > 1e-12) and np.all(r.iterations <= 2)
     net = Network.from_demands([0.1, 0.2, 0.05], think_time=1.0)
     with pytest.warns(ConvergenceWarning):
         c = amva(net, 5, method="schweitzer", max_iter=2, tol=1e-14, errors="warn")
@@ -189,14 +200,14 @@ def test_unconverged_points_are_flagged_when_asked_to_warn(method):
 def test_not_converging_raises_instead_of_answering(method):
     D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
     with pytest.raises(ConvergenceError, match=r"did not converge.*max_iter"):
-        amva(D, [20, 20], method=method, max_iter=2, tol=1e-12)
+        amva(pf_net(D, [20, 20]), method=method, max_iter=2, tol=1e-12)
 
 
 def test_large_population_four_classes():
     rng = np.random.default_rng(5)
     D = rng.uniform(0.001, 0.01, (4, 100))
     N = np.full(4, 10_000)
-    r = amva(D, N)
+    r = amva(pf_net(D, N))
     assert np.all(np.isfinite(r.queue_length))
     # X_c = N_c / sum_k R_ck over K = 100 stations: 2 K + 4 operations
     np.testing.assert_allclose(r.throughput * r.response_time, N, rtol=closed_form(204))
@@ -207,11 +218,14 @@ def test_large_population_four_classes():
 
 def test_multiserver_uses_seidmann_and_matches_the_exact_split_network():
     D = np.array([[0.04, 0.01]])
-    r = amva(D, [1], servers=[4, 1])
+    r = amva(pf_net(D, [1], servers=[4, 1]))
     assert r.method == "amva.schweitzer+seidmann"
     assert r.response_time[0] == pytest.approx(0.05, rel=closed_form(4))
-    big = amva(D, [500], servers=[4, 1], method="linearizer")
-    exact_split = mva_multiclass(D, [500], servers=[4, 1])
+    big = amva(pf_net(D, [500], servers=[4, 1]), method="linearizer")
+    D2, delay2, _ = seidmann_split(D, np.zeros(2, bool), np.array([4, 1]))
+    exact_split = mva_multiclass(
+        pf_net(D2, [500], kinds=["delay" if d else "queue" for d in delay2])
+    )
     # N = 500 is deep in saturation, where Linearizer's error vanishes: measured 2.9e-10 (the
     # convergence tol is 1e-10); bound 1e-7 (it was 1e-3, a 10^6-fold regression would pass)
     assert big.throughput[0] == pytest.approx(exact_split.throughput[0], rel=1e-7)
@@ -219,8 +233,8 @@ def test_multiserver_uses_seidmann_and_matches_the_exact_split_network():
 
 def test_empty_class_is_allowed():
     D = np.array([[0.02, 0.05], [0.1, 0.01]])
-    r = amva(D, [5, 0], method="linearizer")
-    alone = amva(D[:1], [5], method="linearizer")
+    r = amva(pf_net(D, [5, 0]), method="linearizer")
+    alone = amva(pf_net(D[:1], [5]), method="linearizer")
     assert r.throughput[1] == 0.0
     assert r.throughput[0] == pytest.approx(alone.throughput[0], rel=1e-9)
 
@@ -236,15 +250,16 @@ def test_empty_class_is_allowed():
 )
 def test_bad_options(kwargs, match):
     with pytest.raises(InvalidModelError, match=match):
-        amva([[0.1, 0.2]], [3], **kwargs)
+        amva(pf_net([[0.1, 0.2]], [3]), **kwargs)
 
 
-def test_network_plus_explicit_kinds_is_refused():
-    net = Network.from_demands([0.1, 0.2])
-    with pytest.raises(InvalidModelError, match="come from the Network"):
-        amva(net, 3, kinds=["queue", "queue"])
-    with pytest.raises(InvalidModelError, match="think_time comes from the Network"):
-        amva(net, 3, think_time=1.0)
+def test_a_demand_matrix_is_refused_naming_the_network_form():
+    with pytest.raises(
+        InvalidTypeError,
+        match=r"^amva takes a Network, got list; a C x K demand matrix is "
+        r"qnmodel.Network.from_demands\(D, N=\[\.\.\.\], think_time=\.\.\.\)$",
+    ):
+        amva([[0.1, 0.2]], [3])
 
 
 @settings(max_examples=40, deadline=None)
@@ -257,7 +272,7 @@ def test_littles_law_and_asymptotic_bounds_hold(seed, method):
     N = rng.integers(1, 30, C)
     Z = np.where(rng.random(C) < 0.5, rng.uniform(0.0, 1.0, C), 0.0)
     kinds = ["queue"] + ["delay" if rng.random() < 0.25 else "queue" for _ in range(K - 1)]
-    r = amva(D, N, think_time=Z, kinds=kinds, method=method)
+    r = amva(pf_net(D, N, Z, kinds=kinds), method=method)
     X = r.throughput
     # X_c = N_c / (Z_c + sum_k R_ck), K <= 5: 2 K + 4 operations
     np.testing.assert_allclose(X * (Z + r.response_time), N, rtol=closed_form(14))

@@ -92,7 +92,9 @@ def test_multiserver_station_in_aba_counts_per_server_demand():
 def test_bjb_rejects_multiserver_and_names_station_and_fix():
     net = qn.Network.from_demands([0.8, 0.3], servers=[4, 1], names=["raid", "cpu"])
     with pytest.raises(
-        qn.InvalidModelError, match=r"station 'raid' has 4 servers: use method='aba'"
+        qn.InvalidModelError,
+        match=r"^bounds_bjb cannot solve multi-server stations \(station 'raid'\): use qnmodel.mva "
+        r"or qnmodel.mva_multiclass \(or bounds\(\.\.\., method='aba'\)\)$",
     ):
         qn.bounds(net, 5, method="bjb")
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from qnmodel.errors import InvalidModelError, LatticeTooLargeError
-from qnmodel.network import Network
+from qnmodel.model import Network
 from qnmodel.results.network import CurveBoundsResult
 from qnmodel.solvers import bounds_geometric, bounds_proportional, mva, visits_closed
 

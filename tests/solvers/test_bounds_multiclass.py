@@ -24,6 +24,7 @@ from qnmodel.solvers import (
     mva_multiclass,
     mva_multiclass_ld_exact,
 )
+from tests._nets import pf_net
 from tests._tol import closed_form
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -95,14 +96,14 @@ def test_demo_bounds_enclose_mva(fn):
     # the three demos: S = [10 7 5 4; 5 2 4 6], N = [n 10], n = 1..20, against qncmmva
     S = np.array([[10, 7, 5, 4], [5, 2, 4, 6]], dtype=float)
     for n in range(1, 21):
-        _encloses(fn(S, [n, 10]), mva_multiclass(S, [n, 10]))
+        _encloses(fn(S, [n, 10]), mva_multiclass(pf_net(S, [n, 10])))
 
 
 def test_octave_qncmaba_lower_bound_is_not_a_bound():
     # One station, D = (1, 0.01), N = (1, 5): the class-2 jobs never leave the station, class 1
     # gets a sixth of it, X_1 = 1/6. qncmaba: X_1 >= N_1 / (sum_s N_s D_s) = 1 / 1.05.
     D = np.array([[1.0], [0.01]])
-    exact = mva_multiclass(D, [1, 5])
+    exact = mva_multiclass(pf_net(D, [1, 5]))
     assert exact.throughput[0] == pytest.approx(1 / 6, rel=1e-14)
     octave_xl = 1 / (1 * 1.0 + 5 * 0.01)
     assert octave_xl > exact.throughput[0]
@@ -130,7 +131,7 @@ def test_random_networks_enclosed(seed):
     D, N, Z, delay, servers = _random_case(seed, single_server=False)
     exact = mva_multiclass_ld_exact(D, N, think_time=Z, delay=delay, servers=servers)
     _encloses(ABA(D, N, think_time=Z, delay=delay, servers=servers), exact)
-    exact0 = mva_multiclass(D, N)  # BSB / CB: single-server queues, Z = 0
+    exact0 = mva_multiclass(pf_net(D, N))  # BSB / CB: single-server queues, Z = 0
     _encloses(BSB(D, N), exact0)
     _encloses(CB(D, N), exact0)
 
@@ -222,12 +223,8 @@ def test_peer_qncmaba(octave_bounds):
                 worst, max_rel(b.throughput_lower, o[0]), max_rel(b.response_time_upper, o[3])
             )
         else:
-            x = mva_multiclass(
-                c["D"],
-                c["N"],
-                think_time=c["Z"],
-                kinds=["delay" if d else "queue" for d in c["delay"]],
-            ).throughput
+            kinds = ["delay" if d else "queue" for d in c["delay"]]
+            x = mva_multiclass(pf_net(c["D"], c["N"], c["Z"], kinds=kinds)).throughput
             invalid += int(np.any(o[0] > x * (1 + SLACK)))
     print(
         f"qncmaba worst relative difference {worst:.3g}; "

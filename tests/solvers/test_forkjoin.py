@@ -260,19 +260,24 @@ def test_bad_forkjoin_is_refused_naming_the_field(kwargs, exc, words):
 
 
 @pytest.mark.parametrize(
-    "solve",
+    ("solver", "solve"),
     [
-        lambda net: qn.mva(net, 3),
-        lambda net: qn.mva_exact(net, 3),
-        lambda net: qn.bounds(net, 3),
-        lambda net: qn.bounds(net, 3, method="aba"),
-        lambda net: qn.amva(net, 3),
-        lambda net: qn.mva_multiclass(net, 3),
+        ("mva", lambda net: qn.mva(net, 3)),
+        ("mva", lambda net: qn.mva_exact(net, 3)),
+        ("bounds_bjb", lambda net: qn.bounds(net, 3)),
+        ("bounds_aba", lambda net: qn.bounds(net, 3, method="aba")),
+        ("amva", lambda net: qn.amva(net, 3)),
+        ("mva_multiclass", lambda net: qn.mva_multiclass(net, 3)),
+        ("open_network", lambda net: qn.open_network(net, 1.0)),
     ],
 )
-def test_solvers_without_a_join_refuse_forkjoin(solve):
+def test_solvers_without_a_join_refuse_forkjoin(solver, solve):
     net = qn.Network([S("cpu", 0.1), stripe(4)])
-    with pytest.raises(qn.InvalidModelError, match="'stripe'.*fork-join.*fork_join"):
+    with pytest.raises(
+        qn.InvalidModelError,
+        match=rf"^{solver} cannot solve fork-join elements \(station 'stripe'\): use "
+        r"qnmodel.fork_join \(approximate\) or qnmodel.simulate$",
+    ):
         solve(net)
 
 
@@ -340,13 +345,19 @@ def test_zero_demand_branch_finishes_at_once():
 
 
 def test_multiclass_network_holds_a_forkjoin_and_its_solvers_refuse_it():
-    net = qn.MultiClassNetwork(
-        [S("cpu", {"r": 0.1, "w": 0.2}), stripe(3, 0.5)],
-        [qn.ClosedClass("r", N=2), qn.ClosedClass("w", N=1)],
+    net = qn.Network(
+        [S("cpu", {"r": 0.1, "w": 0.2}, discipline="PS"), stripe(3, 0.5)],
+        classes=[qn.ClosedClass("r", N=2), qn.ClosedClass("w", N=1)],
     )
     assert net.names == ("cpu", "stripe")
     np.testing.assert_allclose(net.demands[:, 1], [0.5, 0.5], rtol=COPY)  # D_max for every class
-    with pytest.raises(qn.InvalidModelError, match="mva_multiclass.*'stripe'.*fork_join"):
+    with pytest.raises(
+        qn.InvalidModelError,
+        match=r"^mva_multiclass cannot solve fork-join elements \(station "
+        r"'stripe'\): use qnmodel.fork_join",
+    ):
         qn.mva_multiclass(net, [2, 1])
-    with pytest.raises(qn.InvalidTypeError, match="net must be a Network"):
+    with pytest.raises(
+        qn.InvalidModelError, match=r"^fork_join cannot solve several classes \(classes 'r', 'w'\)"
+    ):
         qn.fork_join(net, 2)

@@ -105,7 +105,7 @@ def test_random_fanout_against_simulation(w, fan):
 
 def test_fanout_validation():
     b = [S(f"m{i}", 1.0) for i in range(4)]
-    assert qn.ForkJoin("r5", b, fanout=2).demand == pytest.approx(0.5, rel=closed_form(2))
+    assert qn.ForkJoin("r5", b, fanout=2).busy_demand == pytest.approx(0.5, rel=closed_form(2))
     with pytest.raises(qn.InvalidModelError, match="fanout must be between 1 and"):
         qn.ForkJoin("r5", b, fanout=5)
     with pytest.raises(qn.InvalidModelError, match="must then be identical"):

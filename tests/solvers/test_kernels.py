@@ -15,9 +15,10 @@ import pytest
 
 from qnmodel.model import Network
 from qnmodel.solvers import _kernels, amva, mva, mva_load_dependent, mva_multiclass
+from qnmodel.solvers._lattice import _lattice_numpy
 from qnmodel.solvers._mva_core import exact
 from qnmodel.solvers.amva import _core_numpy
-from qnmodel.solvers.mva_multiclass import _lattice_numpy
+from tests._nets import pf_net
 
 from .._ci import IN_CI
 
@@ -189,13 +190,14 @@ def test_multiclass_lattice_identical():
         np.testing.assert_allclose(Rc, Rn, rtol=RTOL)
 
 
-def test_multiclass_public_function_identical_with_zero_classes_and_seidmann():
+def test_multiclass_public_function_identical_with_zero_classes_and_multiserver():
     D = np.array([[0.02, 0.05, 0.01, 0.3], [0.1, 0.01, 0.03, 0.2], [0.04, 0.04, 0.02, 0.1]])
-    kw = dict(think_time=[0.5, 0.0, 1.0], kinds=["queue", "queue", "queue", "delay"])
-    for pop in ([6, 0, 9], [3, 4, 5]):
-        fast = mva_multiclass(D, pop, servers=[1, 3, 1, 1], **kw)
+    kinds = ["queue", "queue", "queue", "delay"]
+    for pop, servers in (([6, 0, 9], [1, 3, 1, 1]), ([3, 4, 5], [1, 3, 1, 1]), ([3, 4, 5], None)):
+        net = pf_net(D, pop, [0.5, 0.0, 1.0], kinds=kinds, servers=servers)
+        fast = mva_multiclass(net)
         with _kernels.force_numpy():
-            slow = mva_multiclass(D, pop, servers=[1, 3, 1, 1], **kw)
+            slow = mva_multiclass(net)
         np.testing.assert_allclose(fast.queue_length, slow.queue_length, rtol=RTOL)
         np.testing.assert_allclose(fast.residence_time, slow.residence_time, rtol=RTOL)
 
@@ -222,10 +224,11 @@ def test_amva_core_identical_iteration_by_iteration(linearizer):
 @pytest.mark.parametrize("method", ["schweitzer", "linearizer"])
 def test_amva_public_function_identical(method):
     D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
-    fast = amva(D, [12, 7], think_time=[0.3, 0.0], method=method, tol=1e-12)
+    net = pf_net(D, [12, 7], [0.3, 0.0])
+    fast = amva(net, method=method, tol=1e-12)
     with _kernels.force_numpy():
-        slow = amva(D, [12, 7], think_time=[0.3, 0.0], method=method, tol=1e-12)
-    assert fast.iterations == slow.iterations
+        slow = amva(net, method=method, tol=1e-12)
+    np.testing.assert_array_equal(fast.iterations, slow.iterations)
     np.testing.assert_allclose(fast.queue_length, slow.queue_length, rtol=1e-10)
 
 

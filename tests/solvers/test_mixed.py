@@ -1,9 +1,10 @@
 """Mixed networks (open + closed classes): closed limit, hand-computed decomposition,
-Little and utilisation laws, AMVA fallback and bad input (qnmodel.mixed_network)."""
+Little and utilisation laws, AMVA fallback and bad input (qnmodel.mixed_network).
+
+Networks come from demand matrices through :func:`tests._nets.mixed_net`: processor
+sharing where the classes' demands differ (the product-form model of [LZGS] sec. 7.4.3)."""
 
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,25 +13,9 @@ from hypothesis import strategies as st
 
 import qnmodel as qn
 from qnmodel.errors import InvalidModelError, UnstableModelError
+from tests._nets import mixed_net as _net
+from tests._nets import pf_net
 from tests._tol import COPY, closed_form, recursion
-
-
-def _net(D, is_open, lam, N, Z=None, kinds=None, servers=None):
-    D = np.asarray(D, dtype=float)
-    C, K = D.shape
-    kinds = kinds or ["queue"] * K
-    return SimpleNamespace(
-        demands=D,
-        names=tuple(f"s{k}" for k in range(K)),
-        class_names=tuple(f"c{c}" for c in range(C)),
-        is_delay=np.array([k == "delay" for k in kinds]),
-        servers=np.array(servers or [1] * K),
-        rate_multipliers=None,
-        is_open=np.asarray(is_open, dtype=bool),
-        population=np.asarray(N, dtype=int),
-        think_time=np.zeros(C) if Z is None else np.asarray(Z, dtype=float),
-        arrival_rate=np.asarray(lam, dtype=float),
-    )
 
 
 def test_zero_open_load_equals_closed_mva():
@@ -38,7 +23,7 @@ def test_zero_open_load_equals_closed_mva():
     kinds = ["queue", "queue", "delay"]
     net = _net(D, [False, False, True], [0, 0, 0.0], [4, 3, 0], [1.0, 0.5, 0.0], kinds)
     res = qn.mixed_network(net)
-    closed = qn.mva_multiclass(np.array(D[:2]), [4, 3], [1.0, 0.5], kinds=kinds)
+    closed = qn.mva_multiclass(pf_net(np.array(D[:2]), [4, 3], [1.0, 0.5], kinds=kinds))
     np.testing.assert_allclose(res.throughput[:2], closed.throughput, rtol=1e-13)
     np.testing.assert_allclose(res.residence_time[:2], closed.residence_time, rtol=1e-13)
     assert res.method == "mixed.mva"
@@ -70,10 +55,16 @@ def test_one_closed_job_by_hand():
     assert res.to_frame().shape == (2, 6)
 
 
-def test_open_network_dispatches_mixed_and_mapping_rates():
+def test_open_network_refuses_closed_classes_and_mapping_rates():
     D = [[0.1, 0.2], [0.02, 0.05]]
     net = _net(D, [False, True], [0.0, 1.0], [3, 0], [1.0, 0.0])
-    a = qn.open_network(net, {"c1": "10/s"})
+    with pytest.raises(
+        InvalidModelError,
+        match=r"^open_network solves open classes; classes \['c0'\] are closed: use "
+        r"qnmodel.mixed_network \(open and closed classes\)$",
+    ):
+        qn.open_network(net, {"c1": "10/s"})
+    a = qn.mixed_network(net, {"c1": "10/s"})
     b = qn.mixed_network(net, [0.0, 10.0])
     np.testing.assert_array_equal(a.residence_time, b.residence_time)
 
@@ -84,7 +75,8 @@ def test_amva_and_auto_fallback():
     exact = qn.mixed_network(net, method="exact")
     approx = qn.mixed_network(net, method="amva")
     auto = qn.mixed_network(net, max_memory=64)
-    assert approx.method == "mixed.amva" and auto.method == "mixed.amva"
+    label = "mixed.amva (approximate: Schweitzer-Bard AMVA for the closed classes)"
+    assert approx.method == label and auto.method == label
     np.testing.assert_array_equal(auto.throughput, approx.throughput)
     np.testing.assert_allclose(approx.throughput, exact.throughput, rtol=0.05)
 
@@ -95,12 +87,18 @@ def test_bad_mixed_models():
         qn.mixed_network(_net(D, [True, True], [1.0, 1.0], [0, 0]))
     # multi-server stations were refused; they are now solved by the labelled approximation
     ms = qn.mixed_network(_net(D, [False, True], [0.0, 1.0], [2, 0], servers=[1, 2]))
-    assert ms.method == "mixed.mva_ld (approximate)"
+    assert ms.method == (
+        "mixed.mva_ld (approximate: the open load caps the servers the closed classes see)"
+    )
     with pytest.raises(
         UnstableModelError, match=r"'s1' is saturated by the open classes: .*U = 1\.25"
     ):
         qn.mixed_network(_net(D, [False, True], [0.0, 25.0], [2, 0]))
-    with pytest.raises(InvalidModelError, match="single-class Network"):
+    with pytest.raises(
+        InvalidModelError,
+        match=r"a network without classes has no open and closed classes together: use "
+        r"qnmodel.mva \(closed\) or qnmodel.open_network \(open\), or give it classes",
+    ):
         qn.mixed_network(qn.Network.from_demands([0.1]))
     with pytest.raises(InvalidModelError, match="class 'c0' is closed"):
         qn.mixed_network(_net(D, [False, True], [0.0, 1.0], [2, 0]), {"c0": 3.0})
@@ -161,14 +159,14 @@ def test_little_utilisation_and_job_count(case):
 
 
 def test_multiclass_network_objects_open_and_mixed():
-    """The L1 description (MultiClassNetwork, OpenClass, ClosedClass) solves like the arrays."""
+    """The L1 description (Network with OpenClass, ClosedClass) solves like the matrix form."""
     stations = [
-        qn.Station("cpu", {"batch": "20 ms", "web": "10 ms"}),
-        qn.Station("disk", {"batch": "50 ms", "web": "30 ms"}),
+        qn.Station("cpu", {"batch": "20 ms", "web": "10 ms"}, discipline="PS"),
+        qn.Station("disk", {"batch": "50 ms", "web": "30 ms"}, discipline="PS"),
         qn.Station("lan", {"batch": "300 ms", "web": "100 ms"}, kind="delay"),
     ]
-    mixed = qn.MultiClassNetwork(
-        stations, [qn.ClosedClass("batch", 5, think_time=0.5), qn.OpenClass("web", "7/s")]
+    mixed = qn.Network(
+        stations, classes=[qn.ClosedClass("batch", 5, think_time=0.5), qn.OpenClass("web", "7/s")]
     )
     ref = _net(
         [[0.02, 0.05, 0.3], [0.01, 0.03, 0.1]],
@@ -181,17 +179,15 @@ def test_multiclass_network_objects_open_and_mixed():
     a, b = qn.mixed_network(mixed), qn.mixed_network(ref)
     np.testing.assert_allclose(a.residence_time, b.residence_time, rtol=1e-15)
     assert a.class_names == ("batch", "web") and a.station_names == ("cpu", "disk", "lan")
-    c = qn.open_network(mixed, {"web": "3/s"}, N={"batch": 2})
+    c = qn.mixed_network(mixed, {"web": "3/s"}, N={"batch": 2})
     assert c.population.tolist() == [2, 0] and c.arrival_rate.tolist() == [0.0, 3.0]
-    only_open = qn.MultiClassNetwork(
-        stations, [qn.OpenClass("web", 7.0), qn.OpenClass("batch", 1.0)]
-    )
+    only_open = qn.Network(stations, classes=[qn.OpenClass("web", 7.0), qn.OpenClass("batch", 1.0)])
     res = qn.open_network(only_open)
     assert res.method == "open" and res.class_names == ("web", "batch")
     with pytest.raises(
         InvalidModelError, match=r"arrival_rate\['batch'\]: class 'batch' is closed"
     ):
-        qn.open_network(mixed, {"batch": 1.0})
+        qn.mixed_network(mixed, {"batch": 1.0})
 
 
 @settings(max_examples=60, deadline=None)
@@ -200,11 +196,12 @@ def test_zero_open_load_equals_closed_mva_property(case):
     """Property: with every open rate set to 0 the closed classes are exactly closed
     multi-class MVA and an open job sees D (1 + Q^cl) at queueing stations."""
     net, delay = case
-    net.arrival_rate = np.zeros_like(net.arrival_rate)
-    res = qn.mixed_network(net)
+    res = qn.mixed_network(net, np.zeros(net.C))
     cl = ~net.is_open
     kinds = ["delay" if d else "queue" for d in delay]
-    ref = qn.mva_multiclass(net.demands[cl], net.population[cl], net.think_time[cl], kinds=kinds)
+    ref = qn.mva_multiclass(
+        pf_net(net.demands[cl], net.population[cl], net.think_time[cl], kinds=kinds)
+    )
     # two exact multiclass MVA recursions: errors add along a lattice path of sum(N) steps, each
     # step (4 K + 2) C operations
     C, K = net.demands.shape

@@ -12,39 +12,44 @@ from qnmodel.solvers.mva_ld_general import mva_ld_general
 from tests._tol import closed_form, recursion
 
 
-def _net(lam: float, two_closed: bool) -> qn.MultiClassNetwork:
+def _net(lam: float, two_closed: bool) -> qn.Network:
     def dem(b, b2, web):
         d = {"b": b, "web": web}
         if two_closed:
             d["b2"] = b2
         return d
 
+    # the nic sends packets of one service time, 5, 8 and 4 per job of each class: product
+    # form under FCFS (the simulator draws one visit of the whole demand per class)
     stations = [
         qn.Station("cpu", dem("10 ms", "10 ms", "10 ms"), servers=2),
         qn.Station("disk", dem("30 ms", "30 ms", "30 ms"), rate_multipliers=[1.0, 1.6, 2.0]),
-        qn.Station("nic", dem("5 ms", "8 ms", "4 ms")),
+        qn.Station("nic", service_time="1 ms", visits=dem(5, 8, 4)),
         qn.Station("lan", dem("50 ms", "20 ms", "20 ms"), kind="delay"),
     ]
     classes = [qn.ClosedClass("b", 6, think_time=0.3)]
     if two_closed:
         classes.append(qn.ClosedClass("b2", 4, think_time=0.5))
     classes.append(qn.OpenClass("web", lam))
-    return qn.MultiClassNetwork(stations, classes)
+    return qn.Network(stations, classes=classes)
 
 
-@pytest.mark.parametrize(
-    ("lam", "two_closed", "label"),
-    [(15.0, False, "mixed.mva_ld (approximate)"), (25.0, True, "mixed.mva+ld-split (approximate)")],
-)
-def test_error_against_simulation(lam, two_closed, label):
-    """Measured (seeded runs, half-widths <= 0.5 %): open-class R within 4.3 %, closed-class
-    R 0.2 to 7 % too small (the capped curve is optimistic when open jobs leave servers
-    idle), throughputs within 2 %. Tolerances: open 5 %, closed 8 %, X 2.5 %."""
+LABEL = "mixed.mva_ld (approximate: the open load caps the servers the closed classes see)"
+
+
+@pytest.mark.parametrize(("lam", "two_closed"), [(15.0, False), (25.0, True)])
+def test_error_against_simulation(lam, two_closed):
+    """Measured (seeded runs, half-widths <= 0.5 %): open-class R within 4.4 %, closed-class
+    R 4.4 to 7.0 % too small (the capped curve is optimistic when open jobs leave servers
+    idle), throughputs within 1.8 %. Tolerances: open 5 %, closed 8 %, X 2.5 %. Two closed
+    classes are solved by the exact load-dependent lattice (one by the log-space
+    convolution)."""
     net = _net(lam, two_closed)
     res = qn.mixed_network(net)
-    assert res.method == label
+    assert res.method == LABEL
     sim = qn.simulate(net, seed=1, replications=10, run_length=1000.0)
     err = (res.response_time - sim.response_time) / sim.response_time
+    print(f"R error {err.tolist()}, X error {(res.throughput / sim.throughput - 1).tolist()}")
     is_open = np.asarray(res.is_open)
     assert np.all(np.abs(err[is_open]) <= 0.05), err
     assert np.all((err[~is_open] <= 0.01) & (err[~is_open] >= -0.08)), err
@@ -76,10 +81,10 @@ def test_without_open_load_the_closed_class_is_exact():
 
 def test_single_server_stations_keep_the_exact_decomposition():
     stations = [
-        qn.Station("a", {"b": "10 ms", "web": "20 ms"}),
+        qn.Station("a", {"b": "10 ms", "web": "20 ms"}, discipline="PS"),
         qn.Station("d", {"b": "5 ms", "web": "5 ms"}),
     ]
-    net = qn.MultiClassNetwork(stations, [qn.ClosedClass("b", 3), qn.OpenClass("web", 10.0)])
+    net = qn.Network(stations, classes=[qn.ClosedClass("b", 3), qn.OpenClass("web", 10.0)])
     res = qn.mixed_network(net)
     assert res.method == "mixed.mva"
     # the open job at station a: D (1 + Q_closed) / (1 - U_open), [LZGS] sec. 7.4.3

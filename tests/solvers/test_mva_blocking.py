@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from qnmodel.errors import ConvergenceError, InvalidModelError
-from qnmodel.network import Network
+from qnmodel.model import Network
 from qnmodel.results.network import BlockingMVAResult
-from qnmodel.solvers import mva, mva_blocking, visits_closed
+from qnmodel.solvers import mva, visits_closed
+from qnmodel.solvers.mva_blocking import mvablo
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _blocking_ctmc import solve_blocking_ctmc  # noqa: E402
@@ -27,37 +28,37 @@ CYCLE3 = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]
 
 def test_qncsmvablo_block1_errors():
     with pytest.raises(InvalidModelError, match="N = 10 reaches the total capacity sum.M. = 9"):
-        mva_blocking(10, [1, 1], [4, 5], [[0, 1], [1, 0]])
+        mvablo(10, [1, 1], [4, 5], [[0, 1], [1, 0]])
     with pytest.raises(InvalidModelError, match="row of station 1 sums to 2.0"):
-        mva_blocking(6, [1, 1], [4, 5], [[0, 1], [1, 1]])
+        mvablo(6, [1, 1], [4, 5], [[0, 1], [1, 1]])
     with pytest.raises(InvalidModelError, match="capacity has 2 entries; give one per station .3."):
-        mva_blocking(5, [1, 1, 1], [1, 1], [[0, 1], [1, 1]])
+        mvablo(5, [1, 1, 1], [1, 1], [[0, 1], [1, 1]])
 
 
 def test_qncsmvablo_block2_akyildiz_section_v():
     # [Aky88] sec. V, p. 422: cyclic, M = (12, 10, 14), S = (1, 1/2, 1/3), 27 jobs
-    r = mva_blocking(27, [1, 1 / 2, 1 / 3], [12, 10, 14], CYCLE3)
+    r = mvablo(27, [1, 1 / 2, 1 / 3], [12, 10, 14], CYCLE3)
     np.testing.assert_allclose(r.response_time_per_visit, [11.80, 1.66, 14.4], atol=1e-2)
     assert r.method == "mvablo (approximate)"
 
 
 @pytest.mark.parametrize("N,R", [(10, [6.925, 8.061, 4.185]), (12, [7.967, 9.019, 8.011])])
 def test_qncsmvablo_block3_akyildiz_example_2(N, R):
-    r = mva_blocking(N, [1.5, 2, 1], [4, 5, 5], CYCLE3)
+    r = mvablo(N, [1.5, 2, 1], [4, 5, 5], CYCLE3)
     np.testing.assert_allclose(r.response_time_per_visit, R, atol=1e-3)
 
 
 @pytest.mark.parametrize("N,R", [(10, [1.674, 5.007, 7.639]), (12, [2.166, 5.372, 6.567])])
 def test_qncsmvablo_block4_akyildiz_example_3(N, R):
     P = [[0, 0.5, 0.5], [1, 0, 0], [1, 0, 0]]
-    r = mva_blocking(N, [0.2, 1.2, 1.4], [8, 7, 6], P)
+    r = mvablo(N, [0.2, 1.2, 1.4], [8, 7, 6], P)
     np.testing.assert_allclose(r.response_time_per_visit, R, atol=1e-3)
 
 
 def test_qncsmvablo_block5_never_blocks_is_exact_mva():
     P = [[0, 0.7, 0.3], [1, 0, 0], [1, 0, 0]]
     S = np.array([1, 1 / 0.8, 1 / 0.4])
-    r = mva_blocking(40, S, [50, 50, 50], P)
+    r = mvablo(40, S, [50, 50, 50], P)
     V = visits_closed(P).visits[0]
     m = mva(Network.from_demands(S * V), 40, keep="last")
     np.testing.assert_allclose(r.utilization, m.throughput[0] * S * V, rtol=1e-13)
@@ -119,7 +120,7 @@ def _errors(make, n_nets):
         for N in range(int(M.min()) + 1, int(M.sum())):
             c = solve_blocking_ctmc(N, S, list(M), P.tolist())
             try:  # settled points take at most K adjustments per population
-                r = mva_blocking(N, S, M, P, max_iter=500)
+                r = mvablo(N, S, M, P, max_iter=500)
             except ConvergenceError:
                 assert c.deadlock
                 unsettled += 1
@@ -165,20 +166,20 @@ def test_exact_where_no_station_fills():
     S, M, P = _random_net(3)
     for N in range(1, int(M.min()) + 1):
         c = solve_blocking_ctmc(N, S, list(M), P.tolist())
-        r = mva_blocking(N, S, M, P)
+        r = mvablo(N, S, M, P)
         assert r.throughput == pytest.approx(c.X0, rel=1e-12)
 
 
 def test_refusals_and_result():
     with pytest.raises(InvalidModelError, match=r"service_times\[1\] must be > 0"):
-        mva_blocking(2, [1, 0], [2, 2], [[0, 1], [1, 0]])
+        mvablo(2, [1, 0], [2, 2], [[0, 1], [1, 0]])
     with pytest.raises(InvalidModelError, match="routing must be a 2 x 2 matrix"):
-        mva_blocking(2, [1, 1], [2, 2], [[0, 1, 0], [1, 0, 0], [1, 0, 0]])
+        mvablo(2, [1, 1], [2, 2], [[0, 1, 0], [1, 0, 0], [1, 0, 0]])
     with pytest.raises(InvalidModelError, match=r"capacity\[0\] must be an integer >= 1"):
-        mva_blocking(2, [1, 1], [0, 2], [[0, 1], [1, 0]])
+        mvablo(2, [1, 1], [0, 2], [[0, 1], [1, 0]])
     with pytest.raises(ConvergenceError, match="still holds more than its capacity"):
-        mva_blocking(27, [1, 1 / 2, 1 / 3], [12, 10, 14], CYCLE3, max_iter=1)
-    r = mva_blocking(12, [1.5, 2, 1], [4, 5, 5], CYCLE3)
+        mvablo(27, [1, 1 / 2, 1 / 3], [12, 10, 14], CYCLE3, max_iter=1)
+    r = mvablo(12, [1.5, 2, 1], [4, 5, 5], CYCLE3)
     assert isinstance(r, BlockingMVAResult) and r.blocked.any()
     assert r.response_time == pytest.approx(12 / r.throughput, rel=1e-14)
     assert len(r.to_frame()) == 3 and "mvablo (approximate)" in repr(r)
@@ -198,7 +199,7 @@ def _peer_points():
         S, M, P = _random_net(200 + i) if i % 2 else _cyclic_net(200 + i)
         for N in range(int(M.min()) + 1, int(M.sum())):
             try:
-                mva_blocking(N, S, M, P, max_iter=500)
+                mvablo(N, S, M, P, max_iter=500)
             except ConvergenceError:
                 continue
             pts.append((S, M, P, N))
@@ -225,7 +226,7 @@ def test_peer_qncsmvablo(octave_blo):
     assert len(PEER) >= 50
     worst = 0.0
     for i, (S, M, P, N) in enumerate(PEER):
-        r = mva_blocking(N, S, M, P)
+        r = mvablo(N, S, M, P)
         ours = np.concatenate(
             [r.utilization, r.response_time_per_visit, r.queue_length, r.station_throughput]
         )

@@ -19,16 +19,18 @@ import numpy as np
 import pytest
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError
-from qnmodel.network import Network
+from qnmodel.model import Network
 from qnmodel.results.closed import MultiClassResult
 from qnmodel.solvers import (
     mva_load_dependent,
     mva_multiclass,
-    mva_multiclass_ld,
     mva_multiclass_ld_exact,
     normconst_convolution,
+    seidmann_split,
     visits_closed,
 )
+from qnmodel.solvers.mva_ld_general import ld_seidmann_split
+from tests._nets import pf_net
 from tests._tol import closed_form, exact_mva
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -140,18 +142,25 @@ BOLCH95_Q = [[0.428, 0.726, 0.845], [0.108, 0.158, 0.734]]
 
 
 def test_qncmmva_block8_bolch_example_9_5_two_servers():
-    # the multi-server block ("test8"): m = [2 1 -1]. Seidmann's split (mva_multiclass) is
-    # off here; the marginal-probability recursion is exact.
+    # the multi-server block ("test8"): m = [2 1 -1]. Seidmann's split (what mva_multiclass
+    # answered before, and amva still does) is off here; the marginal-probability recursion is
+    # exact, and mva_multiclass now runs it.
     r = f(BOLCH95_S, [2, 1], servers=[2, 1, 1], delay=[False, False, True], visits=BOLCH95_V)
     np.testing.assert_allclose(r.queue_length, BOLCH95_Q, atol=1e-3)
     assert r.throughput[0] == pytest.approx(2.113, abs=1e-3)
     assert r.throughput[1] == pytest.approx(0.524, abs=1e-3)
     assert (r.utilization <= 1).all()
     np.testing.assert_allclose(r.queue_length, r.throughput[:, None] * r.residence_time, rtol=1e-15)
-    split = mva_multiclass(
-        BOLCH95_S * BOLCH95_V, [2, 1], kinds=["queue", "queue", "delay"], servers=[2, 1, 1]
-    )
-    off = np.abs(split.queue_length / r.queue_length - 1).max()
+    kinds = ["queue", "queue", "delay"]
+    net = pf_net(BOLCH95_S * BOLCH95_V, [2, 1], kinds=kinds, servers=[2, 1, 1])
+    m = mva_multiclass(net)
+    assert m.method == "mva.multiclass.ld"
+    np.testing.assert_allclose(m.queue_length, r.queue_length, rtol=LATTICE)
+    D2, delay2, owner = seidmann_split(net.demands, net.is_delay, net.servers)
+    split = mva_multiclass(pf_net(D2, [2, 1], kinds=["delay" if d else "queue" for d in delay2]))
+    Q = np.array(split.queue_length[:, :3])
+    np.add.at(Q, (slice(None), owner), split.queue_length[:, 3:])
+    off = np.abs(Q / r.queue_length - 1).max()
     assert off > 0.05  # what qnmodel answered before (Seidmann, 8.3 %)
 
 
@@ -160,7 +169,7 @@ def test_qncmmva_block9_empty_class_equals_single_class():
     S = np.vstack([np.linspace(1, 2, K), np.linspace(2, 3, K)])
     V = np.vstack([np.linspace(4, 1, K), np.linspace(6, 3, K)])
     r = f(S, [10, 0], visits=V)
-    one = mva_multiclass(S[:1] * V[:1], [10])
+    one = mva_multiclass(pf_net(S[:1] * V[:1], [10]))
     np.testing.assert_allclose(r.queue_length[0], one.queue_length[0], rtol=LATTICE)
     np.testing.assert_allclose(r.throughput[0], one.throughput[0], rtol=LATTICE)
     np.testing.assert_allclose(r.utilization[0], one.utilization[0], rtol=LATTICE)
@@ -441,7 +450,7 @@ def test_one_class_equals_single_class_load_dependent_mva(N):
 def test_without_load_dependent_stations_equals_mva_multiclass():
     D = np.array([[0.02, 0.05, 0.3], [0.1, 0.01, 0.2]])
     a = f(D, [4, 3], think_time=[0.5, 1], delay=[0, 0, 1])
-    b = mva_multiclass(D, [4, 3], think_time=[0.5, 1], kinds=["queue", "queue", "delay"])
+    b = mva_multiclass(pf_net(D, [4, 3], [0.5, 1], kinds=["queue", "queue", "delay"]))
     np.testing.assert_allclose(a.queue_length, b.queue_length, rtol=1e-15)
     np.testing.assert_allclose(a.residence_time, b.residence_time, rtol=1e-15)
     # a constant rate curve is a faster single server
@@ -462,13 +471,16 @@ def test_empty_class_sees_arrival_queues():
 
 
 def test_seidmann_approximation_is_what_this_replaces():
-    # mva_multiclass_ld (Seidmann-like split, approximate) against the exact kernel
+    # the Seidmann-like split of a rate curve (ld_seidmann_split, which amva uses), solved
+    # exactly, against the exact kernel
     D = BOLCH95_S * BOLCH95_V
     exact = f(D, [2, 1], rates=[[1, 2], None, None], delay=[0, 0, 1])
-    approx = mva_multiclass_ld(
-        D, [2, 1], kinds=["queue", "queue", "delay"], rate_multipliers=[[1, 2], None, None]
-    )
-    err = np.abs(approx.queue_length / exact.queue_length - 1).max()
+    rates = (np.array([1.0, 2.0]), None, None)
+    D2, delay2, owner = ld_seidmann_split(D, np.array([False, False, True]), rates)
+    split = mva_multiclass(pf_net(D2, [2, 1], kinds=["delay" if d else "queue" for d in delay2]))
+    Q = np.array(split.queue_length[:, :3])
+    np.add.at(Q, (slice(None), owner), split.queue_length[:, 3:])
+    err = np.abs(Q / exact.queue_length - 1).max()
     assert 0.01 < err < 0.2
 
 
@@ -515,7 +527,8 @@ def test_refusals_and_memory_limit():
 def test_result_type_frame_repr():
     r = f(BOLCH95_S, [2, 1], servers=[2, 1, 1], delay=[0, 0, 1], visits=BOLCH95_V)
     assert isinstance(r, MultiClassResult) and r.method == "mva.multiclass.ld"
-    assert r.servers.tolist() == [2, 1, 0] and r.peak_rate.tolist() == [2, 1, 1]
+    assert r.servers.tolist() == [2, 1, 1] and r.peak_rate.tolist() == [2, 1, 1]
+    assert r.is_delay.tolist() == [False, False, True]  # servers is 1 at a delay station
     assert len(r.to_frame("station")) == 6 and "MultiClassResult" in repr(r)
     with pytest.raises(ValueError):
         r.throughput[0] = 1.0

@@ -1,4 +1,7 @@
-"""Exact multi-class MVA: textbook values, invariants, reduction to one class, errors."""
+"""Exact multi-class MVA: textbook values, invariants, reduction to one class, errors.
+
+Demand matrices become networks through :func:`tests._nets.pf_net` (processor sharing where
+the classes' demands differ: the product-form model the textbooks solve)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,9 @@ from qnmodel.errors import InvalidModelError, InvalidTypeError, LatticeTooLargeE
 from qnmodel.model import Network
 from qnmodel.results.closed import MultiClassResult
 from qnmodel.solvers import _kernels, mva, mva_load_dependent, mva_multiclass
-from qnmodel.solvers.mva_multiclass import _lattice_numpy, lattice_memory_bytes, seidmann_split
+from qnmodel.solvers._lattice import _lattice_numpy
+from qnmodel.solvers.mva_multiclass import lattice_memory_bytes, seidmann_split
+from tests._nets import pf_net
 from tests._tol import COPY, closed_form, recursion
 
 # ---------------------------------------------------------------------------------------
@@ -26,7 +31,7 @@ def test_lazowska_p142_two_classes_exact_fractions():
     # QSP (Lazowska et al. 1984) sec. 7.4.2.1, p. 142: D = S V with
     # S = [1/10 1/3; 2/5 1], V = [10 9; 5 4]; N = (1, 1).
     D = np.array([[1.0, 3.0], [2.0, 4.0]])
-    r = mva_multiclass(D, [1, 1])
+    r = mva_multiclass(pf_net(D, [1, 1]))
     np.testing.assert_allclose(r.throughput, [3 / 19, 2 / 19], rtol=1e-14)
     np.testing.assert_allclose(r.residence_time, [[4 / 3, 5.0], [5 / 2, 7.0]], rtol=1e-14)
     np.testing.assert_allclose(r.queue_length, [[4 / 19, 15 / 19], [5 / 19, 14 / 19]], rtol=1e-14)
@@ -37,7 +42,7 @@ def test_schwetman_1982_table3_with_delay_stations():
     # H. Schwetman, "Implementing the mean value algorithm ...", Purdue CSD-TR-355,
     # 1982, table 3 (also Octave queueing's qncmmva test): two terminal classes.
     D = np.array([[1.0, 0.0, 0.025], [0.0, 15.0, 0.5]])
-    r = mva_multiclass(D, [2, 1], kinds=["delay", "delay", "queue"])
+    r = mva_multiclass(pf_net(D, [2, 1], kinds=["delay", "delay", "queue"]))
     # a delay station's residence time is its demand itself
     assert r.residence_time[0, 0] == pytest.approx(1.0, rel=COPY)
     assert r.residence_time[1, 1] == pytest.approx(15.0, rel=COPY)
@@ -50,7 +55,7 @@ def test_bolch_example_8_3_single_class_through_multiclass_solver():
     # Bolch et al., Queueing Networks and Markov Chains, 2nd ed., example 8.3:
     # S = (0.02, 0.2, 0.4, 0.6), V = (1, 0.4, 0.2, 0.1), N = 6.
     D = np.array([[0.02, 0.2 * 0.4, 0.4 * 0.2, 0.6 * 0.1]])
-    r = mva_multiclass(D, [6])
+    r = mva_multiclass(pf_net(D, [6]))
     assert r.throughput[0] == pytest.approx(9.920, abs=1e-3)
     np.testing.assert_allclose(r.queue_length[0], [0.244, 2.261, 2.261, 1.234], atol=1e-3)
     np.testing.assert_allclose(r.utilization[0], [0.198, 0.794, 0.794, 0.595], atol=1e-3)
@@ -68,7 +73,7 @@ def test_one_class_equals_single_class_mva(N):
     )
     single = mva(net, N, keep="last")
     multi = mva_multiclass(
-        net.demands[None, :], [N], think_time=1.5, kinds=["queue", "queue", "delay", "queue"]
+        pf_net(net.demands[None, :], [N], 1.5, kinds=["queue", "queue", "delay", "queue"])
     )
     np.testing.assert_allclose(multi.throughput, single.throughput, rtol=1e-13)
     np.testing.assert_allclose(multi.response_time, single.response_time, rtol=1e-13)
@@ -89,7 +94,7 @@ def test_identical_classes_merge_into_one_class():
     # Classes with equal demands and think times are indistinguishable: the
     # network behaves as one class of N1 + N2 jobs, shared in proportion.
     d = np.array([0.03, 0.011, 0.07])
-    r = mva_multiclass(np.vstack([d, d]), [4, 9], think_time=0.2)
+    r = mva_multiclass(pf_net(np.vstack([d, d]), [4, 9], 0.2))
     one = mva(Network.from_demands(list(d), think_time=0.2), 13, keep="last")
     assert r.throughput.sum() == pytest.approx(one.throughput[0], rel=1e-13)
     np.testing.assert_allclose(r.throughput, one.throughput[0] * np.array([4, 9]) / 13, rtol=1e-13)
@@ -98,8 +103,8 @@ def test_identical_classes_merge_into_one_class():
 
 def test_empty_class_does_not_change_the_others_and_sees_arrival_queues():
     D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03]])
-    with_empty = mva_multiclass(D, [5, 0], think_time=[0.1, 0.7])
-    alone = mva_multiclass(D[:1], [5], think_time=0.1)
+    with_empty = mva_multiclass(pf_net(D, [5, 0], [0.1, 0.7]))
+    alone = mva_multiclass(pf_net(D[:1], [5], 0.1))
     np.testing.assert_allclose(with_empty.throughput, [alone.throughput[0], 0.0], rtol=1e-14)
     np.testing.assert_allclose(with_empty.queue_length[0], alone.queue_length[0], rtol=1e-14)
     assert not with_empty.queue_length[1].any()
@@ -132,7 +137,7 @@ def _random_model(seed: int):
 @given(seed=st.integers(0, 2**32 - 1))
 def test_littles_law_utilisation_law_and_bounds(seed):
     D, N, Z, kinds = _random_model(seed)
-    r = mva_multiclass(D, N, think_time=Z, kinds=kinds)
+    r = mva_multiclass(pf_net(D, N, Z, kinds=kinds))
     X, R = r.throughput, r.response_time
     live = N > 0
     C, K = D.shape
@@ -154,8 +159,8 @@ def test_littles_law_utilisation_law_and_bounds(seed):
 def test_class_permutation_permutes_the_results(seed):
     D, N, Z, kinds = _random_model(seed)
     p = np.random.default_rng(seed).permutation(D.shape[0])
-    a = mva_multiclass(D, N, think_time=Z, kinds=kinds)
-    b = mva_multiclass(D[p], N[p], think_time=Z[p], kinds=kinds)
+    a = mva_multiclass(pf_net(D, N, Z, kinds=kinds))
+    b = mva_multiclass(pf_net(D[p], N[p], Z[p], kinds=kinds))
     # the same exact recursion with the classes' sums in another order: errors add along a
     # lattice path of sum(N) steps of (4 K + 2) C operations
     C, K = D.shape
@@ -166,8 +171,8 @@ def test_class_permutation_permutes_the_results(seed):
 
 def test_adding_a_job_raises_own_throughput_and_lowers_the_others():
     D = np.array([[0.02, 0.05, 0.01], [0.1, 0.01, 0.03], [0.01, 0.01, 0.08]])
-    base = mva_multiclass(D, [3, 3, 3], think_time=0.05)
-    more = mva_multiclass(D, [4, 3, 3], think_time=0.05)
+    base = mva_multiclass(pf_net(D, [3, 3, 3], 0.05))
+    more = mva_multiclass(pf_net(D, [4, 3, 3], 0.05))
     assert more.throughput[0] > base.throughput[0]
     assert np.all(more.throughput[1:] < base.throughput[1:])
 
@@ -199,7 +204,7 @@ def test_numpy_path_keeps_only_a_frontier_of_the_lattice():
 def test_lattice_too_large_is_refused_before_starting_with_the_estimate():
     D = np.full((6, 50), 0.01)
     with pytest.raises(LatticeTooLargeError) as exc:
-        mva_multiclass(D, [100] * 6)
+        mva_multiclass(pf_net(D, [100] * 6))
     msg = str(exc.value)
     assert "MiB" in msg and "amva" in msg and "max_memory" in msg
     est = lattice_memory_bytes([100] * 6, 50) / 2**20
@@ -208,9 +213,9 @@ def test_lattice_too_large_is_refused_before_starting_with_the_estimate():
 
 def test_max_memory_accepts_a_size_string():
     D = np.full((2, 3), 0.01)
-    mva_multiclass(D, [10, 10], max_memory="1 MiB")
+    mva_multiclass(pf_net(D, [10, 10]), max_memory="1 MiB")
     with pytest.raises(LatticeTooLargeError, match="max_memory=0.0009766 MiB"):
-        mva_multiclass(D, [10, 10], max_memory="1 KiB")
+        mva_multiclass(pf_net(D, [10, 10]), max_memory="1 KiB")
 
 
 # ---------------------------------------------------------------------------------------
@@ -240,10 +245,10 @@ def test_seidmann_accuracy_against_exact_load_dependent_mva():
             list(D2[0]), think_time=Z, kinds=["delay" if d else "queue" for d in delay2]
         )
         curve = mva(split, 60)
-        # ... which is what mva_multiclass computes, checked at a few populations
+        # ... while mva_multiclass is exact (it was this split), checked at a few populations
         for n in (1, 17, 60):
-            s = mva_multiclass(D[None, :], [n], Z, servers=m)
-            assert s.throughput[0] == pytest.approx(curve.throughput[n - 1], rel=1e-12)
+            s = mva_multiclass(pf_net(D[None, :], [n], Z, servers=m))
+            assert s.throughput[0] == pytest.approx(exact.throughput[n - 1], rel=1e-12)
         ex.extend(np.abs(curve.throughput / exact.throughput - 1))
         er.extend(np.abs(curve.response_time / exact.response_time - 1))
     assert max(ex) < SEIDMANN_X_MAX and np.mean(ex) < SEIDMANN_X_MEAN
@@ -253,14 +258,21 @@ def test_seidmann_accuracy_against_exact_load_dependent_mva():
 
 def test_seidmann_is_exact_for_one_job_and_keeps_the_asymptote():
     D = np.array([[0.04, 0.01]])
-    one = mva_multiclass(D, [1], servers=[4, 1])
-    np.testing.assert_allclose(one.response_time, [0.05], rtol=1e-14)
-    assert one.method == "mva.multiclass+seidmann"
-    heavy = mva_multiclass(D, [600], servers=[4, 1])
-    assert heavy.throughput[0] == pytest.approx(4 / 0.04, rel=5e-3)
-    assert heavy.utilization[0, 0] == pytest.approx(1.0, rel=5e-3)  # per server
+    D2, delay2, _ = seidmann_split(D, np.zeros(2, bool), np.array([4, 1]))
+    split = mva(
+        Network.from_demands(list(D2[0]), kinds=["delay" if d else "queue" for d in delay2]), 600
+    )
+    np.testing.assert_allclose(split.response_time[0], 0.05, rtol=1e-14)
+    assert split.throughput[-1] == pytest.approx(4 / 0.04, rel=5e-3)
+    assert split.utilization[-1, 0] == pytest.approx(1.0, rel=5e-3)  # per server: D / 4
     exact = mva_load_dependent(Network.from_demands([0.04, 0.01], servers=[4, 1]), 600, "last")
-    assert heavy.throughput[0] == pytest.approx(exact.throughput[0], rel=1e-3)
+    assert split.throughput[-1] == pytest.approx(exact.throughput[0], rel=1e-3)
+    # mva_multiclass is the exact load-dependent recursion at both ends
+    for n in (1, 600):
+        m = mva_multiclass(pf_net(D, [n], servers=[4, 1]))
+        assert m.method == "mva.multiclass.ld"
+        ref = mva_load_dependent(Network.from_demands([0.04, 0.01], servers=[4, 1]), n, "last")
+        assert m.throughput[0] == pytest.approx(ref.throughput[0], rel=1e-12)
 
 
 # ---------------------------------------------------------------------------------------
@@ -269,12 +281,13 @@ def test_seidmann_is_exact_for_one_job_and_keeps_the_asymptote():
 
 
 def test_result_fields_repr_and_frames():
-    r = mva_multiclass([[0.01, 0.02], [0.03, 0.01]], [2, 3], names=["cpu", "disk"])
+    r = mva_multiclass(pf_net([[0.01, 0.02], [0.03, 0.01]], [2, 3], names=["cpu", "disk"]))
     assert r.queue_length.shape == (2, 2) and r.throughput.shape == (2,)
     assert not r.throughput.flags.writeable
     assert r.bottleneck in ("cpu", "disk")
-    d = mva_multiclass([[0.01, 0.5]], [2], kinds=["queue", "delay"])
+    d = mva_multiclass(pf_net([[0.01, 0.5]], [2], kinds=["queue", "delay"]))
     assert d.is_delay.tolist() == [False, True] and d.bottleneck == "s0"
+    assert d.servers.tolist() == [1, 1]  # 1 at a delay station; is_delay says which
     assert "MultiClassResult" in repr(r) and "c1: N=3" in repr(r)
     assert list(r.to_frame().columns) == ["class", "population", "throughput", "response_time"]
     assert len(r.to_frame("station")) == 4
@@ -285,47 +298,67 @@ def test_result_fields_repr_and_frames():
 @pytest.mark.parametrize(
     ("kwargs", "exc", "match"),
     [
-        ({"net": [[0.1, -1.0]], "N": [1]}, InvalidModelError, r"demands\[0, 1\]"),
-        ({"net": [[0.1, np.nan]], "N": [1]}, InvalidModelError, "finite"),
-        ({"net": [[0.1, 0.2]], "N": [1, 2]}, InvalidModelError, "one population"),
-        ({"net": [[0.1, 0.2]], "N": [1.5]}, InvalidModelError, r"N\[0\]"),
-        ({"net": [[0.1, 0.2]], "N": [0]}, InvalidModelError, "at least one job"),
-        ({"net": 0.1, "N": [1]}, InvalidTypeError, "C x K"),
+        ({"demands": [[0.1, -1.0]], "N": [1]}, InvalidModelError, r"demands\[0, 1\]"),
+        ({"demands": [[0.1, np.nan]], "N": [1]}, InvalidModelError, "finite"),
+        ({"demands": [[0.1, 0.2]], "N": [1, 2]}, InvalidModelError, "one population"),
+        ({"demands": [[0.1, 0.2]], "N": [1.5]}, InvalidModelError, r"N\[0\]"),
         (
-            {"net": [[0.1, 0.2]], "N": [1], "kinds": ["queue"]},
+            {"demands": [[0.1, 0.2]], "N": [1], "kinds": ["queue"]},
             InvalidModelError,
             "kinds has 1",
         ),
         (
-            {"net": [[0.1, 0.2]], "N": [1], "kinds": ["queue", "Delay"]},
+            {"demands": [[0.1, 0.2]], "N": [1], "kinds": ["queue", "Delay"]},
             InvalidModelError,
             r"kinds\[1\]",
         ),
         (
-            {"net": [[0.1, 0.2]], "N": [1], "servers": [1, 0]},
+            {"demands": [[0.1, 0.2]], "N": [1], "servers": [1, 0]},
             InvalidModelError,
             r"servers\[1\]",
         ),
         (
-            {"net": [[0.1, 0.2]], "N": [1], "think_time": [0.1, 0.2]},
+            {"demands": [[0.1, 0.2]], "N": [1], "think_time": [0.1, 0.2]},
             InvalidModelError,
             "think_time has 2",
         ),
         (
-            {"net": [[0.0, 0.0], [0.1, 0.1]], "N": [1, 1]},
+            {"demands": [[0.0, 0.0], [0.1, 0.1]], "N": [1, 1]},
             InvalidModelError,
             "class 'c0'",
         ),
     ],
 )
 def test_bad_input_names_the_argument(kwargs, exc, match):
+    # the matrix form is validated once, where the network is built
     with pytest.raises(exc, match=match):
-        mva_multiclass(**kwargs)
+        Network.from_demands(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("net", "N", "exc", "match"),
+    [
+        (
+            0.1,
+            [1],
+            InvalidTypeError,
+            r"^mva_multiclass takes a Network, got float; a C x K demand matrix is "
+            r"qnmodel.Network.from_demands\(D, N=\[\.\.\.\], think_time=\.\.\.\)$",
+        ),
+        ([[0.1, 0.2]], [1], InvalidTypeError, "mva_multiclass takes a Network, got list"),
+        (pf_net([[0.1, 0.2]], [0]), None, InvalidModelError, "at least one job"),
+        (pf_net([[0.1, 0.2]], [1]), [1, 2], InvalidModelError, "one population per class"),
+        (pf_net([[0.1, 0.2]], [1]), [1.5], InvalidModelError, r"N\[0\]"),
+    ],
+)
+def test_bad_call_names_the_argument(net, N, exc, match):
+    with pytest.raises(exc, match=match):
+        mva_multiclass(net, N)
 
 
 def test_unit_strings_are_accepted():
-    r = mva_multiclass([["10 ms", "20 ms"]], [3], think_time="1 s")
-    ref = mva_multiclass([[0.01, 0.02]], [3], think_time=1.0)
+    r = mva_multiclass(Network.from_demands([["10 ms", "20 ms"]], N=[3], think_time="1 s"))
+    ref = mva_multiclass(Network.from_demands([[0.01, 0.02]], N=[3], think_time=1.0))
     np.testing.assert_allclose(r.throughput, ref.throughput, rtol=1e-15)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError, LatticeTooLargeError
-from qnmodel.network import Network
+from qnmodel.model import Network
 from qnmodel.results.network import NormalizingConstantResult
 from qnmodel.solvers import mva, mva_load_dependent, normconst_convolution, normconst_ld
 from tests.reference import exact_mva, exact_normalising_constants

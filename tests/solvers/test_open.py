@@ -3,8 +3,6 @@ sweeps, saturation and bad input (qnmodel.open_network, qnmodel.solvers.open).""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import mpmath
 import numpy as np
 import pytest
@@ -13,14 +11,9 @@ from hypothesis import strategies as st
 
 import qnmodel as qn
 from qnmodel.errors import InvalidModelError, InvalidTypeError, UnitError, UnstableModelError
-from qnmodel.solvers.open import (
-    _ld_stretch,
-    erlang_b,
-    erlang_c,
-    open_multiclass,
-    open_single,
-    stretch,
-)
+from qnmodel.solvers.open import erlang_b, erlang_c, stretch
+from qnmodel.solvers.open_stations import _ld_stretch
+from tests._nets import mixed_net
 from tests._tol import COPY, closed_form, recursion
 
 
@@ -206,31 +199,24 @@ def test_bad_unstable_option_and_bad_net():
 
 
 def test_fork_join_element_is_refused():
-    fj = SimpleNamespace(name="raid", branches=(), k=1)
-    net = SimpleNamespace(stations=(fj,), demands=np.array([0.1]), names=("raid",))
-    with pytest.raises(InvalidModelError, match="'raid' is a fork-join element"):
+    fj = qn.ForkJoin("raid", [qn.Station(f"m{i}", 0.1) for i in range(2)])
+    net = qn.Network([fj])
+    with pytest.raises(
+        InvalidModelError,
+        match=r"^open_network cannot solve fork-join elements \(station 'raid'\): use "
+        r"qnmodel.fork_join \(approximate\) or qnmodel.simulate$",
+    ):
         qn.open_network(net, 1.0)
 
 
 # ---- several classes --------------------------------------------------------------------------
 
 
-def _multiclass(D, lam, kinds=None, servers=None, multipliers=None):
-    D = np.asarray(D, dtype=float)
-    C, K = D.shape
-    kinds = kinds or ["queue"] * K
-    return SimpleNamespace(
-        demands=D,
-        names=tuple(f"s{k}" for k in range(K)),
-        class_names=tuple(f"c{c}" for c in range(C)),
-        is_delay=np.array([k == "delay" for k in kinds]),
-        servers=np.array(servers or [1] * K),
-        rate_multipliers=multipliers,
-        is_open=np.ones(C, dtype=bool),
-        population=np.zeros(C, dtype=int),
-        think_time=np.zeros(C),
-        arrival_rate=np.asarray(lam, dtype=float),
-    )
+def _multiclass(D, lam, kinds=None, servers=None):
+    """Open classes "c0", "c1", ... at rates ``lam``; PS where the classes' demands differ
+    (product form, [LZGS] sec. 7.4.1)."""
+    C = len(lam)
+    return mixed_net(D, [True] * C, lam, [0] * C, kinds=kinds, servers=servers)
 
 
 def test_multiclass_textbook_values():
@@ -239,15 +225,19 @@ def test_multiclass_textbook_values():
         [[0.01, 0.02, 0.5], [0.03, 0.01, 0.1]], [10.0, 20.0], ["queue", "queue", "delay"]
     )
     res = qn.open_network(net)
+    assert res.method == "open"
     U = np.array([0.1 + 0.6, 0.2 + 0.2])
     expect = np.array([[0.01 / (1 - U[0]), 0.02 / (1 - U[1]), 0.5], [0.03 / 0.3, 0.01 / 0.6, 0.1]])
-    np.testing.assert_allclose(res.residence_time, expect, rtol=1e-14)
-    np.testing.assert_allclose(res.station_utilization[:2], U, rtol=1e-14)
-    np.testing.assert_allclose(res.queue_length, res.throughput[:, None] * expect, rtol=1e-14)
-    assert res.saturation_scale == pytest.approx(1 / 0.7, rel=1e-14)
+    # one operating point: rows P = 1, then classes (and stations)
+    assert res.residence_time.shape == (1, 2, 3) and res.throughput.shape == (1, 2)
+    np.testing.assert_allclose(res.residence_time[0], expect, rtol=1e-14)
+    np.testing.assert_allclose(res.class_residence_time("c1")[0], expect[1], rtol=1e-14)
+    np.testing.assert_allclose(res.station_utilization[0, :2], U, rtol=1e-14)
+    np.testing.assert_allclose(res.queue_length[0], res.throughput[0][:, None] * expect, rtol=1e-14)
+    assert res.saturation_scale[0] == pytest.approx(1 / 0.7, rel=1e-14)
     assert res.bottleneck == "s0"
-    np.testing.assert_allclose(res.saturation_arrival_rate, [10 / 0.7, 20 / 0.7], rtol=1e-14)
-    assert res.to_frame().shape == (2, 6) and res.to_frame("station").shape == (6, 6)
+    np.testing.assert_allclose(res.saturation_arrival_rate, [[10 / 0.7, 20 / 0.7]], rtol=1e-14)
+    assert res.to_frame().shape == (2, 5) and res.to_frame("station").shape == (3, 4)
 
 
 def test_multiclass_rates_by_mapping_and_sequence():
@@ -255,9 +245,15 @@ def test_multiclass_rates_by_mapping_and_sequence():
     a = qn.open_network(net, {"c1": "20/s", "c0": 10})
     b = qn.open_network(net, [10.0, "20 Hz"])
     np.testing.assert_array_equal(a.residence_time, b.residence_time)
-    with pytest.raises(InvalidModelError, match="names class 'c9'"):
+    with pytest.raises(
+        InvalidModelError, match=r"^no class named 'c9'; classes are \['c0', 'c1'\]$"
+    ):
         qn.open_network(net, {"c9": 1.0})
-    with pytest.raises(InvalidModelError, match="single value"):
+    with pytest.raises(
+        InvalidModelError,
+        match=r"^arrival_rate has 1 entries but the network has 2 classes \(2 open\): give one "
+        r"arrival rate per class$",
+    ):
         qn.open_network(net, 3.0)
     with pytest.raises(InvalidModelError, match="3 entries"):
         qn.open_network(net, [1.0, 2.0, 3.0])
@@ -270,10 +266,10 @@ def test_multiclass_rates_by_mapping_and_sequence():
 def test_multiclass_multiserver_shares_by_load():
     D = np.array([[0.2, 0.01], [0.1, 0.02]])
     lam = np.array([5.0, 10.0])
-    res = open_multiclass(D, lam, np.array([False, False]), np.array([3, 1]))
+    res = qn.open_network(_multiclass(D, lam, servers=[3, 1]))  # a 3-server PS station
     a = lam @ D
     Qk = a[0] + _erlang_c_mp(3, a[0]) * (a[0] / 3) / (1 - a[0] / 3)
-    np.testing.assert_allclose(res.queue_length[:, 0], Qk * lam * D[:, 0] / a[0], rtol=1e-13)
+    np.testing.assert_allclose(res.queue_length[0, :, 0], Qk * lam * D[:, 0] / a[0], rtol=1e-13)
 
 
 # ---- properties --------------------------------------------------------------------------------
@@ -325,8 +321,10 @@ def test_ld_station_all_ones_is_a_queue(r_tail, frac):
     ones = np.ones(len(r_tail))
     D = np.array([0.01, 0.02])
     lam = np.array([frac / 0.02])
-    ld = open_single(D, lam, np.array([False, False]), np.array([1, 1]), (None, ones))
-    q = open_single(D, lam, np.array([False, False]), np.array([1, 1]))
+    ld = qn.open_network(
+        qn.Network([qn.Station("s0", D[0]), qn.Station("s1", D[1], rate_multipliers=ones)]), lam
+    )
+    q = qn.open_network(qn.Network.from_demands(D), lam)
     # closed forms of ~4 operations per multiplier at rho = frac: amplified by 1 / (1 - frac)
     tol = closed_form(4 * len(r_tail) + 4) / (1 - frac)
     np.testing.assert_allclose(ld.residence_time, q.residence_time, rtol=tol)

@@ -1,46 +1,54 @@
 """Open multi-class networks swept over arrival-rate vectors in one call
-(qnmodel.open_network with a 2-D array of rates; qnmodel.solvers.open_sweep)."""
+(qnmodel.open_network with a 2-D array of rates: one OpenResult, one row per point;
+qnmodel.solvers.open.common_direction)."""
 
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import qnmodel as qn
 from qnmodel.errors import InvalidModelError, UnstableModelError
-from qnmodel.solvers.open_sweep import common_direction
+from qnmodel.solvers.open import common_direction
+from tests._nets import pf_disciplines
 
 
-def _net(D, kinds=None, servers=None, rm=None, is_open=None):
+def _net(D, kinds=None, servers=None, rm=None):
+    """Open classes "c0", "c1", ... of demands D (C, K): PS where the classes' demands differ
+    (product form), a rate curve where ``rm`` gives one."""
     C, K = D.shape
     kinds = kinds or ["queue"] * K
-    return SimpleNamespace(
-        demands=D,
-        names=tuple(f"s{k}" for k in range(K)),
-        class_names=tuple(f"c{c}" for c in range(C)),
-        is_delay=np.array([k == "delay" for k in kinds]),
-        servers=np.ones(K, dtype=int) if servers is None else np.asarray(servers),
-        rate_multipliers=rm,
-        is_open=np.ones(C, dtype=bool) if is_open is None else np.asarray(is_open),
-        population=np.zeros(C, dtype=int),
-        think_time=np.zeros(C),
-        arrival_rate=np.ones(C),
-    )
+    servers = servers or [1] * K
+    rm = rm or [None] * K
+    disc = pf_disciplines(D, kinds)
+    stations = [
+        qn.Station(
+            f"s{k}",
+            {f"c{c}": float(D[c, k]) for c in range(C)},
+            discipline=disc[k],
+            servers=servers[k],
+            rate_multipliers=rm[k],
+        )
+        for k in range(K)
+    ]
+    return qn.Network(stations, classes=[qn.OpenClass(f"c{c}", 1.0) for c in range(C)])
 
 
 def _check_rows(net, rates, res):
     for p in range(rates.shape[0]):
         one = qn.open_network(net, rates[p])
-        np.testing.assert_allclose(res.response_time[p], one.response_time, rtol=1e-13)
-        np.testing.assert_allclose(res.queue_length[p], one.station_queue_length, rtol=1e-13)
-        np.testing.assert_allclose(res.utilization[p], one.station_utilization, rtol=1e-13)
+        np.testing.assert_allclose(res.response_time[p], one.response_time[0], rtol=1e-13)
         np.testing.assert_allclose(
-            res.residence_time_of("c1")[p], one.residence_time[1], rtol=1e-13
+            res.station_queue_length[p], one.station_queue_length[0], rtol=1e-13
         )
-        assert res.saturation_scale[p] == pytest.approx(one.saturation_scale, rel=1e-13)
-        assert res.bottleneck[p] == one.bottleneck
+        np.testing.assert_allclose(
+            res.station_utilization[p], one.station_utilization[0], rtol=1e-13
+        )
+        np.testing.assert_allclose(
+            res.class_residence_time("c1")[p], one.residence_time[0, 1], rtol=1e-13
+        )
+        assert res.saturation_scale[p] == pytest.approx(one.saturation_scale[0], rel=1e-13)
+        assert res.bottleneck_index[p] == one.bottleneck_index[0]
 
 
 def test_scaled_sweep_equals_one_call_per_point():
@@ -57,14 +65,14 @@ def test_scaled_sweep_equals_one_call_per_point():
     assert common_direction(big + np.eye(10_000, 100) * 1e-9) is None
     net = _net(D)
     res = qn.open_network(net, rates)
-    assert isinstance(res, qn.OpenSweepResult)
-    assert res.load_table is None  # a = s lambda D formed on request, not stored
+    assert isinstance(res, qn.OpenResult) and res.method == "open"
     np.testing.assert_allclose(res.offered_load, rates @ D, rtol=1e-14)
     assert res.response_time.shape == (7, 3) and res.stretch.shape == (7, 6)
+    assert res.residence_time.shape == (7, 3, 6)
     _check_rows(net, rates, res)
     np.testing.assert_array_equal(res.throughput, rates)
     # Little's law per station over all classes, and the utilisation law
-    np.testing.assert_allclose(res.queue_length, (rates @ D) * res.stretch, rtol=1e-13)
+    np.testing.assert_allclose(res.station_queue_length, (rates @ D) * res.stretch, rtol=1e-13)
     assert len(res.to_frame()) == 21
 
 
@@ -86,7 +94,9 @@ def test_unstable_rows_raise_or_become_inf():
     rates = np.array([0.5, 1.0, 1.5]).reshape(-1, 1) * lam
     net = _net(D)
     with pytest.raises(
-        UnstableModelError, match=r"station 's0' is saturated: utilisation U = 1\.05 .* row 2"
+        UnstableModelError,
+        match=r"^station 's0' is saturated: utilisation U = 1\.05 >= 1 under the arrival rates "
+        r"c0=60/s, c1=90/s; scale the rates by less than 0\.952381 to keep the network stable$",
     ):
         qn.open_network(net, rates)
     res = qn.open_network(net, rates, unstable="inf")
@@ -98,5 +108,9 @@ def test_bad_sweeps_are_named():
     net = _net(np.full((2, 3), 0.001))
     with pytest.raises(InvalidModelError, match=r"arrival_rate\[1, 0\] must be finite"):
         qn.open_network(net, np.array([[1.0, 2.0], [-1.0, 2.0]]))
-    with pytest.raises(InvalidModelError, match="3 columns"):
+    with pytest.raises(
+        InvalidModelError,
+        match=r"^arrival_rate sweep must have shape \(P, 2\) \(one row per point, one column "
+        r"per class\), got \(4, 3\)$",
+    ):
         qn.open_network(net, np.ones((4, 3)))

@@ -8,11 +8,16 @@
   (single class) and line-solver's ``pfqn_bs``. Every tool iterates to the same fixed
   point; with all run to a relative change of 1e-13 they agree to 1e-8.
   (Octave's ``qncmmvaap`` is broken in queueing 1.2.7 and is not used.)
-* Seidmann's multi-server approximation against Octave's exact multi-class MVA with
-  multi-server FCFS stations (``qncmmva`` with m > 1): documented accuracy, asserted.
+* Exact multi-class MVA with multi-server FCFS stations against Octave's ``qncmmva`` with
+  m > 1, and Seidmann's multi-server approximation (:func:`seidmann_split`, which ``amva``
+  uses) against the same: documented accuracy, asserted.
 * Linearizer against line-solver's ``pfqn_linearizer``, which stops after Chandy and
   Neuse's three delta passes while ``amva`` iterates the deltas to their fixed point:
   the two agree within the difference between those (asserted below 2e-3).
+
+The peers solve the product-form model of a demand matrix; :func:`tests._nets.pf_net` gives
+``discipline="PS"`` to the stations whose classes' demands differ (they are not product form
+under FCFS, and ``mva_multiclass`` refuses them).
 
 One Octave process runs all Octave cases. Locally a missing peer skips with its reason;
 under ``CI=true`` it fails.
@@ -24,7 +29,8 @@ import numpy as np
 import pytest
 
 from qnmodel.model import Network
-from qnmodel.solvers import amva, mva_multiclass
+from qnmodel.solvers import amva, mva_multiclass, seidmann_split
+from tests._nets import pf_net
 from tests.octave import octave_missing_reason, octave_vec, parse_tagged, run_octave
 
 from .._ci import IN_CI
@@ -38,6 +44,10 @@ RTOL_EXACT = 64 * np.finfo(float).eps
 # contraction with ratio rho stops within 1e-13 rho / (1 - rho) of its fixed point, so up to
 # ~1e-11 for rho = 0.99; measured at most 9.1e-14. Bound 1e-11 (it was 1e-8).
 RTOL_AMVA = 1e-11
+# Exact multi-class MVA with multi-server stations (marginal probabilities carried through
+# the lattice) against qncmmva with m > 1: measured at most 4.2e-16 (2 ulp); the same 64-ulp
+# bound as the load-independent recursion.
+RTOL_EXACT_LD = RTOL_EXACT
 
 
 def _need(reason: str | None) -> None:
@@ -149,19 +159,37 @@ def octave():
 @pytest.mark.parametrize("i", range(len(EXACT)))
 def test_exact_multiclass_vs_octave_qncmmva(octave, i):
     c = EXACT[i]
-    r = mva_multiclass(c["D"], c["N"], think_time=c["Z"], kinds=c["kinds"])
+    r = mva_multiclass(pf_net(c["D"], c["N"], c["Z"], kinds=c["kinds"]))
     np.testing.assert_allclose(r.throughput, octave[f"eX{i}"], rtol=RTOL_EXACT)
     np.testing.assert_allclose(r.residence_time.ravel(), octave[f"eR{i}"], rtol=RTOL_EXACT)
     np.testing.assert_allclose(r.queue_length.ravel(), octave[f"eQ{i}"], rtol=RTOL_EXACT)
     np.testing.assert_allclose(r.utilization.ravel(), octave[f"eU{i}"], rtol=RTOL_EXACT)
 
 
+@pytest.mark.parametrize("i", range(len(MULTI)))
+def test_exact_multiclass_multiserver_vs_octave_qncmmva(octave, i):
+    c = MULTI[i]
+    r = mva_multiclass(pf_net(c["D"], c["N"], c["Z"], servers=c["m"]))
+    assert r.method == "mva.multiclass.ld"
+    np.testing.assert_allclose(r.throughput, octave[f"mX{i}"], rtol=RTOL_EXACT_LD)
+    np.testing.assert_allclose(r.response_time, octave[f"mR{i}"], rtol=RTOL_EXACT_LD)
+
+
+def _seidmann(c: dict):
+    """Exact MVA of Seidmann's split of the multi-server stations ([SSS87]): X (C,), R (C,)."""
+    K = c["D"].shape[1]
+    D2, delay2, _ = seidmann_split(c["D"], np.zeros(K, dtype=bool), np.asarray(c["m"]))
+    kinds = ["delay" if d else "queue" for d in delay2]
+    r = mva_multiclass(pf_net(D2, c["N"], c["Z"], kinds=kinds))
+    return r.throughput, r.response_time
+
+
 def test_seidmann_multiclass_accuracy_vs_octave_exact_multiserver(octave):
     ex, er = [], []
     for i, c in enumerate(MULTI):
-        r = mva_multiclass(c["D"], c["N"], think_time=c["Z"], servers=c["m"])
-        ex.append(np.max(np.abs(r.throughput / octave[f"mX{i}"] - 1)))
-        er.append(np.max(np.abs(r.response_time / octave[f"mR{i}"] - 1)))
+        X, R = _seidmann(c)
+        ex.append(np.max(np.abs(X / octave[f"mX{i}"] - 1)))
+        er.append(np.max(np.abs(R / octave[f"mR{i}"] - 1)))
     x_max, x_mean, r_max, r_mean = SEIDMANN_MULTI
     assert max(ex) < x_max and np.mean(ex) < x_mean
     assert max(er) < r_max and np.mean(er) < r_mean
@@ -171,7 +199,7 @@ def test_seidmann_multiclass_accuracy_vs_octave_exact_multiserver(octave):
 @pytest.mark.parametrize("i", range(len(SCHW)))
 def test_schweitzer_multiclass_vs_octave_qncmmvabs(octave, i):
     c = SCHW[i]
-    r = amva(c["D"], c["N"], think_time=c["Z"], kinds=c["kinds"], tol=1e-13)
+    r = amva(pf_net(c["D"], c["N"], c["Z"], kinds=c["kinds"]), tol=1e-13)
     np.testing.assert_allclose(r.throughput, octave[f"sX{i}"], rtol=RTOL_AMVA)
     np.testing.assert_allclose(r.queue_length.ravel(), octave[f"sQ{i}"], rtol=RTOL_AMVA)
 
@@ -195,7 +223,7 @@ def test_exact_multiclass_vs_line_solver_pfqn_mva(i):
 
     c = LINE_CASES[i]
     XN, CN, QN, UN, RN, TN, AN = pfqn_mva(c["D"].T, c["N"], c["Z"])
-    r = mva_multiclass(c["D"], c["N"], think_time=c["Z"])
+    r = mva_multiclass(pf_net(c["D"], c["N"], c["Z"]))
     np.testing.assert_allclose(r.throughput, np.ravel(XN), rtol=RTOL_EXACT)
     np.testing.assert_allclose(r.queue_length, np.asarray(QN).T, rtol=RTOL_EXACT)
     np.testing.assert_allclose(r.residence_time, np.asarray(RN).T, rtol=RTOL_EXACT)
@@ -209,7 +237,7 @@ def test_schweitzer_vs_line_solver_pfqn_bs(i):
 
     c = _case(400 + i, delays=False, zero_demands=False)
     XN, QN, UN, RN, _ = pfqn_bs(c["D"].T, c["N"], c["Z"], tol=1e-13, maxiter=100_000)
-    r = amva(c["D"], c["N"], think_time=c["Z"], tol=1e-13)
+    r = amva(pf_net(c["D"], c["N"], c["Z"]), tol=1e-13)
     np.testing.assert_allclose(r.throughput, np.ravel(XN), rtol=RTOL_AMVA)
     np.testing.assert_allclose(r.queue_length, np.asarray(QN).T, rtol=RTOL_AMVA)
 
@@ -222,5 +250,5 @@ def test_linearizer_vs_line_solver_three_pass_linearizer(i):
     c = _case(500 + i, delays=False, zero_demands=False)
     K = c["D"].shape[1]
     out = pfqn_linearizer(c["D"].T, c["N"], c["Z"], ["PS"] * K, tol=1e-12, maxiter=100_000)
-    r = amva(c["D"], c["N"], think_time=c["Z"], method="linearizer")
+    r = amva(pf_net(c["D"], c["N"], c["Z"]), method="linearizer")
     np.testing.assert_allclose(r.throughput, np.ravel(out[5]), rtol=2e-3)

@@ -4,12 +4,11 @@ Octave's ``qnmix`` does not take), to 1e-9 relative: X_c, Q_ck, R_ck."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
 import qnmodel as qn
+from tests._nets import mixed_net
 
 from .._ci import IN_CI
 
@@ -39,19 +38,8 @@ def _case(i):
     Z = np.where(is_open, 0.0, rng.uniform(0.0, 0.5, size=C))
     lam = np.where(is_open, rng.uniform(0.2, 1.0, size=C), 0.0)
     lam = lam * rng.uniform(0.05, 0.9) / (lam @ D).max()
-    net = SimpleNamespace(
-        demands=D,
-        names=tuple(f"s{k}" for k in range(K)),
-        class_names=tuple(f"c{c}" for c in range(C)),
-        is_delay=np.zeros(K, dtype=bool),
-        servers=np.ones(K, dtype=int),
-        rate_multipliers=None,
-        is_open=is_open,
-        population=N,
-        think_time=Z,
-        arrival_rate=lam,
-    )
-    return net
+    # PS where the classes' demands differ: the product-form model pfqn_mvamx solves
+    return mixed_net(D, is_open, lam, N, Z)
 
 
 def test_mixed_matches_line_solver_pfqn_mvamx():

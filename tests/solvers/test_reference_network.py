@@ -10,12 +10,12 @@ import pytest
 
 from qnmodel.solvers import (
     bounds_geometric,
-    mva_blocking,
     mva_chains,
     mva_multiclass_ld_exact,
     normconst_convolution,
     visits_closed,
 )
+from qnmodel.solvers.mva_blocking import mvablo
 from tests.reference import REFERENCE_DIR
 
 
@@ -66,7 +66,7 @@ def test_schwetman1982_fig9_class_switching():
 def test_akyildiz1988_example2_mvablo():
     c = _case("akyildiz1988_example2_mvablo")
     i = c["inputs"]
-    r = mva_blocking(i["N"], i["service_times"], i["capacity"], i["routing"])
+    r = mvablo(i["N"], i["service_times"], i["capacity"], i["routing"])
     _close(r.response_time_per_visit, c["expected"]["response_time_per_visit"], c["tolerance"])
 
 

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError
-from qnmodel.network import Network
+from qnmodel.model import Network
+from qnmodel.model.routing import stationary_gth
 from qnmodel.results.network import VisitsResult
 from qnmodel.solvers import open_network, visits_closed, visits_open
-from qnmodel.model.routing import stationary_gth
 from tests._tol import closed_form
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -215,6 +215,25 @@ def test_multiserver_network_falls_back_exactly_and_bjb_is_nan():
         )
 
 
+def test_rate_curves_are_honoured_and_bounded():
+    """A station with a rate curve [1, 2, 3], S = 1 ms, Z = 2 ms, N = 5: the sweep gave
+    X = 963.3/s (the curve ignored) against 1642.7/s from mva (1643.8 +- 4.2 simulated).
+    Now the same number as qn.mva, inside the ABA bounds; BJB (single-server, load-independent
+    queues only) is NaN."""
+    net = qn.Network([qn.Station("d", "1 ms", rate_multipliers=[1, 2, 3])], think_time="2 ms")
+    ref = qn.mva(net, 5)
+    df = sweep(net, 5, think_time=["2 ms", "4 ms"])
+    first = df[df.think_time == 0.002]
+    np.testing.assert_allclose(first.mva_throughput, ref.throughput, rtol=recursion(5, 8))
+    assert first.mva_throughput.iloc[-1] == pytest.approx(1642.7289048473967, rel=1e-12)
+    assert (df.aba_throughput_lower <= df.mva_throughput * (1 + 1e-12)).all()
+    assert (df.mva_throughput <= df.aba_throughput_upper * (1 + 1e-12)).all()
+    assert df[RESULT_COLUMNS["bjb"]].isna().all().all()
+    other = qn.mva(net.with_think_time("4 ms"), 5)
+    np.testing.assert_allclose(df[df.think_time == 0.004].mva_throughput, other.throughput,
+                               rtol=recursion(5, 8))  # fmt: skip
+
+
 def test_solve_grid_keeps_the_order_of_n_and_brackets_mva():
     rng = np.random.default_rng(7)
     D = rng.uniform(0.001, 0.1, size=(500, 5))

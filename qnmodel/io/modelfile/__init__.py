@@ -29,6 +29,13 @@ Schema (version 1) -- see ``docs/reference/model-files.md`` for the full text
     visits = 0.5                      # mean visits per job (>= 0, may be fractional)
     kind = "queue"                    # "queue" (default) or "delay"
     servers = 1                       # identical servers of a "queue" station
+    # discipline = "PS"               # "FCFS" (default), "PS", "LCFS-PR", "IS" (a delay), ...
+
+With ``[[class]]`` tables a station value may be a table per class
+(``demand = { read = "2 ms", write = "5 ms" }``). A FCFS station whose classes have
+different service times per visit is not product form (the exact multi-class solver refuses
+it): give ``discipline = "PS"`` where the device shares its capacity among the jobs present,
+or ``service_time`` with per-class ``visits`` where the classes differ only in visits.
 
 Every error names the file, the key path (``station[2].rate``) and, where it
 can be found, the line.

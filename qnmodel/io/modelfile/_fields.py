@@ -178,6 +178,16 @@ def _per_class(ctx: _Ctx, st: Mapping, key: str, path: tuple, cls: str | None) -
 
 def _station_demand(ctx: _Ctx, st: Mapping, path: tuple, name: str, cls: str | None) -> float:
     """D_k (seconds) of one station, for one class in a multi-class model."""
+    visits, per_visit, _ = _station_parts(ctx, st, path, name, cls)
+    return visits * per_visit
+
+
+def _station_parts(
+    ctx: _Ctx, st: Mapping, path: tuple, name: str, cls: str | None
+) -> tuple[float, float, bool]:
+    """(V, S, by_visit) of one station for one class: visits and the mean service time per
+    visit (seconds) when the file gives ``service_time`` or ``size`` with ``rate``
+    (``by_visit``); (1, D, False) when it gives the demand."""
     forms = [k for k in ("demand", "service_time", "size") if k in st]
     if len(forms) != 1:
         got = ", ".join(forms) if forms else "none of them"
@@ -200,21 +210,24 @@ def _station_demand(ctx: _Ctx, st: Mapping, path: tuple, name: str, cls: str | N
         visits = float(v)
     if forms == ["demand"]:
         v, vpath = _per_class(ctx, st, "demand", path, cls)
-        return _quantity(ctx, v, vpath, "time")
+        return 1.0, _quantity(ctx, v, vpath, "time"), False
     if forms == ["service_time"]:
         v, vpath = _per_class(ctx, st, "service_time", path, cls)
-        return visits * _quantity(ctx, v, vpath, "time")
+        return visits, _quantity(ctx, v, vpath, "time"), True
     if "rate" not in st:
         raise ctx.error((*path, "size"), "size needs a rate (service time = size / rate)")
     v, vpath = _per_class(ctx, st, "size", path, cls)
     size = _quantity(ctx, v, vpath, "size")
     v, vpath = _per_class(ctx, st, "rate", path, cls)
     rate = _quantity(ctx, v, vpath, "rate", positive=True)
-    return visits * size / rate
+    return visits, size / rate, True
 
 
-def _station(ctx: _Ctx, st: Any, i: int, classes: tuple[str, ...] = ()) -> tuple[Station, list]:
-    """A station and, for a multi-class model, its demand per class (seconds)."""
+def _station(
+    ctx: _Ctx, st: Any, i: int, classes: tuple[str, ...] = ()
+) -> tuple[Station, list, list | None]:
+    """A station and, for a multi-class model, its demand per class (seconds) and, when the
+    file gives service times per visit, its (visits, service time) per class (else None)."""
     path = ("station", i)
     if not isinstance(st, Mapping):
         raise ctx.error(path, "must be a table ([[station]])")
@@ -231,9 +244,13 @@ def _station(ctx: _Ctx, st: Any, i: int, classes: tuple[str, ...] = ()) -> tuple
                 raise ctx.error(
                     (*path, key, extra[0]), f"unknown class; the classes are {list(classes)}"
                 )
+    by_visit = None
     if classes:
-        per_class = [_station_demand(ctx, st, path, name, c) for c in classes]
+        parts = [_station_parts(ctx, st, path, name, c) for c in classes]
+        per_class = [v * s for v, s, _ in parts]
         demand = max(per_class)
+        if parts[0][2]:  # service_time or size: the classes' service times per visit
+            by_visit = [(v, s) for v, s, _ in parts]
     else:
         per_class = []
         demand = _station_demand(ctx, st, path, name, None)
@@ -243,15 +260,18 @@ def _station(ctx: _Ctx, st: Any, i: int, classes: tuple[str, ...] = ()) -> tuple
     servers = _integer(ctx, st.get("servers", 1), (*path, "servers"))
     if kind == "delay" and servers != 1:
         raise ctx.error((*path, "servers"), "a delay station has no server count; remove it")
+    discipline = st.get("discipline")
+    if discipline is not None:
+        dpath = (*path, "discipline")
+        if not isinstance(discipline, str) or discipline.upper() not in DISCIPLINES:
+            raise ctx.error(dpath, f"must be one of {list(DISCIPLINES)}, got {discipline!r}")
+        if "kind" in st and (kind == "delay") != (discipline.upper() == "IS"):
+            raise ctx.error(
+                dpath,
+                f"kind = {kind!r} contradicts discipline = {discipline!r} (a delay station is "
+                "the discipline 'IS'); give one of them",
+            )
     extra = {}
-    if "discipline" in st:
-        disc = st["discipline"]
-        if not isinstance(disc, str) or disc.upper() not in DISCIPLINES:
-            raise ctx.error((*path, "discipline"),
-                            f"must be one of {list(DISCIPLINES)}, got {disc!r}")  # fmt: skip
-        extra["discipline"] = disc
-        if disc.upper() == "IS" and "kind" not in st:
-            kind = None
     if "scv" in st:
         scv = st["scv"]
         if isinstance(scv, bool) or not isinstance(scv, int | float) or not scv >= 0:
@@ -259,9 +279,11 @@ def _station(ctx: _Ctx, st: Any, i: int, classes: tuple[str, ...] = ()) -> tuple
                                             f"got {scv!r}")  # fmt: skip
         extra["scv"] = float(scv)
     try:
-        return Station(name, demand, kind=kind, servers=servers, **extra), per_class
+        station = Station(name, demand, kind=None if discipline else kind, servers=servers,
+                          discipline=discipline, **extra)  # fmt: skip
     except (InvalidModelError, InvalidTypeError) as exc:
         raise ctx.error(path, str(exc)) from None
+    return station, per_class, by_visit
 
 
 def _classes(ctx: _Ctx, raw: Any, default_think: float) -> tuple[tuple, np.ndarray, np.ndarray]:

@@ -38,7 +38,8 @@ def sweep_model(
         throughput, response_time`` (exact MVA at the model's populations), one
         row per grid point and population; for a multi-class model ``class,
         population`` replace ``n``, one row per grid point and class; for an open model
-        ``arrival_rate`` does, one row per grid point and arrival rate.
+        ``arrival_rate`` does, one row per grid point and arrival rate. A varied key that
+        is one of these columns (``arrival_rate``, ``population``) appears once, in SI units.
     """
     import pandas as pd
 
@@ -56,7 +57,8 @@ def sweep_model(
             f = res.to_frame()[["n", "throughput", "response_time"]]
         f.insert(0, "bottleneck", res.summary()["bottleneck"])
         for k in reversed(keys):
-            f.insert(0, k, [point[k]] * len(f))
+            if k not in f.columns:  # a varied arrival_rate or population is the result's own
+                f.insert(0, k, [point[k]] * len(f))
         frames.append(f)
         if progress is not None:
             progress(i)

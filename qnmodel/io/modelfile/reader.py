@@ -196,19 +196,24 @@ def _multiclass_network(
     populations: np.ndarray,
     think_times: np.ndarray,
     D: np.ndarray,
+    by_visit: list,
 ) -> Network:
-    """The description of a file with [[class]] tables: per-class demands, closed classes."""
-    per_class = [
-        Station(
-            s.name,
-            dict(zip(classes, D[:, k].tolist(), strict=True)),
-            servers=s.servers,
-            discipline=s.discipline,
-            rate_multipliers=s.rate_multipliers,
-            scv=s.scv,
-        )  # fmt: skip
-        for k, s in enumerate(stations)
-    ]
+    """The description of a file with [[class]] tables: per-class demands (or, where the file
+    gives them, per-class service times and visits: a FCFS station whose classes share the
+    service time stays product form), closed classes."""
+    per_class = []
+    for k, s in enumerate(stations):
+        kw: dict = {"discipline": s.discipline, "servers": s.servers,
+                    "rate_multipliers": s.rate_multipliers, "scv": s.scv}  # fmt: skip
+        if by_visit[k] is None:
+            kw["demand"] = dict(zip(classes, D[:, k].tolist(), strict=True))
+        else:
+            kw["visits"] = {c: v for c, (v, _) in zip(classes, by_visit[k], strict=True)}
+            kw["service_time"] = {c: t for c, (_, t) in zip(classes, by_visit[k], strict=True)}
+        try:
+            per_class.append(Station(s.name, **kw))
+        except (InvalidModelError, InvalidTypeError) as exc:
+            raise ctx.error(("station",), str(exc)) from None
     closed = [
         ClosedClass(c, int(n), float(z))
         for c, n, z in zip(classes, populations, think_times, strict=True)
@@ -271,10 +276,11 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         )
     stations = list(system_stations)
     seen = {st.name: "a station of the [system]" for st in system_stations}
-    per_class_demands = []
+    per_class_demands, per_class_visits = [], [None] * len(system_stations)
     for i, st in enumerate(stations_raw):
-        station, per_class = _station(ctx, st, i, classes)
+        station, per_class, by_visit = _station(ctx, st, i, classes)
         per_class_demands.append(per_class)
+        per_class_visits.append(by_visit)
         if station.name in seen:
             raise ctx.error(
                 ("station", i, "name"),
@@ -294,7 +300,8 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         D = np.array(per_class_demands, dtype=np.float64).T  # (C, K)
         if not np.any(D.sum(axis=1) + class_thinks > 0):
             raise ctx.error(("station",), "all demands and think times are zero")
-        multiclass = _multiclass_network(ctx, stations, classes, class_pops, class_thinks, D)
+        multiclass = _multiclass_network(ctx, stations, classes, class_pops, class_thinks, D,
+                                         per_class_visits)  # fmt: skip
     return ModelSpec(
         network=net,
         populations=populations,

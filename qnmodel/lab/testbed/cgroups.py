@@ -19,9 +19,12 @@ namespace (in that order: inside the namespace ``/sys`` is the namespace's own).
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from .state import State
+from .system import process_start_time
 from .topology import PREFIX, Topology
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "in_groups",
     "our_cgroups",
     "rt_runtime_free",
+    "spawn",
 ]
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
@@ -103,3 +107,23 @@ def in_groups(procs: Sequence[Path], argv: Sequence[str]) -> list[str]:
     if not procs:
         return list(argv)
     return ["sh", "-c", _JOIN, "sh", *map(str, procs), "--", *argv]
+
+
+def spawn(topo: Topology, node: str, state: State, service: str, argv: Sequence[str], *,
+          blkio: bool = False) -> tuple[subprocess.Popen, Path, Path]:  # fmt: skip
+    """Start a long-running process of the testbed inside ``node`` (:func:`exec_argv`).
+
+    Its output goes to ``<state dir>/<node>/<service>.out`` and ``.err``; it runs in its own
+    session and is recorded in ``state`` (pid and start time, so ``down`` stops it and only
+    it). Returns the process and the two output paths.
+    """
+    node_dir = state.dir / node
+    node_dir.mkdir(parents=True, exist_ok=True)
+    out_path, err_path = node_dir / f"{service}.out", node_dir / f"{service}.err"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(exec_argv(topo, node, argv, blkio=blkio),
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True, cwd="/")  # fmt: skip
+    state.record("processes", {"pid": proc.pid, "start": process_start_time(proc.pid),
+                               "node": node, "service": service})  # fmt: skip
+    return proc, out_path, err_path

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
-from .cgroups import exec_argv
+from .cgroups import spawn
 from .state import State
-from .system import TestbedError, process_start_time, run
+from .system import TestbedError, run
 from .topology import Node, Topology
 
 __all__ = ["ENV_VAR", "delay_executable", "splice_delay", "goodput_factor"]
@@ -77,38 +76,9 @@ def splice_delay(topo: Topology, node: Node, state: State, timeout: float = 10.0
         run(["ip", "-n", ns, "link", "set", dev, "mtu", str(node.link.mtu)])
     for dev in ("tap1", "eth0"):
         run(["ip", "-n", ns, "link", "set", dev, "master", "br0"])
-    node_dir = state.dir / node.name
-    node_dir.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = node_dir / "delay.out", node_dir / "delay.err"
-    cmd = [
-        exe,
-        "--a",
-        "tap0",
-        "--b",
-        "tap1",
-        "--delay",
-        repr(node.link.delay),
-        "--mtu",
-        str(node.link.mtu),
-    ]
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen(
-            exec_argv(topo, node.name, cmd),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-            cwd="/",
-        )
-    state.record(
-        "processes",
-        {
-            "pid": proc.pid,
-            "start": process_start_time(proc.pid),
-            "node": node.name,
-            "service": "delay",
-        },
-    )
+    cmd = [exe, "--a", "tap0", "--b", "tap1", "--delay", repr(node.link.delay),
+           "--mtu", str(node.link.mtu)]  # fmt: skip
+    proc, out_path, err_path = spawn(topo, node.name, state, "delay", cmd)
     deadline = time.monotonic() + timeout
     while b"ready" not in out_path.read_bytes():
         if proc.poll() is not None or time.monotonic() > deadline:

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import time
 from pathlib import Path
 
-from .cgroups import BLKIO, exec_argv
+from .cgroups import BLKIO, spawn
 from .state import State
-from .system import TestbedError, netns_inode, process_start_time, run
+from .system import TestbedError, netns_inode, run
 from .topology import Disk, Node, Topology
 
 __all__ = [
@@ -241,26 +240,8 @@ def start_server(
         port = 2049
     else:
         return {"service": "none"}
-    full = exec_argv(topo, node.name, cmd, blkio=node.disk.kind == "throttled")
-    out_path, err_path = node_dir / f"{node.service}.out", node_dir / f"{node.service}.err"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen(
-            full,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-            cwd="/",
-        )
-    state.record(
-        "processes",
-        {
-            "pid": proc.pid,
-            "start": process_start_time(proc.pid),
-            "node": node.name,
-            "service": node.service,
-        },
-    )
+    proc, out_path, err_path = spawn(topo, node.name, state, node.service, cmd,
+                                     blkio=node.disk.kind == "throttled")  # fmt: skip
     netns = f"net:[{netns_inode(ns)}]"
     deadline = time.monotonic() + timeout
     while True:
