@@ -696,7 +696,7 @@ ROWS: list[Row] = [
     Row(TOPO, "a path-like node name (`../../etc`)", "InvalidModelError",
         r"clients\[0\]\.name.*'\.\./\.\./etc'",
         _topology(GOOD_TOPOLOGY.replace('name = "c1"', 'name = "../../etc"'))),
-    Row(TOPO, "an unknown key", "InvalidModelError", r"testbed\.colour: unknown key \(allowed: name, subnet\)",
+    Row(TOPO, "an unknown key", "InvalidModelError", r"testbed\.colour: unknown key \(allowed: name, subnet, priority\)",
         _topology(GOOD_TOPOLOGY.replace('[testbed]\n', '[testbed]\ncolour = "red"\n'))),
     Row(TOPO, "a binary topology file", "InvalidModelError", r"tb\.toml: not a text file",
         _topology(b"\xff\xfe\x00\x00" * 30)),

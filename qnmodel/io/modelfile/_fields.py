@@ -56,11 +56,12 @@ def _unknown(ctx: _Ctx, table: Mapping, allowed: tuple, path: tuple) -> None:
 def _refuse_bare(ctx: _Ctx, value: Any, path: tuple, dimension: str) -> None:
     """Refuse a quantity written as a bare number (``think_time = 20``): a person's ``20``
     may mean 20 ms as well as 20 s, so a model file (and ``--set``) gives every quantity its
-    unit. Zero is the one number that reads the same in every unit (a negative one is
-    refused by the domain check that follows)."""
+    unit. Zero is the one number that reads the same in every unit (a negative or infinite
+    one is refused by the domain check that follows)."""
     if ctx.bare_si:
         return
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and math.isfinite(value) and value > 0:
         raise ctx.error(path, f"got the bare number {value!r}: {bare_number_fix(value, dimension)}")
 
 
