@@ -174,3 +174,23 @@ def test_trace_csv_refuses_measured_columns_without_units(tmp_path, header, mess
     with pytest.raises(TraceError) as exc:
         load_trace(p)
     assert message in str(exc.value)
+
+
+# -- qnmodel bench options -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["emu", "jobs=1", "dev_latency=5"],
+         "qnmodel: usage error: dev_latency=5: got the bare number 5: a time needs its unit: "
+         "write '5 ms' or '5 s'"),
+        (["emu", "bs=4096,65536"],
+         "bs=4096,65536: got the bare number 4096: a size needs its unit: write '4096 KiB' or "
+         "'4096 B'"),
+        (["emu", "dev_rate=50"], "dev_rate=50: got the bare number 50: a rate needs its unit"),
+        (["plan", "a=4", "r=50 MB/s"], "a=4: got the bare number 4: a time needs its unit"),
+    ],
+)  # fmt: skip
+def test_bench_refuses_bare_quantities_before_running(argv, message):
+    code, out, err = run("-q", "bench", *argv)
+    assert (code, out) == (2, "")
+    assert message in err

@@ -26,6 +26,7 @@ from ..errors import (
 from ..io import modelfile
 from ..reporting._files import output_directory
 from ..reporting.report import finite_or_none, fmt_g, write_csv, write_json
+from ..units import bare_number_fix
 from ._output import (
     EXIT_OK,
     PROG,
@@ -294,15 +295,31 @@ _BENCH_COLUMNS = (
 )
 
 
+#: quantities of ``qnmodel bench plan`` beside qnbench's own (``a``, ``r``: the device)
+_PLAN_DIMENSIONS = {"a": "time", "r": "rate", "sizes": "size", "budget": "time"}
+
+
 def _bench_options(items: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` options of ``qnmodel bench``; a quantity typed as a bare number
+    (``dev_latency=5``: 5 ms or 5 s?) is refused, as in model files."""
+    from ..bench._runner import _DIMENSIONS
+
+    dimensions = {**_DIMENSIONS, **_PLAN_DIMENSIONS}
     options: dict[str, Any] = {}
     for item in items:
         key, value = _parse_assignment(item, "an option")
         key = key.replace("-", "_")
         if key in options:
             raise UsageError(f"option {key!r} given twice")
-        if key in _list_options() and isinstance(value, str) and "," in value:
+        if key in (*_list_options(), "sizes") and isinstance(value, str) and "," in value:
             value = [_parse_scalar(v) for v in value.split(",") if v.strip()]
+        if key in dimensions:
+            for v in value if isinstance(value, list) else [value]:
+                bare = isinstance(v, int | float) and not isinstance(v, bool)
+                if bare and math.isfinite(v) and v > 0:
+                    raise UsageError(
+                        f"{item}: got the bare number {v!r}: {bare_number_fix(v, dimensions[key])}"
+                    )
         options[key] = value
     return options
 

@@ -557,7 +557,7 @@ ROWS: list[Row] = [
     Row(CLI, "`qnmodel solve` of a binary file", "Exit1", r"error: .*m\.toml",
         _cli("solve", "{tmp}/m.toml", files={"m.toml": b"\x00\x01\xff" * 50})),
     Row(CLI, "`qnmodel bench emu jobs=abc`", "Exit2", r"--jobs: 'abc' is not an integer",
-        _cli("bench", "emu", "jobs=abc", "runtime=0.01")),
+        _cli("bench", "emu", "jobs=abc", "runtime=0.01 s")),
     Row(CLI, "`qnmodel bench emu` with an option without `=`", "Exit2", r"KEY=VALUE.*'jobs'",
         _cli("bench", "emu", "jobs")),
     Row(CLI, "`qnmodel bench warp` (unknown engine)", "Exit2", r"--engine: 'warp' is not one of",
