@@ -201,9 +201,7 @@ def read_measured(path: str | Path) -> pd.DataFrame:
         first = frame[col].iloc[0] if len(frame) else None
         found = _measured_column(p, col, first.item() if hasattr(first, "item") else first)
         if found is None:
-            if col in out:
-                raise InvalidModelError(f"{p}: two columns for {col!r}: {origin[col]!r}, {col!r}")
-            out[col], origin[col] = frame[col], col
+            out[col] = frame[col]  # not a measured quantity: kept as it is
             continue
         name, factor = found
         if name in out:
