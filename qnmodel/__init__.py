@@ -10,12 +10,13 @@ measurement.
 >>> round(float(qn.mva(net, 10).throughput[-1]), 3)
 78.917
 
-Importing qnmodel has no side effects and loads only numpy (and the standard
-library). The workflow modules that need pandas, scipy.optimize, matplotlib or
-sympy -- :mod:`qnmodel.calibration`, :mod:`qnmodel.bench`,
-:mod:`qnmodel.reporting.plotting`, :mod:`qnmodel.symbolic`, :mod:`qnmodel.io.modelfile` --
-and the names they define (``load_model``) are loaded on first use;
-:func:`qnmodel.sweep` imports pandas only when it builds its DataFrame.
+Importing qnmodel has no side effects and loads only the standard library: every public
+name below is loaded on first use (PEP 562), the solvers and the description with numpy,
+the workflow modules that need pandas, scipy.optimize, matplotlib or sympy --
+:mod:`qnmodel.calibration`, :mod:`qnmodel.bench`, :mod:`qnmodel.reporting.plotting`,
+:mod:`qnmodel.symbolic`, :mod:`qnmodel.io.modelfile` -- with those. So the ``qnmodel``
+command answers ``--version`` without loading numpy; :func:`qnmodel.sweep` imports pandas
+only when it builds its DataFrame.
 """
 
 from importlib import import_module
@@ -36,36 +37,64 @@ from .errors import (
     UnitError,
     UnstableModelError,
 )
-from .model import ClosedClass, ForkJoin, Network, OpenClass, Station
-from .models import raid
-from .models.nfs import NFSBandwidth, NFSSystem
-from .models.storage import NetworkedRAID
-from .models.usl import USL
-from .results.closed import AMVAResult, BoundsResult, MultiClassResult, MVAResult
-from .results.open import MixedResult, OpenResult, UpgradeResult
-from .results.queue import PriorityQueueResult, QueueResult
-from .solvers import amva, bounds, mva, mva_exact, mva_load_dependent, mva_multiclass
-from .solvers.capacity import best_upgrade, max_arrival_rate, max_population, min_servers
-from .solvers.forkjoin import ForkJoinResult, fork_join
-from .solvers.mixed import mixed_network
-from .solvers.mva_ld_general import mva_ld_general
-from .solvers.network_front import (
-    bounds_multiclass,
-    bounds_open,
-    mva_blocking,
-    normalizing_constant,
-)
-from .solvers.open import engset, erlang_b, erlang_c, open_network
-from .solvers.priority import priority_queue
-from .solvers.queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
-from .solvers.queue_approx import queue_ammm, queue_mgm
-from .solvers.queue_finite import queue_mm1k, queue_mmmk
-from .whatif.grid import sweep
 
 __version__ = "0.1.0"
 
 # Loaded on first attribute access (PEP 562): name -> (module, attribute or None).
 _LAZY = {
+    "ClosedClass": ("qnmodel.model", "ClosedClass"),
+    "ForkJoin": ("qnmodel.model", "ForkJoin"),
+    "Network": ("qnmodel.model", "Network"),
+    "OpenClass": ("qnmodel.model", "OpenClass"),
+    "Station": ("qnmodel.model", "Station"),
+    "raid": ("qnmodel.models.raid", None),
+    "NFSBandwidth": ("qnmodel.models.nfs", "NFSBandwidth"),
+    "NFSSystem": ("qnmodel.models.nfs", "NFSSystem"),
+    "NetworkedRAID": ("qnmodel.models.storage", "NetworkedRAID"),
+    "USL": ("qnmodel.models.usl", "USL"),
+    "AMVAResult": ("qnmodel.results.closed", "AMVAResult"),
+    "BoundsResult": ("qnmodel.results.closed", "BoundsResult"),
+    "MultiClassResult": ("qnmodel.results.closed", "MultiClassResult"),
+    "MVAResult": ("qnmodel.results.closed", "MVAResult"),
+    "MixedResult": ("qnmodel.results.open", "MixedResult"),
+    "OpenResult": ("qnmodel.results.open", "OpenResult"),
+    "UpgradeResult": ("qnmodel.results.open", "UpgradeResult"),
+    "PriorityQueueResult": ("qnmodel.results.queue", "PriorityQueueResult"),
+    "QueueResult": ("qnmodel.results.queue", "QueueResult"),
+    "amva": ("qnmodel.solvers", "amva"),
+    "bounds": ("qnmodel.solvers", "bounds"),
+    "mva": ("qnmodel.solvers", "mva"),
+    "mva_exact": ("qnmodel.solvers", "mva_exact"),
+    "mva_load_dependent": ("qnmodel.solvers", "mva_load_dependent"),
+    "mva_multiclass": ("qnmodel.solvers", "mva_multiclass"),
+    "best_upgrade": ("qnmodel.solvers.capacity", "best_upgrade"),
+    "max_arrival_rate": ("qnmodel.solvers.capacity", "max_arrival_rate"),
+    "max_population": ("qnmodel.solvers.capacity", "max_population"),
+    "min_servers": ("qnmodel.solvers.capacity", "min_servers"),
+    "ForkJoinResult": ("qnmodel.solvers.forkjoin", "ForkJoinResult"),
+    "fork_join": ("qnmodel.solvers.forkjoin", "fork_join"),
+    "mixed_network": ("qnmodel.solvers.mixed", "mixed_network"),
+    "mva_ld_general": ("qnmodel.solvers.mva_ld_general", "mva_ld_general"),
+    "bounds_multiclass": ("qnmodel.solvers.network_front", "bounds_multiclass"),
+    "bounds_open": ("qnmodel.solvers.network_front", "bounds_open"),
+    "mva_blocking": ("qnmodel.solvers.network_front", "mva_blocking"),
+    "normalizing_constant": ("qnmodel.solvers.network_front", "normalizing_constant"),
+    "engset": ("qnmodel.solvers.open", "engset"),
+    "erlang_b": ("qnmodel.solvers.open", "erlang_b"),
+    "erlang_c": ("qnmodel.solvers.open", "erlang_c"),
+    "open_network": ("qnmodel.solvers.open", "open_network"),
+    "priority_queue": ("qnmodel.solvers.priority", "priority_queue"),
+    "queue_mg1": ("qnmodel.solvers.queue", "queue_mg1"),
+    "queue_mh1": ("qnmodel.solvers.queue", "queue_mh1"),
+    "queue_mm1": ("qnmodel.solvers.queue", "queue_mm1"),
+    "queue_mminf": ("qnmodel.solvers.queue", "queue_mminf"),
+    "queue_mmm": ("qnmodel.solvers.queue", "queue_mmm"),
+    "single_queue": ("qnmodel.solvers.queue", "single_queue"),
+    "queue_ammm": ("qnmodel.solvers.queue_approx", "queue_ammm"),
+    "queue_mgm": ("qnmodel.solvers.queue_approx", "queue_mgm"),
+    "queue_mm1k": ("qnmodel.solvers.queue_finite", "queue_mm1k"),
+    "queue_mmmk": ("qnmodel.solvers.queue_finite", "queue_mmmk"),
+    "sweep": ("qnmodel.whatif.grid", "sweep"),
     "load_model": ("qnmodel.io.modelfile", "load"),
     "nfs_aggregate_bandwidth": ("qnmodel.models.nfs_network", "aggregate_bandwidth"),
     "calibration": ("qnmodel.calibration", None),

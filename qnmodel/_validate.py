@@ -610,5 +610,8 @@ def check_memory(nbytes: float, what: str, fix: str, limit: Any = None) -> None:
     if nbytes > cap:
         raise LatticeTooLargeError(
             f"{what} would need about {nbytes / 2**20:.4g} MiB, more than the allowed "
-            f"{cap / 2**20:.4g} MiB (max_memory, or ${MAX_MEMORY_ENV}); {fix}"
+            f"{cap / 2**20:.4g} MiB (max_memory, or ${MAX_MEMORY_ENV}); {fix}",
+            what=what,
+            needed=float(nbytes),
+            limit=float(cap),
         )

@@ -24,6 +24,7 @@ __all__ = [
     "NumericalInstabilityWarning",
     "ConvergenceWarning",
     "MeasurementArtefactWarning",
+    "TraceMismatchWarning",
 ]
 
 
@@ -48,7 +49,25 @@ class UnstableModelError(InvalidModelError):
 
 
 class LatticeTooLargeError(InvalidModelError):
-    """An exact multi-class recursion would need more memory than allowed."""
+    """A computation would need more memory than allowed (an exact multi-class lattice, a
+    curve of every population, a what-if grid).
+
+    Raised by :func:`qnmodel._validate.check_memory` with the parts of its message as
+    attributes, so a caller can say the fix in its own terms (the command line names its
+    options, not the Python arguments): ``what`` needs the memory, ``needed`` and ``limit``
+    are bytes; all three are None where a solver raised it with a message only.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        what: str | None = None,
+        needed: float | None = None,
+        limit: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.what, self.needed, self.limit = what, needed, limit
 
 
 class ConvergenceError(QNModelError, RuntimeError):
@@ -85,3 +104,8 @@ class ConvergenceWarning(QNModelWarning, RuntimeWarning):
 
 class MeasurementArtefactWarning(QNModelWarning):
     """A measured value is physically implausible (e.g. RAID efficiency above 1)."""
+
+
+class TraceMismatchWarning(QNModelWarning):
+    """Two traces used together measured different things (another device, reads against
+    writes): a model calibrated from one is compared with the other."""

@@ -19,6 +19,9 @@ Decisions, taken once
   half the world reads as 1000 bytes and the other half as 1024: write ``kB``
   or ``KiB``. An upper-case ``K`` is accepted as 1000 for bits and hertz
   (``"56 Kbit/s"``, ``"100 KHz"``) where no binary reading exists.
+* Rates of events are frequencies: ``Hz``, ``IOPS`` (or ``iops``), ``ops/s``,
+  ``req/s`` and ``/s``, the named ones with decimal prefixes (``"40k IOPS" == 40e3``
+  per second, ``"1.2 Mops/s"``, ``"40 kHz"``).
 * A number without a unit is rejected by :func:`parse`; plain Python numbers
   (not strings) are taken to be SI already by the validators.
 
@@ -32,6 +35,8 @@ Examples
 35000000.0
 >>> parse("4.9 ms")
 0.0049
+>>> parse("40k IOPS")
+40000.0
 >>> parse("4.9 ms", dimension="size")
 Traceback (most recent call last):
 ...
@@ -51,6 +56,8 @@ __all__ = [
     "parse",
     "parse_quantity",
     "format_quantity",
+    "bare_number_fix",
+    "split_header",
     "KB",
     "MB",
     "GB",
@@ -153,9 +160,13 @@ def _build_tables() -> tuple[dict[str, tuple[Decimal, str]], dict[str, str]]:
     ambiguous["Kb/s"] = "write 'Kbit/s' for bits or 'kB/s'/'KiB/s' for bytes per second"
     ambiguous["mb"] = "write 'Mbit' for megabits or 'MB' for megabytes"
     ambiguous["mB"] = "'m' is milli; write 'MB' for megabytes"
-    # Events per second.
-    for sym in ("/s", "1/s", "ops/s", "IOPS", "iops", "req/s"):
+    # Events per second: I/O operations and requests, with decimal prefixes ("40k IOPS",
+    # "1.2 Mops/s"; an upper-case K too, as for hertz: no binary reading exists).
+    for sym in ("/s", "1/s", "jobs/s"):
         units[sym] = (_D(1), "frequency")
+    for sym in ("ops/s", "IOPS", "iops", "req/s"):
+        for p, f in {**_DECIMAL, "K": _DECIMAL["k"]}.items():
+            units[f"{p}{sym}"] = (f, "frequency")
     return units, ambiguous
 
 
@@ -207,7 +218,7 @@ def parse_quantity(text: str) -> tuple[float, str]:
         raise UnitError(
             f"unknown unit {unit!r} in {text!r}; known units are times (s, ms, us, ns), sizes "
             "(B, kB, MB, KiB, MiB, bit, Mbit), rates (B/s, MB/s, MiB/s, Mbit/s, Gbps) and "
-            "frequencies (Hz, IOPS, /s)"
+            "frequencies (Hz, kHz, IOPS, kIOPS, ops/s, req/s, /s)"
         )
     factor, dim = _UNITS[unit]
     try:
@@ -250,6 +261,84 @@ def parse(text: str, dimension: str | None = None) -> float:
     return value
 
 
+#: how a bare number would be written with its unit, per dimension, for the fix of a refusal
+_BARE_EXAMPLES = {
+    "time": ("{v} ms", "{v} s"),
+    "size": ("{v} KiB", "{v} B"),
+    "rate": ("{v} MB/s", "{v} Mbit/s"),
+    "frequency": ("{v}/s", "{v} IOPS"),
+}
+
+
+def bare_number_fix(value: object, dimension: str) -> str:
+    """The fix for a quantity a person wrote without its unit (``think_time = 20``).
+
+    A number typed at the command line, in a model file or in a measured file is not
+    read as SI: ``20`` may mean 20 ms as well as 20 s. The refusal names the field and the
+    value, then this text: ``"a time needs its unit: write '20 ms' or '20 s'"``.
+
+    >>> bare_number_fix(20, "time")
+    "a time needs its unit: write '20 ms' or '20 s'"
+    """
+    if dimension not in _BARE_EXAMPLES:
+        raise UnitError(f"dimension must be one of {sorted(_BARE_EXAMPLES)}, got {dimension!r}")
+    v = f"{value:g}" if isinstance(value, float) else str(value)
+    a, b = (form.format(v=v) for form in _BARE_EXAMPLES[dimension])
+    return f"a {dimension} needs its unit: write '{a}' or '{b}'"
+
+
+#: units written at the end of a column name after an underscore (``latency_mean_ms``,
+#: ``throughput_ops_s``, ``bs_bytes``): the underscore spelling -> the unit symbol
+_HEADER_SUFFIXES = {
+    "B_s": "B/s", "kB_s": "kB/s", "MB_s": "MB/s", "GB_s": "GB/s", "KiB_s": "KiB/s",
+    "MiB_s": "MiB/s", "GiB_s": "GiB/s", "ops_s": "ops/s", "req_s": "req/s", "per_s": "/s",
+    "s": "s", "ms": "ms", "us": "us", "ns": "ns",
+    "bytes": "B", "B": "B", "kB": "kB", "KiB": "KiB", "MB": "MB", "MiB": "MiB",
+    "iops": "IOPS", "IOPS": "IOPS", "Hz": "Hz",
+}  # fmt: skip
+_HEADER_BRACKET = re.compile(r"^\s*(?P<base>.*?)\s*[\[(]\s*(?P<unit>[^\])]*?)\s*[\])]\s*$")
+
+
+def split_header(name: str) -> tuple[str, float | None, str | None]:
+    """A column name's quantity and unit: ``(base, factor to SI, dimension)``.
+
+    Measured files carry their units in the column names: ``"R [ms]"``, ``"R (ms)"``,
+    ``"R_ms"``, ``"latency_mean_ms"``, ``"throughput_ops_s"``, ``"bs_bytes"``. A name
+    without a unit gives ``(name, None, None)``; a bracket holding no known unit raises.
+
+    >>> split_header("latency_mean_ms")
+    ('latency_mean', 0.001, 'time')
+    >>> split_header("R [us]"), split_header("n")
+    (('R', 1e-06, 'time'), ('n', None, None))
+
+    Raises
+    ------
+    UnitError
+        ``"R [msec]"``: a bracketed unit that :func:`parse` does not know.
+    """
+    if not isinstance(name, str):
+        raise InvalidTypeError(f"a column name must be a string, got {name!r}")
+    m = _HEADER_BRACKET.match(name)
+    if m and m.group("base"):
+        unit = m.group("unit").replace(" ", "")
+        if unit in _AMBIGUOUS:
+            raise UnitError(f"column {name!r}: unit {unit!r} is ambiguous: {_AMBIGUOUS[unit]}")
+        if unit not in _UNITS:
+            raise UnitError(
+                f"column {name!r}: unknown unit {unit!r}; write e.g. 'R [ms]', "
+                "'size [KiB]', 'throughput [1/s]'"
+            )
+        factor, dim = _UNITS[unit]
+        return m.group("base"), float(factor), dim
+    parts = name.strip().split("_")
+    for n in (2, 1):
+        if len(parts) > n and "_".join(parts[-n:]) in _HEADER_SUFFIXES:
+            factor, dim = _UNITS[_HEADER_SUFFIXES["_".join(parts[-n:])]]
+            return "_".join(parts[:-n]), float(factor), dim
+    return name.strip(), None, None
+
+
+_SI_SYMBOLS = {"time": "s", "size": "B", "rate": "B/s", "frequency": "Hz"}
 _FORMAT_STEPS = {
     "time": [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")],
     "size": [(1024.0**4, "TiB"), (1024.0**3, "GiB"), (1024.0**2, "MiB"), (1024.0, "KiB"), (1, "B")],
@@ -261,14 +350,19 @@ _FORMAT_STEPS = {
 def format_quantity(value: float, dimension: str, digits: int = 4) -> str:
     """Format an SI value with a readable unit: ``format_quantity(0.0049, "time") == "4.9 ms"``.
 
-    The output always parses back with :func:`parse` to the same value
-    within ``digits`` significant digits.
+    The one formatter of quantities for people: the command line's tables and messages, the
+    reports and the results' reprs all print times, sizes and rates with it. Zero and
+    non-finite values keep the SI unit (``"0 s"``, ``"inf s"``). The output always parses
+    back with :func:`parse` to the same value within ``digits`` significant digits.
+
+    >>> format_quantity(0.000104858, "time"), format_quantity(0.0, "time")
+    ('104.9 us', '0 s')
     """
     if dimension not in _FORMAT_STEPS:
         raise UnitError(f"dimension must be one of {sorted(_FORMAT_STEPS)}, got {dimension!r}")
     v = float(value)
     if v == 0.0 or not math.isfinite(v):
-        return f"{v:g} {_FORMAT_STEPS[dimension][-1][1]}"
+        return f"{v:g} {_SI_SYMBOLS[dimension]}"
     for factor, sym in _FORMAT_STEPS[dimension]:
         if abs(v) >= factor:
             return f"{v / factor:.{digits}g} {sym}"

@@ -59,7 +59,7 @@ def test_demo_writes_table_and_plots(tmp_path):
         "demo-storage_utilization.png",
     } <= files
     for name in sorted(files):
-        assert str(tmp_path / "d" / name) in out  # tells the user where it wrote
+        assert str(tmp_path / "d" / name) in err  # tells the user where it wrote (stderr)
     frame = pd.read_csv(tmp_path / "d" / "demo-storage.csv", float_precision="round_trip")
     assert list(frame["n"]) == list(range(1, 41))
     ref = qn.mva(demo_network(), 40)
@@ -289,7 +289,7 @@ def test_plot_and_report(tmp_path):
             "n": [1, 5, 10, 20, 40],
             "throughput": ref.throughput[[0, 4, 9, 19, 39]] * 0.97,
             "throughput_err": [1.0, 2, 3, 4, 5],
-            "response_time": ref.response_time[[0, 4, 9, 19, 39]] * 1.05,
+            "response_time_s": ref.response_time[[0, 4, 9, 19, 39]] * 1.05,
         }
     ).to_csv(meas, index=False)
     code, out, err = run(
@@ -316,7 +316,7 @@ def test_bad_measured_file_exit_1(tmp_path):
     meas.write_text("clients,iops\n1,2\n")
     code, _, err = run("plot", str(DEMO), "--measured", str(meas), "--out", str(tmp_path / "p.png"))
     assert code == 1
-    assert "needs columns n and throughput" in err
+    assert "needs columns n and a throughput (X, throughput) and/or a response time" in err
     code, _, err = run("plot", str(DEMO), "--measured", str(DEMO), "--out", str(tmp_path / "p.png"))
     assert code == 1 and len(err.strip().splitlines()) == 1
     assert err.startswith(f"qnmodel: error: {DEMO}: not a CSV of measured points")
@@ -412,7 +412,7 @@ def test_bench_bad_unit_in_option_is_usage_error():
     assert err.strip().splitlines() == [
         "qnmodel: usage error: dev_latency: unknown unit 'mss' in '5 mss'; known units are "
         "times (s, ms, us, ns), sizes (B, kB, MB, KiB, MiB, bit, Mbit), rates (B/s, MB/s, "
-        "MiB/s, Mbit/s, Gbps) and frequencies (Hz, IOPS, /s)"
+        "MiB/s, Mbit/s, Gbps) and frequencies (Hz, kHz, IOPS, kIOPS, ops/s, req/s, /s)"
     ]
 
 
@@ -644,11 +644,14 @@ def test_plot_and_report_take_a_qnbench_trace_as_measured(tmp_path):
     i = measured["n"].to_numpy() - 1
     x, e = measured["throughput"].to_numpy(), measured["throughput_err"].to_numpy()
     ok = (b.throughput_lower[i] <= x + e) & (x - e <= b.throughput_upper[i])
-    assert [r.split("|")[8].strip() for r in rows] == ["yes" if v else "no" for v in ok]
+    inside = (b.throughput_lower[i] <= x) & (x <= b.throughput_upper[i])
+    assert [r.split("|")[8].strip() for r in rows] == ["yes" if v else "no" for v in inside]
+    assert [r.split("|")[9].strip() for r in rows] == ["yes" if v else "no" for v in ok]
     assert [float(r.split("|")[4]) for r in rows] == pytest.approx(exact, rel=1e-4)
     mean_err = np.mean(np.abs((exact - x) / x)) * 100  # errors are (model - measured)/measured
     assert f"mean absolute error of X: {mean_err:.1f}%" in section
-    assert f"{int(ok.sum())} of 8 measured throughputs inside the BJB band" in section
+    assert f"{int(inside.sum())} of 8 measured throughputs inside the BJB band" in section
+    assert f"{int(ok.sum())} of 8 with their error bar overlapping it" in section
 
 
 def test_sweep_and_calibrate_tables_carry_units():
@@ -672,14 +675,12 @@ def test_sweep_and_calibrate_tables_carry_units():
         "-q", "calibrate", str(traces / "emu-size-sweep.json"), str(traces / "emu-closed-loop.json")
     )
     assert code == 0, err
-    header = out.splitlines()[2]
-    for col in (
-        "measured_throughput [jobs/s]",
-        "measured_response_time [ms]",
-        "throughput_error_pct [%]",
-        "response_time_error_pct [%]",
-    ):
-        assert col in header
+    headers = [line for line in out.splitlines() if line.lstrip().startswith("n  ")]
+    assert len(headers) == 2  # throughput table, response-time table
+    for col in ("X meas [jobs/s]", "X err %"):
+        assert col in headers[0]
+    for col in ("R meas [ms]", "R MVA [ms]", "R err %"):
+        assert col in headers[1]
 
 
 def test_report_and_calibrate_use_one_sign_convention(tmp_path):
@@ -694,7 +695,7 @@ def test_report_and_calibrate_use_one_sign_convention(tmp_path):
     model = tmp_path / "emu.toml"
     model.write_text(
         '[model]\nname = "emu"\nthink_time = "20 ms"\npopulation = 16\n'
-        f'[[station]]\nname = "device"\ndemand = {float(net.demands[0])!r}\n'
+        f'[[station]]\nname = "device"\ndemand = "{float(net.demands[0])!r} s"\n'
     )
     code, _, err = run("report", str(model), "--measured", closed, "--out", str(tmp_path / "r"))
     assert code == 0, err

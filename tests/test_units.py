@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -162,7 +163,10 @@ def test_unknown_dimension():
         (100, "size", "100 B"),
         (12.5e6, "rate", "12.5 MB/s"),
         (2.4e9, "frequency", "2.4 GHz"),
-        (0.0, "time", "0 ns"),
+        (0.0, "time", "0 s"),  # zero keeps the SI unit
+        (0.0, "size", "0 B"),
+        (float("inf"), "time", "inf s"),
+        (0.000104858, "time", "104.9 us"),
     ],
 )
 def test_format_quantity_examples(value, dim, text):
@@ -181,3 +185,82 @@ def test_format_then_parse_round_trips_within_digits(mag, negative, dim, digits)
     back = parse(text, dimension=dim)
     # %.{digits}g rounds to `digits` significant digits: half a unit in the last place.
     assert math.isclose(back, value, rel_tol=0.5 * 10.0 ** (1 - digits) * (1 + 1e-9))
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("40k IOPS", 40e3),  # the planner's "40k IOPS", as "40 kHz" already was
+        ("40 kIOPS", 40e3),
+        ("40K IOPS", 40e3),  # upper-case K: no binary reading of an event rate
+        ("1.2M IOPS", 1.2e6),
+        ("2 G iops", 2e9),
+        ("250k ops/s", 250e3),
+        ("3 Mreq/s", 3e6),
+        ("40 kHz", 40e3),
+    ],
+)
+def test_event_rates_take_decimal_prefixes(text, value):
+    assert parse(text, dimension="frequency") == value
+
+
+@pytest.mark.parametrize("text", ["40 KiIOPS", "4 mIOPS", "40 kk IOPS"])
+def test_event_rates_refuse_other_prefixes(text):
+    with pytest.raises(UnitError, match=r"^unknown unit .* frequencies \(Hz, kHz, IOPS, kIOPS"):
+        parse(text)
+
+
+def test_an_arrival_rate_in_kilo_iops_is_one_in_kilohertz():
+    import qnmodel as qn
+
+    net = qn.Network.from_demands(["15 us", "80 us"], servers=[1, 4])
+    a, b = qn.open_network(net, "40k IOPS"), qn.open_network(net, "40 kHz")
+    assert a.response_time.tolist() == b.response_time.tolist()
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("latency_mean_ms", ("latency_mean", 1e-3, "time")),
+        ("R [us]", ("R", 1e-6, "time")),
+        ("R (s)", ("R", 1.0, "time")),
+        ("throughput_ops_s", ("throughput", 1.0, "frequency")),
+        ("throughput_B_s", ("throughput", 1.0, "rate")),
+        ("throughput [kIOPS]", ("throughput", 1e3, "frequency")),
+        ("bs_bytes", ("bs", 1.0, "size")),
+        ("bs [KiB]", ("bs", 1024.0, "size")),
+        ("n", ("n", None, None)),
+        ("response_time", ("response_time", None, None)),
+    ],
+)
+def test_split_header_reads_the_unit_of_a_column(header, expected):
+    from qnmodel.units import split_header
+
+    assert split_header(header) == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [("R [msec]", "column 'R [msec]': unknown unit 'msec'"),
+     ("size [KB]", "column 'size [KB]': unit 'KB' is ambiguous")],
+)  # fmt: skip
+def test_split_header_refuses_an_unknown_bracketed_unit(header, message):
+    from qnmodel.units import split_header
+
+    with pytest.raises(UnitError, match=re.escape(message)):
+        split_header(header)
+
+
+@pytest.mark.parametrize(
+    ("value", "dim", "text"),
+    [
+        (20, "time", "a time needs its unit: write '20 ms' or '20 s'"),
+        (0.5, "size", "a size needs its unit: write '0.5 KiB' or '0.5 B'"),
+        (100, "rate", "a rate needs its unit: write '100 MB/s' or '100 Mbit/s'"),
+        (40, "frequency", "a frequency needs its unit: write '40/s' or '40 IOPS'"),
+    ],
+)
+def test_bare_number_fix_names_both_readings(value, dim, text):
+    from qnmodel.units import bare_number_fix
+
+    assert bare_number_fix(value, dim) == text

@@ -26,11 +26,12 @@ import pandas as pd
 from scipy import stats
 
 from .._validate import as_populations
-from ..errors import InvalidModelError, InvalidTypeError, TraceError
+from ..errors import InvalidModelError, InvalidTypeError, TraceError, UnitError
 from ..model import Network
 from ..results.closed import BoundsResult, MVAResult
 from ..solvers import bounds as solve_bounds
 from ..solvers import mva as solve_mva
+from ..units import split_header
 from .fit import CalibrationResult
 from .steady import steady_state
 from .traces import Trace, load_trace
@@ -124,13 +125,63 @@ def measured_curve(
     return pd.DataFrame(rows)
 
 
+#: names a measured-points CSV may give its quantities (before the unit): canonical -> aliases
+_MEASURED_NAMES = {
+    "throughput": ("throughput", "X"),
+    "response_time": ("response_time", "R", "latency_mean", "latency"),
+}
+
+
+def _measured_column(p: Path, header: Any, first: Any) -> tuple[str, float] | None:
+    """The canonical column and the factor to SI of one header of a measured CSV, or None
+    for a column that is not a measured quantity (kept as it is)."""
+    try:
+        base, factor, dim = split_header(str(header))
+    except UnitError as exc:
+        raise InvalidModelError(f"{p}: {exc}") from None
+    err = base.endswith("_err")
+    stem = base.removesuffix("_err")
+    for canon, names in _MEASURED_NAMES.items():
+        if stem not in names:
+            continue
+        want = "frequency" if canon == "throughput" else "time"
+        name = canon + ("_err" if err else "")
+        if factor is None:
+            if canon == "throughput":
+                return name, 1.0  # throughput: completions per second, by definition
+            raise InvalidModelError(
+                f"{p}: column {header!r} holds times without a unit (first value "
+                f"{first!r}): name it with its unit, e.g. '{base}_ms', '{base}_s' or "
+                f"'{base} [ms]'"
+            )
+        if dim != want:
+            raise InvalidModelError(
+                f"{p}: column {header!r} has a unit of {dim}, but {canon} is a "
+                f"{'rate (e.g. [1/s], _per_s, _ops_s)' if want == 'frequency' else 'time'}"
+            )
+        return name, factor
+    return None
+
+
 def read_measured(path: str | Path) -> pd.DataFrame:
     """Measured points from a CSV, or from a qnbench closed-loop trace (JSON).
 
-    A CSV has columns ``n`` and ``throughput`` (jobs/s) and/or
-    ``response_time`` (s), optionally ``throughput_err`` and
-    ``response_time_err`` (error-bar half-widths); a ``.json`` file is a
-    qnbench closed loop read by :func:`measured_curve`.
+    A CSV has a column ``n`` and a throughput and/or a response-time column, each
+    optionally with its error-bar half-width (``<name>_err``). Times carry their unit in the
+    column name -- ``response_time_ms``, ``R_s``, ``latency_mean_ms``, ``"R [ms]"``,
+    ``"response_time_err [ms]"`` -- and a time column without one is refused: a measured
+    ``12.5`` may be milliseconds as well as seconds. Throughput is per second (``X``,
+    ``throughput``, or with a unit: ``"X [kIOPS]"``, ``throughput_ops_s``). The names:
+    ``R``, ``response_time``, ``latency_mean``, ``latency`` (mean response time); ``X``,
+    ``throughput``. The frame returned has ``n``, ``throughput``, ``response_time`` (and
+    their ``_err``) in SI (jobs/s, s), other columns as read. A ``.json`` file is a qnbench
+    closed loop read by :func:`measured_curve`.
+
+    Raises
+    ------
+    InvalidModelError
+        Not a CSV; no ``n`` or no measured column; a time column without a unit, or with a
+        unit of another dimension; two columns for one quantity.
     """
     p = Path(path)
     if not p.exists():
@@ -141,16 +192,37 @@ def read_measured(path: str | Path) -> pd.DataFrame:
         frame = pd.read_csv(p)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InvalidModelError(
-            f"{p}: not a CSV of measured points (columns n, throughput, response_time) "
+            f"{p}: not a CSV of measured points (columns n, throughput, response_time_ms) "
             f"nor a qnbench .json trace: {exc}"
         ) from None
-    cols = set(frame.columns)
-    if "n" not in cols or not ({"throughput", "response_time"} & cols):
+    out: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for col in frame.columns:
+        first = frame[col].iloc[0] if len(frame) else None
+        found = _measured_column(p, col, first.item() if hasattr(first, "item") else first)
+        if found is None:
+            out[col] = frame[col]  # not a measured quantity: kept as it is
+            continue
+        name, factor = found
+        if name in out:
+            raise InvalidModelError(
+                f"{p}: two columns for {name}: {origin[name]!r} and {col!r}; keep one"
+            )
+        try:
+            out[name] = pd.to_numeric(frame[col], errors="raise") * factor
+        except (ValueError, TypeError):
+            raise InvalidModelError(
+                f"{p}: column {col!r} must hold numbers (the unit goes in the column name), "
+                f"got {first!r}"
+            ) from None
+        origin[name] = col
+    if "n" not in out or not ({"throughput", "response_time"} & set(out)):
         raise InvalidModelError(
-            f"{p}: a measurement CSV needs columns n and throughput and/or response_time "
-            f"(optionally throughput_err, response_time_err); it has {list(frame.columns)}"
+            f"{p}: a measurement CSV needs columns n and a throughput (X, throughput) and/or a "
+            "response time with its unit (R_ms, response_time_s, latency_mean_ms, 'R [ms]'), "
+            f"optionally their _err; it has {list(frame.columns)}"
         )
-    return frame
+    return pd.DataFrame(out)
 
 
 @dataclass(frozen=True, repr=False)

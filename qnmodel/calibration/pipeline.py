@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import as_choice, as_positive_int, as_quantity
-from ..errors import TraceError
+from ..errors import TraceError, TraceMismatchWarning
 from ..model import Network
 from ..units import format_quantity
 from .comparison import Comparison, compare, measured_curve, sample_interval
@@ -51,6 +52,7 @@ __all__ = [
     "calibrate_cpu_per_unit",
     "calibrate_cpu_per_packet",
     "build_device_network",
+    "check_traces_fit",
     "measured_curve",
     "compare",
     "DEMO_DEVICE",
@@ -243,14 +245,14 @@ def calibrate_and_compare(
     The closed-loop trace supplies the configuration of the end-to-end
     experiment (request size, number of devices K, think time Z: options
     ``bs_bytes``, ``devices``, ``think_s``); the model parameters come only
-    from ``device_trace``.
+    from ``device_trace``. Traces that do not fit this calibration are refused
+    or warned about first (:func:`check_traces_fit`).
     """
     dev = _as_trace(device_trace)
     e2e = _as_trace(closed_trace)
+    check_traces_fit(dev, e2e)
     fit = calibrate_device(dev, latency=latency, seek_floor=None)
     bs = sorted(set(e2e.points["bs_bytes"]))
-    if len(bs) != 1:
-        raise TraceError(f"{e2e.source}: the closed-loop run must use one request size, got {bs}")
     K = int(e2e.options.get("devices", 1))
     Z = float(e2e.options.get("think_s", 0.0))
     net = build_device_network(fit, bs[0], devices=K, think_time=Z)
@@ -279,6 +281,94 @@ def calibrate_and_compare(
         law = _with_extra(law, model_demand_s=float(net.demands[0]))
         calibration["service demands from utilisation (cross-check)"] = law
     return compare(net, measured, calibration=calibration, notes=notes)
+
+
+#: qnbench engines that measure a device serving requests of B bytes in about a + B/r seconds.
+DEVICE_ENGINES = ("emu", "file", "stripe", "nfs")
+#: What the other engines measure, for the refusal.
+_NOT_A_DEVICE = {
+    "null": "the harness's own overhead",
+    "mem": "memory bandwidth",
+    "cpu": "CPU time per unit of data",
+    "tcp": "a network link (calibrate_link fits it)",
+    "meta": "file-system metadata operations",
+    "mpilink": "links between MPI ranks",
+}
+#: Options that define the device measured: two traces with different values measured
+#: different devices (the sweep's device is not the closed loop's). The service-time
+#: distribution (``dev_dist``) is not one: the sweep measures the mean, whatever the law.
+_DEVICE_OPTIONS = ("dev_latency_s", "dev_rate_B_s", "access", "dir", "raid", "members",
+                   "member", "chunk_bytes")  # fmt: skip
+
+
+def _direction(rw: Any) -> str | None:
+    return None if not isinstance(rw, str) else ("write" if "write" in rw else "read")
+
+
+def check_traces_fit(device_trace: Any, closed_trace: Any) -> None:
+    """Refuse (or warn about) two traces that do not make a device calibration and its check.
+
+    :func:`calibrate_and_compare` fits t = a + B/r to ``device_trace`` and compares the model
+    with ``closed_trace``; that means something only when both measured one kind of device.
+
+    Raises
+    ------
+    TraceError
+        Naming the trace and why: an engine that measures no device (``mem``, ``cpu``,
+        ``tcp``, ...); the two traces from different engines; a device trace without two
+        request sizes at one client (no sweep to fit); a closed loop with several request
+        sizes (a sweep given as the closed loop).
+
+    Warns
+    -----
+    TraceMismatchWarning
+        The traces' device options differ (emulated latency or rate, access mode, directory,
+        RAID layout, reads against writes): the comparison is between two devices.
+    """
+    dev, e2e = _as_trace(device_trace), _as_trace(closed_trace)
+    for t, role in ((dev, "DEVICE_TRACE (the request-size sweep)"),
+                    (e2e, "CLOSED_TRACE (the closed loop)")):  # fmt: skip
+        if t.engine in _NOT_A_DEVICE:
+            raise TraceError(
+                f"{t.source}: a qnbench `{t.engine}` trace measures {_NOT_A_DEVICE[t.engine]}, "
+                f"not a device; {role} must be a run of a device engine "
+                f"({', '.join(DEVICE_ENGINES)})"
+            )
+    if dev.engine in DEVICE_ENGINES and e2e.engine in DEVICE_ENGINES and dev.engine != e2e.engine:
+        raise TraceError(
+            f"{e2e.source}: a qnbench `{e2e.engine}` closed loop does not check a device "
+            f"calibrated from {dev.source}, a `{dev.engine}` sweep: measure both with one engine"
+        )
+    ones = dev.points[dev.points["jobs"] == 1]
+    sizes = sorted({float(b) for b in ones["bs_bytes"] if np.isfinite(b)})
+    if len(sizes) < 2:
+        raise TraceError(
+            f"{dev.source}: DEVICE_TRACE must sweep request sizes at one client (e.g. "
+            f"bs=4KiB,64KiB,1MiB jobs=1) to fit t = a + B/r; it has "
+            f"{len(sizes)} size(s) at jobs = 1 (jobs {sorted(set(dev.points['jobs']))})"
+            + (": is it the closed loop? give the size sweep first" if len(sizes) == 1 else "")
+        )
+    bs = sorted(set(e2e.points["bs_bytes"]))
+    if len(bs) != 1:
+        raise TraceError(
+            f"{e2e.source}: CLOSED_TRACE must be a closed loop at one request size, got {bs}"
+            + (": is it the size sweep? give it first" if len(bs) > 1 else "")
+        )
+    differ = [
+        f"{k} {dev.options.get(k)!r} against {e2e.options.get(k)!r}"
+        for k in _DEVICE_OPTIONS
+        if k in dev.options and k in e2e.options and dev.options[k] != e2e.options[k]
+    ]
+    a, b = _direction(dev.options.get("rw")), _direction(e2e.options.get("rw"))
+    if a and b and a != b:
+        differ.insert(0, f"{a}s against {b}s")
+    if differ:
+        warnings.warn(
+            f"{dev.source} and {e2e.source} measured different devices ({'; '.join(differ)}): "
+            "the model calibrated from the first is compared with the second",
+            TraceMismatchWarning,
+            stacklevel=3,
+        )
 
 
 def _interval_text(trace: Trace) -> str:

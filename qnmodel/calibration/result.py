@@ -232,27 +232,19 @@ class CalibrationResult:
             )
         return pd.DataFrame(rows)
 
-    def report(self) -> str:
-        """A plain-text fit report (lmfit style): statistics, parameters, caveats."""
-        lines = [f"[[Fit: {self.model}]]"]
-        lines.append(
-            f"    data points = {self.ndata}, variables = {self.nvarys}, "
-            f"function evals = {self.nfev}"
-        )
-        lines.append(
-            f"    chi-square = {self.chisqr:.6g}, reduced chi-square = {self.redchi:.6g}, "
-            f"AIC = {self.aic:.6g}, BIC = {self.bic:.6g}"
-        )
-        lines.append(f"    success = {self.success}: {self.message}")
-        lines.append(f"    uncertainty = {self.uncertainty_method}: {self.uncertainty_message}")
-        lines.append(f"[[Parameters]] ({self.ci_level:.0%} confidence intervals)")
+    def parameter_lines(self) -> list[str]:
+        """One line per parameter: ``a = 5.002 ms +/- 12.3 us (0.25%)  [lo, hi]``, values
+        in readable units, then the ``ci_level`` interval and what kind of value it is
+        (fixed, derived, without an uncertainty, at a bound). Used by :meth:`report` and by
+        ``qnmodel calibrate``."""
+        lines = []
         width = max(len(n) for n in self.values) if self.values else 1
         for name, v in self.values.items():
             unit = self.units.get(name, "")
             p = self.params.get(name)
             se = self.stderr.get(name)
             ci = self.confidence_intervals.get(name)
-            txt = f"    {name:<{width}} = {format_value(v, unit)}"
+            txt = f"{name:<{width}} = {format_value(v, unit)}"
             if se is not None:
                 rel = f" ({abs(se / v):.2%})" if v != 0 and abs(se / v) < 10 else ""
                 txt += f" +/- {format_value(se, unit)}{rel}"
@@ -267,6 +259,23 @@ class CalibrationResult:
             if name in self.at_bounds:
                 txt += "  AT BOUND"
             lines.append(txt)
+        return lines
+
+    def report(self) -> str:
+        """A plain-text fit report (lmfit style): statistics, parameters, caveats."""
+        lines = [f"[[Fit: {self.model}]]"]
+        lines.append(
+            f"    data points = {self.ndata}, variables = {self.nvarys}, "
+            f"function evals = {self.nfev}"
+        )
+        lines.append(
+            f"    chi-square = {self.chisqr:.6g}, reduced chi-square = {self.redchi:.6g}, "
+            f"AIC = {self.aic:.6g}, BIC = {self.bic:.6g}"
+        )
+        lines.append(f"    success = {self.success}: {self.message}")
+        lines.append(f"    uncertainty = {self.uncertainty_method}: {self.uncertainty_message}")
+        lines.append(f"[[Parameters]] ({self.ci_level:.0%} confidence intervals)")
+        lines += [f"    {line}" for line in self.parameter_lines()]
         corr = self.correlation
         if corr is not None and len(self.varying) > 1:
             pairs = []

@@ -14,7 +14,10 @@ Three input forms, one :class:`Trace`:
 CSV (traces from other tools, or hand-made)
     A header row of column names taken from :data:`POINT_COLUMNS` (units are
     part of the name: ``_s`` seconds, ``_bytes`` bytes, ``_B_s`` bytes/s,
-    ``_ops_s`` operations/s), one row per measured point. Lines starting with
+    ``_ops_s`` operations/s), one row per measured point. Other units may be named the
+    same ways (``latency_mean_ms``, ``"latency_mean [us]"``, ``"bs [KiB]"``,
+    ``"throughput [kIOPS]"``) and are read into those columns in SI; a measured
+    quantity without its unit (``latency_mean``, ``throughput``) is refused. Lines starting with
     ``#`` before the header are metadata as ``# key: value`` (``engine``,
     ``tool``...). At least one of ``throughput_ops_s``, ``throughput_B_s``,
     ``latency_mean_s``, ``latency_p50_s`` must be present; ``jobs`` defaults
@@ -55,7 +58,8 @@ from ..bench.trace import (
     points_frame,
     samples_frame,
 )
-from ..errors import TraceError
+from ..errors import TraceError, UnitError
+from ..units import split_header
 from .steady import steady_state
 
 __all__ = [
@@ -273,6 +277,64 @@ def _empty_samples() -> pd.DataFrame:
 _CSV_METRICS = ("throughput_ops_s", "throughput_B_s", "latency_mean_s", "latency_p50_s")
 
 
+def _unit_columns() -> dict[tuple[str, str], str]:
+    """(quantity, dimension) -> the column of :data:`POINT_COLUMNS` holding it in SI:
+    ``("latency_mean", "time") -> "latency_mean_s"``, ``("throughput", "rate") ->
+    "throughput_B_s"``."""
+    out = {}
+    for col in POINT_COLUMNS:
+        base, factor, dim = split_header(col)
+        if factor is not None:
+            out[(base, dim)] = col
+    return out
+
+
+def _csv_header(header: list[str], src: str) -> tuple[list[str], list[float]]:
+    """The CSV's columns as :data:`POINT_COLUMNS` names, with the factor to SI of each.
+
+    A column may name its unit as it likes (``latency_mean_ms``, ``"latency_mean [us]"``,
+    ``"throughput [kIOPS]"``, ``"bs [KiB]"``): it is read as the SI column. A measured
+    quantity without a unit (``latency_mean``, ``throughput``) is refused: ``12.5`` may be
+    milliseconds as well as seconds.
+    """
+    known = _unit_columns()
+    names, factors = [], []
+    for h in header:
+        if h in POINT_COLUMNS:
+            names.append(h)
+            factors.append(1.0)
+            continue
+        try:
+            base, factor, dim = split_header(h)
+        except UnitError as exc:
+            raise TraceError(f"{src}: {exc}") from None
+        if factor is None:
+            fits = [c for (b, _d), c in known.items() if b == base]
+            if fits:
+                forms = {
+                    "time": "{b}_ms', '{b}_s' or '{b} [ms]",
+                    "size": "{b}_bytes' or '{b} [KiB]",
+                }
+                hint = " or ".join(f"'{c}'" for c in fits)
+                dims = {d for (b, d) in known if b == base}
+                if len(dims) == 1 and next(iter(dims)) in forms:
+                    hint = "'" + forms[next(iter(dims))].format(b=base) + "'"
+                raise TraceError(
+                    f"{src}: column {h!r} has no unit: name it with its unit, e.g. {hint}"
+                )
+            names.append(h)
+            factors.append(1.0)
+            continue
+        col = known.get((base, dim))
+        if col is None:
+            names.append(h)  # a column of the user's own, kept as it is
+            factors.append(1.0)
+            continue
+        names.append(col)
+        factors.append(factor)
+    return names, factors
+
+
 def _from_csv(text: str, src: str) -> Trace:
     meta: dict[str, str] = {}
     lines = text.splitlines()
@@ -287,6 +349,7 @@ def _from_csv(text: str, src: str) -> Trace:
         raise TraceError(f"{src}: CSV has no header row")
     reader = csv.reader(io.StringIO(body))
     header = [h.strip() for h in next(reader)]
+    header, factors = _csv_header(header, src)
     if len(set(header)) != len(header):
         raise TraceError(f"{src}: CSV header repeats a column: {header}")
     if not any(c in header for c in _CSV_METRICS):
@@ -305,7 +368,7 @@ def _from_csv(text: str, src: str) -> Trace:
                 "(truncated or corrupt row)"
             )
         row: dict[str, Any] = {}
-        for name, cell in zip(header, rec, strict=True):
+        for name, factor, cell in zip(header, factors, rec, strict=True):
             cell = cell.strip()
             if name in ("op",) or name not in POINT_COLUMNS:
                 try:
@@ -325,7 +388,7 @@ def _from_csv(text: str, src: str) -> Trace:
                 ) from None
             if v < 0:
                 raise TraceError(f"{src}: line {lineno}, column {name!r} must be >= 0, got {v}")
-            row[name] = v
+            row[name] = v * factor
         rows.append(row)
     if not rows:
         raise TraceError(f"{src}: CSV has a header but no data rows")

@@ -26,22 +26,58 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import QNModelError
-from ..lab.demo import run_offline_demo
-from ._output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG, UsageError
-from ._parser import _EPILOGS, build_parser  # noqa: F401  (_EPILOGS: read by the docs tests)
+from ._base import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG, UsageError
 
 __all__ = ["main", "run_offline_demo", "build_parser"]
+
+# Loaded on first use (PEP 562): `qnmodel --version` and usage errors load no numpy.
+_LAZY = {
+    "build_parser": ("._parser", "build_parser"),
+    "_EPILOGS": ("._parser", "_EPILOGS"),  # read by the docs tests
+    "run_offline_demo": ("..lab.demo", "run_offline_demo"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    from importlib import import_module
+
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'qnmodel.cli' has no attribute {name!r}") from None
+    value = getattr(import_module(module, __name__), attr)
+    globals()[name] = value
+    return value
+
+
+def _asks_version(argv: Sequence[str]) -> bool:
+    """Whether ``--version`` is among the options before the command, where the parser takes
+    it: answered before the parser is built, since building it registers the testbed and
+    validation commands, whose modules load numpy."""
+    for arg in argv:
+        if arg == "--version":
+            return True
+        if not arg.startswith("-") or arg == "--":
+            return False
+    return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``qnmodel`` command; returns the exit status (0 ok, 1 failure, 2 usage)."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if _asks_version(argv):
+        from .. import __version__
+
+        print(f"{PROG} {__version__}")
+        return EXIT_OK
     debug = "--debug" in argv
     try:
-        args = parser.parse_args(argv)
+        from ._parser import build_parser
+
+        args = build_parser().parse_args(argv)
         if args.command is None:
             raise UsageError("a command is required (see 'qnmodel --help')")
         return int(args.func(args))

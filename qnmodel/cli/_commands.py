@@ -7,17 +7,31 @@ import math
 import socket
 import sys
 import tomllib
+import warnings
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .._validate import MAX_MEMORY_ENV
 from ..calibration.comparison import read_measured
-from ..errors import BenchError, BenchUsageError, InvalidModelError, InvalidTypeError
+from ..errors import (
+    BenchError,
+    BenchUsageError,
+    InvalidModelError,
+    InvalidTypeError,
+    LatticeTooLargeError,
+    QNModelWarning,
+)
 from ..io import modelfile
+from ..reporting._files import output_directory
 from ..reporting.report import finite_or_none, fmt_g, write_csv, write_json
+from ..units import bare_number_fix
 from ._output import (
     EXIT_OK,
+    PROG,
     UsageError,
+    _calibration_text,
     _closed,
     _emit_solution,
     _info,
@@ -43,7 +57,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     else:
         paths = run_main_demo(out, progress=not args.quiet, say=lambda msg: _info(args, msg))
     for key, p in paths.items():
-        print(f"wrote {key:18s} {p}")
+        _info(args, f"wrote {key:18s} {p}")
     return EXIT_OK
 
 
@@ -51,26 +65,55 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _override(spec: modelfile.ModelSpec, values: dict[str, Any], given: str):
     """``with_values``, with a bad value reported as the command-line mistake it is."""
     try:
-        return modelfile.with_values(spec, values)
+        return modelfile.with_values(spec, values, units_required=True)
     except modelfile.ModelFileError as exc:
         raise UsageError(f"{given}: {exc.key}: {exc.reason}") from exc
     except (InvalidModelError, TypeError) as exc:
         raise UsageError(f"{given}: {exc}") from exc
 
 
+def _parse_populations(text: str) -> list[int] | dict[str, int]:
+    """``--populations``: ``1,10,100`` (a list) or ``START:STOP[:STEP]`` (a range), integers."""
+    t = text.strip()
+    try:
+        if ":" in t:
+            parts = [int(v) for v in t.split(":")]
+            if len(parts) not in (2, 3):
+                raise ValueError
+            return dict(zip(("start", "stop", "step"), parts, strict=False))
+        return [int(v) for v in t.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(
+            f"--populations expects integers N1,N2,... (e.g. 1,10,100,1000) or "
+            f"START:STOP[:STEP] (e.g. 10:200:10), got {text!r}"
+        ) from None
+
+
 def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
     spec = modelfile.load(args.model)
     values: dict[str, Any] = {}
     given = []
+    chosen = [
+        (opt, v)
+        for opt, v in (("-N", getattr(args, "population", None)),
+                       ("--populations", getattr(args, "populations", None)))
+        if v is not None
+    ]  # fmt: skip
+    if len(chosen) > 1:
+        raise UsageError("give -N (n = 1..N) or --populations (chosen ones), not both")
+    if chosen and spec.is_multiclass:
+        first = spec.multiclass.class_names[0]
+        raise UsageError(
+            f"{chosen[0][0]} sets the population{'s' if chosen[0][0] != '-N' else ''} of a "
+            "single-class model; this one has classes "
+            f"{list(spec.multiclass.class_names)}: use --set class.{first}.population=N"
+        )
     if getattr(args, "population", None) is not None:
-        if spec.is_multiclass:
-            first = spec.multiclass.class_names[0]
-            raise UsageError(
-                f"-N sets the population of a single-class model; this one has classes "
-                f"{list(spec.multiclass.class_names)}: use --set class.{first}.population=N"
-            )
         values["population"] = args.population
         given.append(f"-N {args.population}")
+    if getattr(args, "populations", None) is not None:
+        values["populations"] = _parse_populations(args.populations)
+        given.append(f"--populations {args.populations}")
     for item in getattr(args, "set", None) or []:
         key, value = _parse_assignment(item, "--set")
         values[key] = value
@@ -101,9 +144,45 @@ def _parse_assignment(item: str, option: str) -> tuple[str, Any]:
     return key.strip(), _parse_scalar(value)
 
 
+@contextmanager
+def _warnings_on_stderr():
+    """qnmodel's warnings (traces that do not fit, artefacts) as ``qnmodel: warning: ...``
+    lines on stderr, not Python's file:line form; other warnings pass through."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", QNModelWarning)
+        yield
+    for w in caught:
+        if issubclass(w.category, QNModelWarning):
+            print(f"{PROG}: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+@contextmanager
+def _memory_in_cli_terms(spec: modelfile.ModelSpec):
+    """A refusal for memory while solving a single-class closed model, told in the
+    command's terms (its options and environment variable, not Python arguments)."""
+    try:
+        yield
+    except LatticeTooLargeError as exc:
+        if exc.needed is None or spec.is_multiclass or spec.is_open:
+            raise
+        raise LatticeTooLargeError(
+            f"{exc.what} would need about {exc.needed / 2**20:.4g} MiB, more than the allowed "
+            f"{exc.limit / 2**20:.4g} MiB: the exact curve is solved for every n up to the "
+            f"largest population ({spec.max_population}); give a smaller -N (or a smaller "
+            "largest --populations), or raise the limit with the environment variable "
+            f"{MAX_MEMORY_ENV} (e.g. {MAX_MEMORY_ENV}='8 GiB')",
+            what=exc.what,
+            needed=exc.needed,
+            limit=exc.limit,
+        ) from None
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     spec = _load_with_overrides(args)
-    sol = spec.solve()
+    with _memory_in_cli_terms(spec):
+        sol = spec.solve()
     target = getattr(args, "target", None) or spec.target
     if target is None:
         _emit_solution(sol, args.format, sys.stdout)
@@ -173,15 +252,17 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    output_directory(out.parent, "--out")  # the last level at most: a typo grows no tree
     measured = read_measured(args.measured) if args.measured else None
-    title = model_figure_title(spec)
-    written = [save_bounds_figure(spec.network, spec.max_population, out, measured, title=title)]
-    if args.utilization:
-        u_path = out.with_name(out.stem + "_utilization" + out.suffix)
-        written.append(save_utilization_figure(spec.solve(), u_path))
+    with _memory_in_cli_terms(spec):
+        title = model_figure_title(spec)
+        N = spec.max_population
+        written = [save_bounds_figure(spec.network, N, out, measured, title=title)]
+        if args.utilization:
+            u_path = out.with_name(out.stem + "_utilization" + out.suffix)
+            written.append(save_utilization_figure(spec.solve(), u_path))
     for p in written:
-        print(f"wrote {p}")
+        _info(args, f"wrote {p}")
     return EXIT_OK
 
 
@@ -193,9 +274,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     _single_class(spec, "report")
     _closed(spec, "report")
     measured = read_measured(args.measured) if args.measured else None
-    paths = write_model_report(spec, args.out, measured=measured)
-    print(f"wrote {paths['markdown']}")
-    print(f"wrote {paths['html']}")
+    output_directory(args.out, "--out")
+    with _memory_in_cli_terms(spec):
+        paths = write_model_report(spec, args.out, measured=measured)
+    _info(args, f"wrote {paths['markdown']}")
+    _info(args, f"wrote {paths['html']}")
     return EXIT_OK
 
 
@@ -212,15 +295,31 @@ _BENCH_COLUMNS = (
 )
 
 
+#: quantities of ``qnmodel bench plan`` beside qnbench's own (``a``, ``r``: the device)
+_PLAN_DIMENSIONS = {"a": "time", "r": "rate", "sizes": "size", "budget": "time"}
+
+
 def _bench_options(items: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` options of ``qnmodel bench``; a quantity typed as a bare number
+    (``dev_latency=5``: 5 ms or 5 s?) is refused, as in model files."""
+    from ..bench._runner import _DIMENSIONS
+
+    dimensions = {**_DIMENSIONS, **_PLAN_DIMENSIONS}
     options: dict[str, Any] = {}
     for item in items:
         key, value = _parse_assignment(item, "an option")
         key = key.replace("-", "_")
         if key in options:
             raise UsageError(f"option {key!r} given twice")
-        if key in _list_options() and isinstance(value, str) and "," in value:
+        if key in (*_list_options(), "sizes") and isinstance(value, str) and "," in value:
             value = [_parse_scalar(v) for v in value.split(",") if v.strip()]
+        if key in dimensions:
+            for v in value if isinstance(value, list) else [value]:
+                bare = isinstance(v, int | float) and not isinstance(v, bool)
+                if bare and math.isfinite(v) and v > 0:
+                    raise UsageError(
+                        f"{item}: got the bare number {v!r}: {bare_number_fix(v, dimensions[key])}"
+                    )
         options[key] = value
     return options
 
@@ -410,8 +509,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         from ..lab.demo import run_demo
 
         report = run_demo(Path(args.out), progress=not args.quiet)
-        print(f"wrote {'report':18s} {report}")
-        print(f"wrote {'report (html)':18s} {report.with_suffix('.html')}")
+        _info(args, f"wrote {'report':18s} {report}")
+        _info(args, f"wrote {'report (html)':18s} {report.with_suffix('.html')}")
         return EXIT_OK
     if not (args.device_trace and args.closed_trace):
         raise UsageError(
@@ -421,7 +520,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         if not Path(p).exists():
             raise FileNotFoundError(f"{p}: no such trace file")
     _info(args, "calibrating the device from its size sweep, comparing with the closed loop ...")
-    cmp = calibrate_and_compare(args.device_trace, args.closed_trace)
+    if args.out:
+        output_directory(args.out, "--out")
+    with _warnings_on_stderr():
+        cmp = calibrate_and_compare(args.device_trace, args.closed_trace)
     if args.out:
         report = write_report(cmp, args.out)
         _info(args, f"wrote {report}")
@@ -453,6 +555,5 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         write_csv(cmp.to_frame(), sys.stdout)
     else:
-        sys.stdout.write(f"{cmp!r}\n\n")
-        sys.stdout.write(_unit_table(cmp.to_frame()))
+        sys.stdout.write(_calibration_text(cmp))
     return EXIT_OK

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -12,27 +13,16 @@ import numpy as np
 from ..io import modelfile
 from ..reporting.report import (
     column_widths,
+    comparison_columns,
     fmt_g,
     fmt_time,
     solution_rows,
+    thin_rows,
     time_unit,
     write_csv,
     write_json,
 )
-
-PROG = "qnmodel"
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """A command-line mistake: exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line and exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see '{self.prog} --help')")
+from ._base import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG, UsageError, _Parser  # noqa: F401
 
 
 def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -74,6 +64,8 @@ class _Progress:
 
 
 def _info(args: argparse.Namespace, message: str) -> None:
+    """A message for the person at the terminal (progress, ``wrote <file>``): on stderr, so
+    stdout holds only data, and silenced by ``-q``."""
     if not getattr(args, "quiet", False):
         print(message, file=sys.stderr)
 
@@ -188,10 +180,18 @@ def _emit_solution(sol, fmt: str, stream) -> None:
     elif isinstance(sol, modelfile.OpenModelSolution):
         stream.write(_open_text(sol))
     else:
-        headers, rows, _ = solution_rows(sol)
+        count = sol.spec.populations.size
+        shown = thin_rows(sol.spec.populations)
+        headers, rows, _ = solution_rows(sol, shown)
         stream.write(_model_text(sol))
         stream.write("\n")
         stream.write(_text_table(headers, rows))
+        if shown.size < count:
+            stream.write(
+                f"({shown.size} of {count} populations shown; choose others with "
+                "--populations, e.g. --populations 1,10,100,1000 or START:STOP:STEP; "
+                "--format csv or --format json prints every one)\n"
+            )
 
 
 def _unit_table(frame) -> str:
@@ -226,3 +226,48 @@ def _unit_table(frame) -> str:
         for rec in zip(*(col.tolist() for col in cols), strict=True)
     ]
     return _text_table(headers, rows)
+
+
+def _fitting_table(cols: dict[str, list[str]], keys: list[str], optional: list[str],
+                   width: int) -> str:  # fmt: skip
+    """The aligned table of ``keys`` (those present), leaving out the ``optional`` ones when
+    the table would be wider than ``width`` characters."""
+    keys = [k for k in keys if k in cols]
+    text = _text_table(keys, [list(r) for r in zip(*(cols[k] for k in keys), strict=True)])
+    if max(len(line) for line in text.splitlines()) <= width:
+        return text
+    keys = [k for k in keys if k not in optional]
+    return _text_table(keys, [list(r) for r in zip(*(cols[k] for k in keys), strict=True)])
+
+
+def _calibration_text(cmp) -> str:
+    """``qnmodel calibrate``'s table output: the fitted parameters with their standard errors
+    and intervals, the model, and the comparison as two tables no wider than the terminal
+    (every column: ``--format csv``/``json``, or the report with ``--out``)."""
+    width = shutil.get_terminal_size((100, 24)).columns
+    levels = sorted({f"{fit.ci_level:.0%}" for fit in cmp.calibration.values()})
+    lines = [f"{cmp!r}", "", f"fitted: value +/- standard error [{', '.join(levels)} interval]"]
+    for name, fit in cmp.calibration.items():
+        head = "device, t = a + B/r" if name == "device" else name
+        facts = [f"{fit.extra[k]} latency" for k in ("latency_statistic",) if k in fit.extra]
+        if "size_range_text" in fit.extra:
+            facts.append(f"sizes {fit.extra['size_range_text']}")
+        lines.append(f"  {head}" + (f" ({', '.join(facts)})" if facts else "") + ":")
+        lines += [f"    {line}" for line in fit.parameter_lines()]
+    lines += [f"model: {cmp.network!r}", ""]
+    cols = comparison_columns(cmp)
+    B = cmp.band.upper()
+    bounds = [f"X {B} lower", f"X {B} upper"]
+    x_keys = ["n", "X meas [jobs/s]", "+/-", "X MVA", *bounds, "X err %", f"in {B}",
+              f"bar meets {B}"]  # fmt: skip
+    r_keys = ["n"] + [k for k in cols if k.startswith("R ")]
+    parts = ["\n".join(lines) + "\n"]
+    if len(x_keys) > 1 and x_keys[1] in cols:
+        parts.append(_fitting_table(cols, x_keys, bounds, width))
+    if len(r_keys) > 1:
+        parts.append("\n" + _fitting_table(cols, r_keys, [], width))
+    parts.append(
+        "\n(errors are (model - measured) / measured; every column: --format csv or json;\n"
+        " a report with the figure: --out DIR)\n"
+    )
+    return "".join(parts)

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
-from ._commands import (
-    _cmd_bench,
-    _cmd_calibrate,
-    _cmd_check,
-    _cmd_demo,
-    _cmd_plot,
-    _cmd_report,
-    _cmd_solve,
-    _cmd_sweep,
-)
-from ._output import PROG, _Parser
+from ._base import PROG, _Parser
+
+
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    """The sub-command ``name`` of :mod:`._commands`, imported when it runs: building the
+    parser (``--help``, a usage error) loads no numpy, pandas or matplotlib."""
+
+    def run(args: argparse.Namespace) -> int:
+        from . import _commands
+
+        return getattr(_commands, f"_cmd_{name}")(args)
+
+    run.__name__ = f"_cmd_{name}"
+    return run
+
 
 _FORMAT_HELP = "output format: an aligned table (default), csv, or json (alone on stdout)"
 
@@ -98,6 +103,12 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
         help="solve n = 1..N instead of the file's populations",
     )
     p.add_argument(
+        "--populations",
+        metavar="LIST",
+        help="solve these populations instead of the file's: N1,N2,... (e.g. 1,10,100,1000) "
+        "or START:STOP[:STEP]",
+    )
+    p.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",
@@ -169,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="solve this TOML model file only (implies --offline)",
     )
-    p.set_defaults(func=_cmd_demo)
+    p.set_defaults(func=_command("demo"))
 
     p = add("solve", "bounds (ABA, BJB) and exact MVA of a model file")
     _add_model_args(p)
@@ -180,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         "'p95 <= 80 ms' (percentile), 'X >= 2000/s' (throughput)",
     )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
-    p.set_defaults(func=_cmd_solve)
+    p.set_defaults(func=_command("solve"))
 
     p = add("sweep", "what-if grid: solve a model file over every combination of values")
     _add_model_args(p)
@@ -193,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(repeat for a grid)",
     )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
-    p.set_defaults(func=_cmd_sweep)
+    p.set_defaults(func=_command("sweep"))
 
     p = add("plot", "plot the bounds band and exact MVA curve (and measured points)")
     _add_model_args(p)
@@ -207,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write <out>_utilization.<ext>: utilisation per station vs n",
     )
-    p.set_defaults(func=_cmd_plot)
+    p.set_defaults(func=_command("plot"))
 
     p = add("bench", "run the qnbench microbenchmark and print or save its trace")
     p.add_argument(
@@ -218,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, help="seconds before the run is interrupted")
     p.add_argument("--qnbench", help="path of the qnbench executable (default: the bundled one)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
-    p.set_defaults(func=_cmd_bench)
+    p.set_defaults(func=_command("bench"))
 
     p = add("calibrate", "fit a model from qnbench traces and compare it with the measured curve")
     p.add_argument("device_trace", nargs="?", help="qnbench JSON: device size sweep")
@@ -230,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure emulated devices on this machine, then calibrate and compare",
     )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help=_FORMAT_HELP)
-    p.set_defaults(func=_cmd_calibrate)
+    p.set_defaults(func=_command("calibrate"))
 
     p = add("report", "write a Markdown report (model, bottleneck, table, plots) to a directory")
     _add_model_args(p)
@@ -239,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--measured",
         help="measured points: a CSV (n, throughput, response_time) or a qnbench JSON trace",
     )
-    p.set_defaults(func=_cmd_report)
+    p.set_defaults(func=_command("report"))
 
     p = add(
         "check",
@@ -269,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", help="write check.md and check.png into this directory")
     p.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
-    p.set_defaults(func=_cmd_check)
+    p.set_defaults(func=_command("check"))
 
     from ..lab.testbed import command as testbed_command  # `qnmodel testbed up|down|status`
 

@@ -36,6 +36,7 @@ from .._validate import (
     check_same_length,
 )
 from ..errors import InvalidModelError, InvalidTypeError
+from ..units import format_quantity
 from .classes import ClosedClass, OpenClass
 from .compiled import Compiled, compile_network
 from .forkjoin import ForkJoin
@@ -377,11 +378,11 @@ class Network:
     def __repr__(self) -> str:
         rows = ", ".join(repr(s) for s in self.stations)
         if self.single:
-            return f"Network(K={self.K}, Z={self.think_time:.6g}s: {rows})"
+            return f"Network(K={self.K}, Z={format_quantity(self.think_time, 'time')}: {rows})"
         cls = ", ".join(
             f"{c.name}(open, lambda={c.arrival_rate:.6g}/s)"
             if c.is_open
-            else f"{c.name}(N={c.N}, Z={c.think_time:.6g}s)"
+            else f"{c.name}(N={c.N}, Z={format_quantity(c.think_time, 'time')})"
             for c in self.classes
         )
         return f"Network(K={self.K}, C={self.C}: {cls}; {rows})"

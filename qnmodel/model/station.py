@@ -43,6 +43,7 @@ import numpy as np
 
 from .._validate import as_positive_int, as_quantity, as_rate_multipliers, as_scv, as_servers
 from ..errors import InvalidModelError, InvalidTypeError
+from ..units import format_quantity
 from .laws import Exponential, as_distribution, law_for_scv
 
 __all__ = ["Station", "DISCIPLINES", "STATION_KINDS", "as_element_name"]
@@ -399,9 +400,9 @@ class Station:
     def __repr__(self) -> str:
         d = self.demand
         dem = (
-            "{" + ", ".join(f"{c}: {v:.6g}s" for c, v in d.items()) + "}"
+            "{" + ", ".join(f"{c}: {format_quantity(v, 'time')}" for c, v in d.items()) + "}"
             if isinstance(d, Mapping)
-            else f"{d:.6g}s"
+            else f"{format_quantity(d, 'time')}"
         )
         extra = [] if self.discipline in ("FCFS", "IS") else [self.discipline]
         if self.is_delay:

@@ -31,21 +31,24 @@ import numpy as np
 
 from ..calibration.comparison import Comparison, compare
 from ..calibration.pipeline import calibrate_and_compare
-from ..errors import InvalidModelError
 from ..io import modelfile
 from ..units import format_quantity
+from ._files import open_output, refuse_symlinks
 from .html import write_html
 
 __all__ = [
     "calibrate_report",
     "markdown_cell",
+    "comparison_columns",
     "comparison_table",
+    "coverage_text",
     "markdown_table",
     "measured_section",
     "model_report",
     "save_bounds_figure",
     "save_utilization_figure",
     "solution_rows",
+    "thin_rows",
     "write_model_report",
     "write_report",
 ]
@@ -58,8 +61,9 @@ def fmt_g(v: float, digits: int = 5) -> str:
 
 
 def fmt_time(v: float) -> str:
-    """A time in seconds with its unit (``4.9 ms``); ``0 s`` for zero."""
-    return "0 s" if v == 0 else format_quantity(v, "time")
+    """A time in seconds with its unit (``4.9 ms``; ``0 s`` for zero):
+    :func:`qnmodel.units.format_quantity`, as the reprs print it."""
+    return format_quantity(v, "time")
 
 
 def time_unit(values: Any) -> tuple[float, str]:
@@ -117,9 +121,45 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
 
 
 # -- tables ---------------------------------------------------------------------------------------
-def solution_rows(sol: modelfile.ModelSolution) -> tuple[list[str], list[list[str]], str]:
-    """Headers, rows and time unit of a model's bounds-and-MVA table (one row per population)."""
+#: The most rows a table of one row per population shows (command line and Markdown); a longer
+#: curve is thinned by :func:`thin_rows` (CSV and JSON always hold every row).
+MAX_TABLE_ROWS = 50
+
+
+def thin_rows(populations: Any, max_rows: int = MAX_TABLE_ROWS) -> np.ndarray:
+    """Indices of the rows a table of a curve shows: every row up to ``max_rows``, else a few.
+
+    A curve of ``max_rows`` populations or fewer is shown whole. A longer one spanning at
+    most two decades shows ``max_rows`` rows evenly spaced; a longer one the populations
+    at 1, 2, 5, 10, 20, 50, ... (the first at or above each), as the eye reads a curve of
+    10^6 points on a log axis. The first and the last population are always shown.
+
+    >>> thin_rows(range(1, 1_000_001)).size, [int(i) + 1 for i in thin_rows(range(1, 1001))]
+    (19, [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+    """
+    p = np.asarray(populations, dtype=np.float64).ravel()
+    if p.size <= max_rows:
+        return np.arange(p.size)
+    lo, hi = max(float(p[0]), 1.0), float(p[-1])
+    if hi <= 100.0 * lo:
+        idx = np.linspace(0, p.size - 1, max_rows).round().astype(np.int64)
+    else:
+        decades = 10.0 ** np.arange(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+        nice = (decades[:, None] * np.array([1.0, 2.0, 5.0])).ravel()
+        nice = nice[(nice >= lo) & (nice <= hi)]
+        idx = np.minimum(np.searchsorted(p, nice), p.size - 1)
+    return np.unique(np.concatenate([[0], idx, [p.size - 1]]))
+
+
+def solution_rows(
+    sol: modelfile.ModelSolution, rows: Any = None
+) -> tuple[list[str], list[list[str]], str]:
+    """Headers, rows and time unit of a model's bounds-and-MVA table (one row per population;
+    ``rows``: the indices of the populations to show, e.g. :func:`thin_rows`; all by
+    default)."""
     frame = sol.to_frame()
+    if rows is not None:
+        frame = frame.iloc[np.asarray(rows, dtype=np.int64)]
     factor, unit = time_unit(frame["response_time"])
     b = "bjb" if sol.bjb is not None else "aba"
     B = b.upper()
@@ -141,13 +181,14 @@ def solution_rows(sol: modelfile.ModelSolution) -> tuple[list[str], list[list[st
     return headers, rows, unit
 
 
-def comparison_table(c: Comparison) -> str:
-    """The per-population Markdown table of a comparison.
+def comparison_columns(c: Comparison) -> dict[str, list[str]]:
+    """The per-population comparison, column by column (header -> cells), in table order.
 
-    Columns: ``n``; measured X with its error bar, exact MVA, the band's
-    bounds, ``X err %`` and whether the error bar overlaps the band; measured
-    and MVA response time and ``R err %``. Errors are (model - measured) /
-    measured. A quantity that was not measured has no columns.
+    Columns: ``n``; measured X with its error bar (``+/-``), exact MVA, the band's bounds,
+    ``X err %``; ``in BJB`` (the measured point inside the band: the headline's "inside"
+    count) and ``bar meets BJB`` (its error bar overlaps the band: the headline's "with
+    their error bars" count); measured and MVA response time and ``R err %``. Errors are
+    (model - measured) / measured. A quantity that was not measured has no columns.
     """
     t = c.table
     has_x = bool(np.any(np.isfinite(t["measured_throughput"])))
@@ -155,38 +196,51 @@ def comparison_table(c: Comparison) -> str:
     r_all = [t["mva_response_time"]] + ([t["measured_response_time"]] if has_r else [])
     factor, unit = time_unit(np.concatenate([np.asarray(v) for v in r_all]))
     B = c.band.upper()
-    headers = ["n"]
+    recs = t.to_dict(orient="records")
+
+    def yes(flag: Any) -> str:
+        return "yes" if flag else "no"
+
+    cols: dict[str, list[str]] = {"n": [str(int(r["n"])) for r in recs]}
     if has_x:
-        headers += ["X meas [jobs/s]", "+/-", "X MVA", f"X {B} lower", f"X {B} upper", "X err %"]
-        headers += [f"in {B}"]
+        cols["X meas [jobs/s]"] = [fmt_g(r["measured_throughput"]) for r in recs]
+        cols["+/-"] = [fmt_g(r["throughput_err"], 2) for r in recs]
+        cols["X MVA"] = [fmt_g(r["mva_throughput"]) for r in recs]
+        cols[f"X {B} lower"] = [fmt_g(r[f"{c.band}_throughput_lower"]) for r in recs]
+        cols[f"X {B} upper"] = [fmt_g(r[f"{c.band}_throughput_upper"]) for r in recs]
+        cols["X err %"] = [f"{r['throughput_error_pct']:+.1f}" for r in recs]
+        cols[f"in {B}"] = [yes(r["inside_bounds"]) for r in recs]
+        cols[f"bar meets {B}"] = [yes(r["inside_bounds_with_error"]) for r in recs]
     if has_r:
-        headers += [f"R meas [{unit}]", f"R MVA [{unit}]", "R err %"]
-    rows = []
-    for rec in t.to_dict(orient="records"):
-        row = [str(int(rec["n"]))]
-        if has_x:
-            row += [fmt_g(rec["measured_throughput"]), fmt_g(rec["throughput_err"], 2)]
-            row += [fmt_g(rec["mva_throughput"]), fmt_g(rec[f"{c.band}_throughput_lower"])]
-            row += [fmt_g(rec[f"{c.band}_throughput_upper"]), f"{rec['throughput_error_pct']:+.1f}"]
-            row += ["yes" if rec["inside_bounds_with_error"] else "no"]
-        if has_r:
-            row += [fmt_g(rec["measured_response_time"] * factor)]
-            row += [fmt_g(rec["mva_response_time"] * factor)]
-            row += [f"{rec['response_time_error_pct']:+.1f}"]
-        rows.append(row)
-    return markdown_table(headers, rows)
+        cols[f"R meas [{unit}]"] = [fmt_g(r["measured_response_time"] * factor) for r in recs]
+        cols[f"R MVA [{unit}]"] = [fmt_g(r["mva_response_time"] * factor) for r in recs]
+        cols["R err %"] = [f"{r['response_time_error_pct']:+.1f}" for r in recs]
+    return cols
+
+
+def comparison_table(c: Comparison) -> str:
+    """The per-population Markdown table of a comparison (:func:`comparison_columns`)."""
+    cols = comparison_columns(c)
+    return markdown_table(list(cols), [list(r) for r in zip(*cols.values(), strict=True)])
+
+
+def coverage_text(c: Comparison) -> str:
+    """How many measured throughputs the band holds, in the words and counts of the table's
+    ``in BJB`` and ``bar meets BJB`` columns (the headline and the table agree)."""
+    t, B = c.table, c.band.upper()
+    n, inside, met = len(t), int(t["inside_bounds"].sum()), int(t["inside_bounds_with_error"].sum())
+    return (
+        f"{inside} of {n} measured throughputs inside the {B} band (column `in {B}`); "
+        f"{met} of {n} with their error bar overlapping it (column `bar meets {B}`)"
+    )
 
 
 def measured_section(c: Comparison) -> str:
     """Markdown: the measured points against exact MVA and the bounds, point by point."""
-    t = c.table
     summary = []
     if math.isfinite(c.mape_throughput):
         summary.append(f"mean absolute error of X: {c.mape_throughput:.1f}%")
-        summary.append(
-            f"{int(t['inside_bounds_with_error'].sum())} of {len(t)} measured throughputs inside "
-            f"the {c.band.upper()} band (within their error bar)"
-        )
+        summary.append(coverage_text(c))
     if math.isfinite(c.mape_response_time):
         summary.append(f"mean absolute error of R: {c.mape_response_time:.1f}%")
     return (
@@ -229,8 +283,14 @@ def model_report(
         "the balanced job bounds (BJB; asymptotic bounds, ABA, when a station has several "
         "servers); the CSV holds both.\n\n"
     )
-    headers, rows, _ = solution_rows(sol)
+    shown = thin_rows(spec.populations)
+    headers, rows, _ = solution_rows(sol, shown)
     parts.append(markdown_table(headers, rows))
+    if shown.size < spec.populations.size:
+        parts.append(
+            f"\n{shown.size} of {spec.populations.size} populations shown; the CSV holds "
+            "every one.\n"
+        )
     if comparison is not None:
         parts.append(measured_section(comparison))
     if paths:
@@ -264,8 +324,15 @@ def save_bounds_figure(
     fig = _figure(10.0, 4.0)
     axes = fig.subplots(1, 2)
     plotting.bounds_vs_measured(net, N, measured, axes=axes, title=title)
-    fig.savefig(path, dpi=dpi)
-    return Path(path)
+    return _save(fig, path, dpi)
+
+
+def _save(fig, path: str | os.PathLike, dpi: int) -> Path:
+    """Save a figure to ``path`` (format from its suffix), never through a symbolic link."""
+    p = Path(path)
+    with open_output(p) as fh:
+        fig.savefig(fh, format=p.suffix.lstrip(".").lower() or "png", dpi=dpi)
+    return p
 
 
 def model_figure_title(spec: modelfile.ModelSpec) -> str:
@@ -289,8 +356,7 @@ def save_utilization_figure(
     ax = fig.subplots()
     plotting.utilization(sol.mva, network=sol.spec.network, ax=ax, n_star=sol.aba.n_star)
     ax.set_title(f"{sol.spec.name}: {ax.get_title()}")
-    fig.savefig(path, dpi=dpi)
-    return Path(path)
+    return _save(fig, path, dpi)
 
 
 # -- whole reports --------------------------------------------------------------------------------
@@ -303,17 +369,6 @@ def output_stem(name: str) -> str:
     """
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).lstrip(".")
     return stem or "model"
-
-
-def refuse_symlinks(paths: Sequence[Path]) -> None:
-    """Refuse to write through a symbolic link planted where an output file goes: it would
-    overwrite whatever file the link points to, outside the output directory."""
-    for p in paths:
-        if p.is_symlink():
-            raise InvalidModelError(
-                f"{p} is a symbolic link (to {os.readlink(p)!r}): refusing to write through it; "
-                "remove it or write the report to another directory"
-            )
 
 
 def write_model_report(
@@ -411,10 +466,8 @@ def write_report(
         f"(response time R(N): {c.mape_response_time:.2f}%) over {len(c.table)} "
         f"populations N = {int(c.table['n'].min())}..{c.n_max}; errors are "
         "(model - measured) / measured",
-        f"* **Measured points inside the {B} throughput band**: {c.coverage:.0%} "
-        f"({int(c.table['inside_bounds'].sum())} of {len(c.table)}); with their error bars "
-        f"overlapping it: {c.coverage_with_errors:.0%}; inside the ABA band: "
-        f"{c.coverage_aba:.0%}",
+        f"* **Measured points inside the {B} throughput band**: {c.coverage:.0%}; "
+        f"{coverage_text(c)}; inside the ABA band: {c.coverage_aba:.0%}",
         f"* Model: {c.network!r}",
         f"* Bottleneck {b.bottleneck}, D = {format_quantity(b.total_demand, 'time')}, "
         f"D_max = {format_quantity(b.max_demand, 'time')}, Z = "

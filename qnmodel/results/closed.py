@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ..units import format_quantity
+
 __all__ = ["BoundsResult", "MVAResult", "MultiClassResult", "AMVAResult"]
 
 
@@ -168,7 +170,8 @@ class BoundsResult:
             f"BoundsResult(method={self.method!r}, n=1..{N}, bottleneck={self.bottleneck!r}, "
             f"N*={self.n_star:.4g}, X_sat={self.saturation_throughput:.6g}/s,\n"
             f"  X({N}) in [{self.throughput_lower[-1]:.6g}, {self.throughput_upper[-1]:.6g}] /s, "
-            f"R({N}) in [{self.response_time_lower[-1]:.6g}, {self.response_time_upper[-1]:.6g}] s)"
+            f"R({N}) in [{format_quantity(self.response_time_lower[-1], 'time')}, "
+            f"{format_quantity(self.response_time_upper[-1], 'time')}])"
         )
 
 
@@ -261,8 +264,9 @@ class MVAResult:
         per = shorten(per)
         return (
             f"MVAResult(method={self.method!r}, n={int(self.n[0])}..{N}, "
-            f"Z={self.think_time:.6g}s,\n"
-            f"  X({N})={self.throughput[-1]:.6g}/s, R({N})={self.response_time[-1]:.6g}s, "
+            f"Z={format_quantity(self.think_time, 'time')},\n"
+            f"  X({N})={self.throughput[-1]:.6g}/s, "
+            f"R({N})={format_quantity(self.response_time[-1], 'time')}, "
             f"bottleneck={self.bottleneck!r},\n  {per})"
         )
 
@@ -388,7 +392,8 @@ class MultiClassResult:
 
     def __repr__(self) -> str:
         cls = ", ".join(
-            f"{c if isinstance(c, str) else f'c{c}'}: N={int(n)} X={x:.6g}/s R={r:.6g}s"
+            f"{c if isinstance(c, str) else f'c{c}'}: N={int(n)} X={x:.6g}/s "
+            f"R={format_quantity(r, 'time')}"
             for c, n, x, r in zip(
                 self._labels.tolist(),
                 self.population,
@@ -470,6 +475,7 @@ class AMVAResult(MultiClassResult):
         N = int(self.n[-1])
         return (
             f"AMVAResult(method={self.method!r}, n={int(self.n[0])}..{N}{self._extra_repr()},"
-            f"\n  X({N})={self.throughput[-1]:.6g}/s, R({N})={self.response_time[-1]:.6g}s, "
+            f"\n  X({N})={self.throughput[-1]:.6g}/s, "
+            f"R({N})={format_quantity(self.response_time[-1], 'time')}, "
             f"bottleneck={self.bottleneck!r})"
         )

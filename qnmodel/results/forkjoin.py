@@ -16,6 +16,7 @@ import numpy as np
 
 from .._validate import as_population
 from ..errors import InvalidModelError
+from ..units import format_quantity
 from .closed import _freeze, _import_pandas
 
 __all__ = ["ForkJoinResult"]
@@ -164,5 +165,5 @@ class ForkJoinResult:
         )
         return (
             f"ForkJoinResult({self.method}, {what}: X={self.throughput[-1]:.6g}/s, "
-            f"R={self.response_time[-1]:.6g}s)"
+            f"R={format_quantity(self.response_time[-1], 'time')})"
         )

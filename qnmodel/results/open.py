@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..units import format_quantity
 from .closed import _freeze, _import_pandas, bad_level, shorten, station_frame
 
 __all__ = ["OpenResult", "MixedResult", "UpgradeResult"]
@@ -222,12 +223,12 @@ class OpenResult:
             rng = f"{lam[0]:.6g}/s" if P == 1 else f"{lam[0]:.6g}..{lam[-1]:.6g}/s"
             return (
                 f"OpenResult(method={self.method!r}, lambda={rng} ({P} rates),\n"
-                f"  R={self.response[-1, 0]:.6g}s at lambda={lam[-1]:.6g}/s, "
+                f"  R={format_quantity(self.response[-1, 0], 'time')} at lambda={lam[-1]:.6g}/s, "
                 f"lambda_sat={self.saturation_arrival_rate:.6g}/s, "
                 f"bottleneck={self.bottleneck!r})"
             )
         cls = shorten(", ".join(
-            f"{n}: lambda={x:.6g}/s R={r:.6g}s"
+            f"{n}: lambda={x:.6g}/s R={format_quantity(r, 'time')}"
             for n, x, r in zip(self.class_names, last, self.response[-1], strict=True)
         ))  # fmt: skip
         return (
@@ -337,7 +338,9 @@ class MixedResult:
 
     def __repr__(self) -> str:
         cls = ", ".join(
-            f"{n}: " + (f"lambda={lam:.6g}/s" if o else f"N={int(p)}") + f" X={x:.6g}/s R={r:.6g}s"
+            f"{n}: "
+            + (f"lambda={lam:.6g}/s" if o else f"N={int(p)}")
+            + f" X={x:.6g}/s R={format_quantity(r, 'time')}"
             for n, o, lam, p, x, r in zip(
                 self.class_names,
                 self.is_open,
@@ -409,12 +412,13 @@ class UpgradeResult:
 
     def __repr__(self) -> str:
         rows = ", ".join(
-            f"{o}: R={r:.6g}s" for o, r in zip(self.options[:4], self.response_time, strict=False)
+            f"{o}: R={format_quantity(r, 'time')}"
+            for o, r in zip(self.options[:4], self.response_time, strict=False)
         )
         more = ", ..." if len(self.options) > 4 else ""
         metric = "" if self.metric == "R" else f"{self.metric}, "
         base = "R" if self.metric == "R" else self.metric
         return (
             f"UpgradeResult({self.workload}, {metric}baseline {base}="
-            f"{self.baseline_response_time:.6g}s,\n  {rows}{more})"
+            f"{format_quantity(self.baseline_response_time, 'time')},\n  {rows}{more})"
         )

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..units import format_quantity
 from .closed import _freeze, _import_pandas, bad_level
 
 __all__ = ["QueueResult", "PriorityQueueResult"]
@@ -151,13 +152,16 @@ class QueueResult:
         def num(x: float) -> str:
             return "inf" if math.isinf(x) else f"{x:.6g}"
 
+        def time(x: float) -> str:
+            return format_quantity(x, "time")
+
         head = (
             f"QueueResult(method={self.method!r}, lambda={num(self.arrival_rate)}/s, "
-            f"S={num(self.service_time)}s, m={num(self.servers)}, K={num(self.capacity)}, "
+            f"S={time(self.service_time)}, m={num(self.servers)}, K={num(self.capacity)}, "
             f"scv={num(self.scv)},\n"
             f"  X={num(self.throughput)}/s, loss={num(self.loss_probability)}, "
             f"U={num(self.utilization)}, L={num(self.queue_length)}, "
-            f"R={num(self.response_time)}s, W={num(self.waiting_time)}s"
+            f"R={time(self.response_time)}, W={time(self.waiting_time)}"
         )
         if self.states is not None:
             head += f",\n  p_k for {self.states.size} states k={_span(self.states)}"
@@ -260,7 +264,9 @@ class PriorityQueueResult:
 
     def __repr__(self) -> str:
         rows = ", ".join(
-            f"{n}(p={int(p)}): R={r:.6g}s" if s else f"{n}(p={int(p)}): unstable"
+            f"{n}(p={int(p)}): R={format_quantity(r, 'time')}"
+            if s
+            else f"{n}(p={int(p)}): unstable"
             for n, p, r, s in zip(
                 self.class_names, self.priorities, self.response_time, self.stable, strict=True
             )

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidModelError
+from ..units import format_quantity
 from .closed import _freeze, _import_pandas
 
 __all__ = ["SimulationResult"]
@@ -215,7 +216,8 @@ class SimulationResult:
     def __repr__(self) -> str:
         loss = self.loss_probability
         rows = "; ".join(
-            f"{c}: X={x:.6g}+-{hx:.2g}/s R={r:.6g}+-{hr:.2g}s"
+            f"{c}: X={x:.6g}+-{hx:.2g}/s "
+            f"R={format_quantity(r, 'time')} +- {format_quantity(hr, 'time', digits=2)}"
             + (f" loss={loss[i]:.4g}" if loss is not None and np.isfinite(loss[i]) else "")
             for i, (c, x, hx, r, hr) in enumerate(
                 zip(

@@ -19,13 +19,12 @@ a continuous quantity or the largest integer meeting ``<=``.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from .._validate import as_quantity
-from ..errors import InvalidModelError, InvalidTypeError
+from ..errors import InvalidModelError, InvalidTypeError, UnitError
 
 __all__ = ["Target", "as_target", "METRICS"]
 
@@ -152,9 +151,14 @@ def as_target(value: Any, name: str = "target") -> Target:
             f"{token} {want} VALUE"
         )
     if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", bound):
-        v = float(bound)  # a bare number: SI (seconds or jobs/s)
-        if not (math.isfinite(v) and v > 0):
-            raise InvalidModelError(f"{name}: the bound in {value!r} must be > 0, got {bound}")
+        # A bare number in a target a person wrote: 'R <= 5' may mean 5 ms as well as 5 s.
+        shown = f"{token} {'>=' if metric == 'throughput' else '<='}"
+        fix = (
+            f"write '{shown} {bound}/s'"
+            if metric == "throughput"
+            else f"write '{shown} {bound} ms' or '{shown} {bound} s'"
+        )
+        raise UnitError(f"{name} {value!r}: the bound {bound} has no unit; {fix}")
     else:
         label = f"{name} {value!r}"
         if not re.search(r"\d", bound):

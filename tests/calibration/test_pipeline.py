@@ -99,10 +99,10 @@ def test_measured_curve_error_bars_and_littles_law_propagation():
 def test_inconsistent_inputs_are_refused():
     doc = _closed_doc()
     doc["results"][1]["bs_bytes"] = 4096
-    with pytest.raises(TraceError, match="one request size"):
+    with pytest.raises(TraceError, match="CLOSED_TRACE must be a closed loop at one request size"):
         calibrate_and_compare(_device_doc(), doc)
     dev = make_document([{"jobs": 2, "bs_bytes": s, "latency": A} for s in SIZES])
-    with pytest.raises(TraceError, match="no point with jobs = 1"):
+    with pytest.raises(TraceError, match="DEVICE_TRACE must sweep request sizes at one client"):
         calibrate_and_compare(dev, _closed_doc())
     import pandas as pd
 

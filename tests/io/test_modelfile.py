@@ -45,7 +45,7 @@ BASIC = toml(
 
     [[station]]
     name = "terminal_lag"
-    demand = 0.02
+    demand = "20 ms"
     kind = "delay"
     """
 )
@@ -114,6 +114,31 @@ BAD = [
     ),
     (('demand = "5 ms"', "demand = -1"), "station[0].demand", "demand = -1", ">= 0"),
     (('demand = "5 ms"', 'demand = "5"'), "station[0].demand", 'demand = "5"', "has no unit"),
+    # issue 26 item 1: a bare number is refused (20 ms or 20 s?), with the fix
+    (
+        ('think_time = "1 s"', "think_time = 20"),
+        "model.think_time",
+        "think_time = 20",
+        "got the bare number 20: a time needs its unit: write '20 ms' or '20 s'",
+    ),
+    (
+        ('demand = "5 ms"', "demand = 0.005"),
+        "station[0].demand",
+        "demand = 0.005",
+        "got the bare number 0.005: a time needs its unit: write '0.005 ms' or '0.005 s'",
+    ),
+    (
+        ('size = "1500 B"', "size = 1500"),
+        "station[1].size",
+        "size = 1500",
+        "got the bare number 1500: a size needs its unit: write '1500 KiB' or '1500 B'",
+    ),
+    (
+        ('rate = "100 Mbit/s"', "rate = 12500000"),
+        "station[1].rate",
+        "rate = 12500000",
+        "a rate needs its unit: write '12500000 MB/s' or '12500000 Mbit/s'",
+    ),
     (('rate = "100 Mbit/s"', 'rate = "0 Mbit/s"'), "station[1].rate", 'rate = "0 Mbit/s"', "> 0"),
     (("visits = 10", "visits = -1"), "station[1].visits", "visits = -1", ">= 0"),
     (("servers = 2", "servers = 0"), "station[2].servers", "servers = 0", "integer >= 1"),
@@ -230,10 +255,10 @@ names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
     N=st.integers(min_value=1, max_value=30),
 )
 def test_roundtrip_equals_python_api(demands, think, N):
-    """A model file with plain-second numbers solves exactly like the Python API."""
-    lines = ["[model]", f"think_time = {think!r}", f"population = {N}"]
+    """A model file in seconds solves exactly like the Python API (plain numbers, SI)."""
+    lines = ["[model]", f'think_time = "{think!r} s"', f"population = {N}"]
     for i, d in enumerate(demands):
-        lines += ["[[station]]", f'name = "s{i}"', f"demand = {d!r}"]
+        lines += ["[[station]]", f'name = "s{i}"', f'demand = "{d!r} s"']
     spec = loads("\n".join(lines) + "\n")
     net = qn.Network.from_demands(demands, think_time=think)
     np.testing.assert_array_equal(spec.network.demands, net.demands)

@@ -263,7 +263,7 @@ def test_grid_cells_on_a_log_axis_have_equal_widths():
         plotting.heatmap(frame, "x", "y", "v", logy=True)
 
 
-def test_default_labels_carry_known_units():
+def test_default_labels_carry_readable_names_and_known_units():
     df = qn.sweep(
         qn.NetworkedRAID.cui2006(op="write"),
         N=[8],
@@ -271,19 +271,46 @@ def test_default_labels_carry_known_units():
         master_cache_hit=[0.0, 0.5],
     )
     ax = plotting.sensitivity(df, "link_rate", "mva_response_time", hue="master_cache_hit")
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("link_rate [B/s]", "mva_response_time [s]")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (
+        "Ethernet link rate [B/s]",
+        "response time R, exact MVA [s]",  # 68 s .. 204 s: drawn in seconds
+    )
+    assert ax.get_legend().get_title().get_text() == "master cache hit rate"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0", "0.5"]
+    # a legend of rates in readable units, not 1.25e+07 (the gallery's sensitivity figure)
+    ax = plotting.sensitivity(df, "master_cache_hit", "mva_response_time", hue="link_rate")
+    assert ax.get_legend().get_title().get_text() == "Ethernet link rate"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["12.5 MB/s", "125 MB/s", "1.25 GB/s"]
     ax = plotting.sensitivity(df, "link_rate", "mva_response_time", yscale=1e3)
-    assert ax.get_ylabel() == "mva_response_time [ms]"
+    assert ax.get_ylabel() == "response time R, exact MVA [ms]"
+    drawn = np.sort(ax.get_lines()[0].get_ydata())
+    np.testing.assert_allclose(drawn, np.sort(df.mva_response_time * 1e3), rtol=DRAWN)
     ax = plotting.sensitivity(df, "link_rate", "mva_throughput", yscale=2.0)
-    assert ax.get_ylabel() == "mva_throughput"  # unknown scale: no unit rather than a wrong one
+    assert ax.get_ylabel() == "throughput X, exact MVA"  # unknown scale: no unit, not a wrong one
+    ax = plotting.sensitivity(df, "n", "bjb_response_time_upper")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (
+        "population n [jobs]",
+        "response time R, BJB upper bound [s]",
+    )
     ax = plotting.heatmap(df, "link_rate", "master_cache_hit", "mva_throughput")
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("link_rate [B/s]", "master_cache_hit")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (
+        "Ethernet link rate [B/s]",
+        "master cache hit rate",
+    )
     cbar = next(a for a in ax.figure.axes if a is not ax)
-    assert cbar.get_ylabel() == "mva_throughput [jobs/s]"
+    assert cbar.get_ylabel() == "throughput X, exact MVA [jobs/s]"
     ax = plotting.bottleneck_map(df, "link_rate", "master_cache_hit")
-    assert ax.get_xlabel() == "link_rate [B/s]"
+    assert ax.get_xlabel() == "Ethernet link rate [B/s]"
     ax = plotting.sensitivity(df, "n", "mva_throughput", xlabel="clients", ylabel="X")
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("clients", "X")  # given labels win
+
+
+def test_sensitivity_draws_times_in_a_readable_unit_by_default():
+    frame = pd.DataFrame({"n": [1, 2, 3], "response_time": [0.004, 0.006, 0.009]})
+    ax = plotting.sensitivity(frame, "n", "response_time")
+    assert ax.get_ylabel() == "response time R [ms]"
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [4.0, 6.0, 9.0], rtol=DRAWN)
 
 
 def test_iso_line_interpolates_on_the_log_scale():

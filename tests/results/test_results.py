@@ -93,7 +93,7 @@ def test_mva_to_frame_bad_level(net):
 def test_mva_repr_names_the_key_numbers(net):
     res = qn.mva(net, 10)
     r = repr(res)
-    assert r.startswith("MVAResult(method='mva.exact', n=1..10, Z=0.1s,")
+    assert r.startswith("MVAResult(method='mva.exact', n=1..10, Z=100 ms,")
     assert "X(10)=78.9168/s" in r  # exact value 78.91676... (rational oracle)
     assert "bottleneck='disk'" in r and "disk: U=" in r
 

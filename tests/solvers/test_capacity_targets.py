@@ -28,7 +28,6 @@ from tests._tol import PH_QUANTILE, closed_form, recursion
         ("p99 <= 0.2 s", "percentile", 0.2, 0.99),
         ("P99.9 < 1 s", "percentile", 1.0, 0.999),
         ("X >= 2000/s", "throughput", 2000.0, None),
-        ("R <= 0.05", "mean", 0.05, None),
         ("50 ms", "mean", 0.05, None),
         (0.05, "mean", 0.05, None),
     ],
@@ -46,6 +45,21 @@ def test_target_that_does_not_parse_names_the_value():
         as_target("R < fast")
     with pytest.raises(InvalidModelError, match="cannot read 'faster please <'"):
         as_target("faster please <")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("R <= 5", "target 'R <= 5': the bound 5 has no unit; write 'R <= 5 ms' or 'R <= 5 s'"),
+        ("p95<0.08", "the bound 0.08 has no unit; write 'p95 <= 0.08 ms' or 'p95 <= 0.08 s'"),
+        ("X >= 2000", "target 'X >= 2000': the bound 2000 has no unit; write 'X >= 2000/s'"),
+    ],
+)
+def test_target_with_a_bare_bound_is_refused(text, message):
+    # issue 26 item 1: 'R <= 5' was read as 5 s (and answered "47874 clients")
+    with pytest.raises(UnitError) as exc:
+        as_target(text)
+    assert message in str(exc.value)
 
 
 def test_target_with_a_wrong_unit_is_a_unit_error():

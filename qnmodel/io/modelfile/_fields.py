@@ -11,6 +11,7 @@ import numpy as np
 from ..._validate import check_memory
 from ...errors import InvalidModelError, InvalidTypeError
 from ...model import DISCIPLINES, STATION_KINDS, Station
+from ...units import bare_number_fix
 from ...units import parse as _parse_unit
 from ._scanner import _Ctx
 
@@ -52,7 +53,21 @@ def _unknown(ctx: _Ctx, table: Mapping, allowed: tuple, path: tuple) -> None:
             )
 
 
+def _refuse_bare(ctx: _Ctx, value: Any, path: tuple, dimension: str) -> None:
+    """Refuse a quantity written as a bare number (``think_time = 20``): a person's ``20``
+    may mean 20 ms as well as 20 s, so a model file (and ``--set``) gives every quantity its
+    unit. Zero is the one number that reads the same in every unit (a negative or infinite
+    one is refused by the domain check that follows)."""
+    if ctx.bare_si:
+        return
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and math.isfinite(value) and value > 0:
+        raise ctx.error(path, f"got the bare number {value!r}: {bare_number_fix(value, dimension)}")
+
+
 def _quantity(ctx: _Ctx, value: Any, path: tuple, dimension: str, positive: bool = False) -> float:
+    """A quantity of the file in SI: a string with its unit (``"4.9 ms"``), or 0."""
+    _refuse_bare(ctx, value, path, dimension)
     unit_hint = {"time": "'4.9 ms'", "size": "'64 KiB'", "rate": "'100 Mbit/s'"}[dimension]
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ctx.error(
@@ -290,7 +305,9 @@ def _classes(ctx: _Ctx, raw: Any, default_think: float) -> tuple[tuple, np.ndarr
         names.append(name)
         pops.append(_integer(ctx, table["population"], (*path, "population"), minimum=0))
         thinks.append(
-            _quantity(ctx, table.get("think_time", default_think), (*path, "think_time"), "time")
+            _quantity(ctx, table["think_time"], (*path, "think_time"), "time")
+            if "think_time" in table
+            else default_think  # [model] think_time, already read
         )
     if sum(pops) < 1:
         raise ctx.error(("class",), "all class populations are 0: give a class at least one job")
@@ -316,6 +333,7 @@ def _arrival_rates(ctx: _Ctx, model: Mapping) -> np.ndarray | None:
     for v in values:
         if isinstance(v, bool) or not isinstance(v, str | int | float):
             raise ctx.error(path, f"must be a rate such as '40000/s', got {v!r}")
+        _refuse_bare(ctx, v, path, "frequency")
         if isinstance(v, str):
             try:
                 r = _parse_unit(v, "frequency")
@@ -335,7 +353,15 @@ def _target(ctx: _Ctx, model: Mapping) -> Any:
         return None
     from ...solvers.targets import as_target
 
+    raw = model["target"]
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and not ctx.bare_si:
+        raise ctx.error(
+            ("model", "target"),
+            f"got the bare number {raw!r}: a target names its metric and its unit: write "
+            f"'R <= {raw:g} ms' (a mean response time), 'p95 <= {raw:g} ms' or "
+            f"'X >= {raw:g}/s'",
+        )
     try:
-        return as_target(model["target"], "target")
+        return as_target(raw, "target")
     except (InvalidModelError, InvalidTypeError) as exc:
         raise ctx.error(("model", "target"), str(exc)) from None

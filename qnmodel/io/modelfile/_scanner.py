@@ -91,10 +91,12 @@ def _fmt_path(path: tuple) -> str:
 class _Ctx:
     """Carries the source name and key-line map while validating."""
 
-    def __init__(self, source: str, text: str) -> None:
+    def __init__(self, source: str, text: str, bare_si: bool = False) -> None:
         self.source = source
         self.text = text
         self.lines = _key_lines(text)
+        #: plain numbers are SI (values given from Python to ``with_values``), not refused
+        self.bare_si = bare_si
 
     def line(self, path: tuple) -> int | None:
         while path:

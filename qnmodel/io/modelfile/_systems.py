@@ -17,6 +17,7 @@ from ._fields import (
     SYSTEM_TYPES,
     _integer,
     _quantity,
+    _refuse_bare,
     _string,
     _unknown,
 )
@@ -34,6 +35,38 @@ def _system_error(ctx: _Ctx, table: Mapping, exc: Exception) -> ModelFileError:
 
 _CACHE_KEYS = ("size", "working_set", "popularity", "alpha", "item_size")
 
+#: the dimension of each quantity of an nfs system and of a cache (the others are counts,
+#: probabilities, names, or read_cpu_per_byte in seconds per byte, which has no unit string)
+_NFS_DIMENSIONS = {
+    **dict.fromkeys(("b1", "b2", "b3", "b4", "client_link"), "rate"),
+    **dict.fromkeys(("rsize", "wsize", "async_merge_size", "file_size"), "size"),
+    **dict.fromkeys(
+        ("server_cpu_per_request", "client_cpu_per_request", "disk_access_time"), "time"
+    ),
+}
+#: a cache with an item_size holds bytes; without one, size and working_set count items
+_CACHE_DIMENSIONS = dict.fromkeys(("size", "working_set", "item_size"), "size")
+
+
+def _units_given(ctx: _Ctx, table: Mapping, dimensions: Mapping[str, str], path: tuple) -> None:
+    """Refuse a quantity of a [system] table written as a bare number (``file_size = 4096``):
+    the Python classes read plain numbers as SI, a person's file gives the unit."""
+    for key, value in table.items():
+        if key in dimensions:
+            _refuse_bare(ctx, value, (*path, key), dimensions[key])
+
+
+def _networked_raid_dimensions(params: Mapping) -> dict[str, str]:
+    """The dimension of each quantity key of a networked_raid table (names or symbols)."""
+    from ...models.storage_params import PARAMETERS, SYMBOLS
+
+    out = {}
+    for key in params:
+        name = SYMBOLS.get(key, key)
+        if name in PARAMETERS and PARAMETERS[name][1] in ("size", "time", "rate"):
+            out[key] = PARAMETERS[name][1]
+    return out
+
 
 def _cache(ctx: _Ctx, params: dict, key: str) -> Any:
     """A ``{size, working_set, popularity, alpha, item_size}`` table as a Cache (or None)."""
@@ -46,6 +79,8 @@ def _cache(ctx: _Ctx, params: dict, key: str) -> Any:
     if not isinstance(raw, Mapping):
         raise ctx.error(path, "must be a table { size = ..., working_set = ..., ... }")
     _unknown(ctx, raw, _CACHE_KEYS, path)
+    if "item_size" in raw:
+        _units_given(ctx, raw, _CACHE_DIMENSIONS, path)
     for need in ("size", "working_set"):
         if need not in raw:
             raise ctx.error(path, f"a cache needs {need}")
@@ -106,6 +141,7 @@ def _networked_raid_stations(ctx: _Ctx, params: dict, think_time: float) -> tupl
             NetworkedRAID.field_name(key)
         except InvalidModelError as exc:
             raise ctx.error(("system", key), f"unknown key: {exc}") from None
+    _units_given(ctx, params, _networked_raid_dimensions(params), ("system",))
     if reference is not None:
         if reference != "cui2006":
             raise ctx.error(
@@ -156,6 +192,7 @@ def _nfs_stations(ctx: _Ctx, params: dict, think_time: float) -> tuple:
             )
     allowed = _NFS_BANDWIDTHS + _NFS_SYSTEM_KEYS + _NFS_JOB_KEYS + ("client_cache", "server_cache")
     _unknown(ctx, params, allowed, ("system",))
+    _units_given(ctx, params, _NFS_DIMENSIONS, ("system",))
     for key in (*_NFS_BANDWIDTHS, "file_size"):
         if key not in params:
             raise ctx.error(("system",), f"an nfs system needs {key} (see the model-file schema)")

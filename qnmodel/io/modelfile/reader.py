@@ -35,7 +35,9 @@ from .spec import ModelSpec
 __all__ = ["load", "loads", "with_values"]
 
 
-def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
+def with_values(
+    spec: ModelSpec, values: Mapping[str, Any], *, units_required: bool = False
+) -> ModelSpec:
     """A copy of a model with some values replaced, validated like the file itself.
 
     Parameters
@@ -46,7 +48,12 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
         Keys are ``"think_time"``, ``"population"``, ``"populations"`` (the
         ``[model]`` keys) or ``"<station>.<key>"`` with a station name and one of
         the station keys (``"disk.service_time"``, ``"network.rate"``); values are
-        what the file would hold (``"5 ms"``, ``0.3``, ``4``).
+        what the file would hold (``"5 ms"``, ``0.3``, ``4``); a plain number for a
+        quantity is SI, as everywhere in the Python API (``{"think_time": 0.02}``).
+    units_required : bool, default False
+        Refuse a quantity given as a bare number, as in the file itself: the values
+        were typed by a person (``qnmodel --set think_time=20``), and ``20`` may mean
+        20 ms as well as 20 s.
 
     Returns
     -------
@@ -96,10 +103,7 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
             continue
         station, _, field_name = key.rpartition(".")
         if not station or station not in names:
-            raise InvalidModelError(
-                f"cannot set {key!r}: use one of {', '.join(_MODEL_KEYS)}, "
-                f"'system.<parameter>' or '<station>.<key>' with a station among {names}"
-            )
+            raise _cannot_set(key, doc, names)
         if field_name not in _STATION_KEYS or field_name == "name":
             raise InvalidModelError(
                 f"cannot set {key!r}: station keys are "
@@ -116,7 +120,29 @@ def with_values(spec: ModelSpec, values: Mapping[str, Any]) -> ModelSpec:
         for other in forms.get(field_name, ()):
             st.pop(other, None)
         st[field_name] = value
-    return _build(doc, _Ctx(spec.source, spec.text), spec.name)
+    return _build(doc, _Ctx(spec.source, spec.text, bare_si=not units_required), spec.name)
+
+
+def _cannot_set(key: str, doc: Mapping, names: list) -> InvalidModelError:
+    """The refusal of a key :func:`with_values` does not know, naming what this model can set."""
+    bare = key.removeprefix("model.")
+    if key != bare and bare in _MODEL_KEYS:
+        return InvalidModelError(
+            f"cannot set {key!r}: a [model] key is set by its name alone: use {bare!r}"
+        )
+    forms = [f"a [model] key ({', '.join(_MODEL_KEYS)})"]
+    if names:
+        forms.append(f"'<station>.<key>' with a station among {names}")
+    system = doc.get("system")
+    if isinstance(system, dict):
+        forms.append(f"'system.<parameter>' (a key of its [system] table, {system.get('type')!r})")
+    tables = doc.get("class")
+    if isinstance(tables, list) and tables:
+        forms.append(
+            "'class.<name>.population' or 'class.<name>.think_time' with a class among "
+            f"{[t.get('name') for t in tables]}"
+        )
+    return InvalidModelError(f"cannot set {key!r}: this model takes " + "; or ".join(forms))
 
 
 # -- reading ------------------------------------------------------------------------------

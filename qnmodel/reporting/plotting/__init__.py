@@ -10,8 +10,12 @@ Conventions
 * A bounds band is a shaded region between the lower and the upper bound;
   ABA (asymptotic) is lighter and wider, BJB (balanced job) darker and
   narrower, and the exact MVA curve runs inside both.
-* An axis turns logarithmic by itself when its positive data span at least
-  two decades (``log="auto"``); pass ``True`` or ``False`` to decide.
+* An axis turns logarithmic by itself when its data are positive and span at
+  least two decades (``log="auto"``); pass ``True`` or ``False`` to decide.
+* Measured points are never hidden: the axes include every point and both ends
+  of its error bar, a value a logarithmic axis cannot show is marked at its
+  edge, and the legend goes where it covers no point (beside the axes when
+  every corner would).
 
 Example
 -------

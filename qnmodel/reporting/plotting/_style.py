@@ -79,7 +79,9 @@ def _spans_decades(values: Any, decades: float = 2.0) -> bool:
 
 def _resolve_log(axis: str, log: bool | str, values: Any, decades: float = 2.0) -> bool:
     if log == "auto":
-        return _spans_decades(values, decades)
+        # never a log axis by itself for data it cannot show (a value <= 0)
+        v = np.asarray(values, dtype=np.float64).ravel()
+        return bool(np.all(v[np.isfinite(v)] > 0)) and _spans_decades(v, decades)
     if not isinstance(log, bool):
         raise InvalidModelError(f"log{axis} must be True, False or 'auto', got {log!r}")
     return log

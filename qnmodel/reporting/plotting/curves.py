@@ -12,6 +12,7 @@ from ...model import Network
 from ...results.closed import BoundsResult, MVAResult
 from ...solvers import bounds as _bounds
 from ...solvers import mva as _mva
+from ._points import draw_measured, include, place_legends
 from ._style import (
     _MEASURED_STYLE,
     _MVA_STYLE,
@@ -162,7 +163,9 @@ def bounds_vs_measured(
         Measured points: columns ``n``, ``throughput`` (jobs/s) and/or
         ``response_time`` (seconds), and optionally ``throughput_err`` and
         ``response_time_err`` (half-widths of the error bars, same units), as
-        produced by a closed-loop qnbench run.
+        produced by a closed-loop qnbench run. The axes always show every point
+        and both ends of its error bar, and the legends cover none of them
+        (:mod:`qnmodel.reporting.plotting._points`).
     methods : sequence of {"aba", "bjb"}
         Bounds to shade. BJB is skipped for networks with multi-server stations.
     exact : bool
@@ -210,20 +213,24 @@ def bounds_vs_measured(
         raise InvalidModelError(
             f"time_unit must be one of {list(_TIME_UNITS)} or None, got {time_unit!r}"
         )
+    placements = []
     for ax, q in zip(axes, ("throughput", "response_time"), strict=True):
         bounds_band(results, quantity=q, mva=mres, ax=ax, time_unit=(factor, unit), logx=logx)
+        points = []
         if cols is not None and q in cols:
             scale = factor if q == "response_time" else 1.0
             err = cols.get(f"{q}_err")
-            ax.errorbar(
-                cols["n"],
-                cols[q] * scale,
-                yerr=None if err is None else err * scale,
-                **_MEASURED_STYLE,
+            # every point and error bar in view, whatever range the model needed
+            points.append(
+                draw_measured(
+                    ax,
+                    cols["n"],
+                    cols[q] * scale,
+                    None if err is None else err * scale,
+                    **_MEASURED_STYLE,
+                )
             )
-            lo, hi = ax.get_xlim()
-            ax.set_xlim(min(lo, float(cols["n"].min())), max(hi, float(cols["n"].max())))
-            ax.legend(loc="best", fontsize="small")
+        placements.append((ax, points))
     b = results[0]
     fig = axes[0].figure
     fig.suptitle(
@@ -232,6 +239,7 @@ def bounds_vs_measured(
         else f"bottleneck {b.bottleneck}, N* = {b.n_star:.3g}, "
         f"X_max = {b.saturation_throughput:.4g} jobs/s"
     )
+    place_legends(placements)  # last: the title and the limits are final
     return axes
 
 
@@ -256,7 +264,8 @@ def utilization(
         is drawn and the bottleneck is the one with the highest utilisation.
     ax : Axes, optional
     n_star : float, optional
-        Draw the knee N* (e.g. ``qn.bounds(net, N).n_star``) as a dotted line.
+        Draw the knee N* (e.g. ``qn.bounds(net, N).n_star``) as a dotted line; the
+        population axis reaches it when it lies beyond the largest n solved.
     logx : bool or "auto"
 
     Returns
@@ -302,6 +311,8 @@ def utilization(
     ax.set_ylim(0.0, 1.05)
     _apply_log(ax, "x", logx, result.n, _POPULATION_DECADES)
     ax.set_xlim(float(result.n.min()), float(result.n.max()))
+    if n_star is not None and np.isfinite(n_star):
+        include(ax, "x", [n_star])  # the knee drawn is a knee seen, also beyond the largest n
     ax.set_title(f"utilisation per station; bottleneck: {bottleneck}")
     ax.grid(True, alpha=0.3)
     # Beside the axes: the curves fill the whole plot area (a saturating bottleneck

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 
 from ...errors import InvalidModelError, InvalidTypeError
-from ._style import _OUTSIDE_LEGEND, _apply_log, _new_axes, _resolve_log
+from ...units import format_quantity
+from ._points import MeasuredPoints, mark_off_scale, place_legends
+from ._style import _OUTSIDE_LEGEND, _apply_log, _new_axes, _resolve_log, time_scale
 
 __all__ = ["sensitivity", "heatmap", "bottleneck_map"]
 
@@ -41,26 +44,81 @@ def _frame_column(frame: Any, name: str, what: str) -> np.ndarray:
 
 _SCALED_TIME_UNITS = {1.0: "s", 1e3: "ms", 1e6: "us"}
 _PARAMETER_UNITS = {"size": "B", "rate": "B/s", "time": "s"}
+_METHODS = {"mva": "exact MVA", "aba": "ABA", "bjb": "BJB", "amva": "approximate MVA"}
+_QUANTITIES = {
+    "throughput": ("throughput X", "throughput"),
+    "response_time": ("response time R", "time"),
+}
+_RESULT = re.compile(
+    r"^(?:(?P<method>[a-z]+)_)?(?P<q>throughput|response_time)(?:_(?P<side>lower|upper))?$"
+)
 
 
-def _default_label(column: str, scale: float = 1.0) -> str:
-    """A column name with its unit, for the columns whose unit is known.
+def _describe(column: Any) -> tuple[str, str | None]:
+    """A column's name for a reader and the kind of its unit (``"time"``, ``"size"``,
+    ``"rate"``, ``"throughput"``, ``"jobs"`` or None).
 
-    What-if frames hold SI values: a networked-RAID parameter carries the unit of
-    its dimension (``link_rate [B/s]``), a response or think time seconds (or ms,
-    us after ``scale`` 1e3, 1e6), a throughput jobs/s. Other columns keep their name.
+    What-if frames hold SI values: a networked-RAID parameter has the dimension of its
+    entry in :data:`~qnmodel.models.storage.PARAMETERS` (``link_rate``: "Ethernet link
+    rate", a rate), a result column names its quantity and method
+    (``mva_response_time``: "response time R, exact MVA", a time), ``n`` is the population.
+    Other columns keep their name; one ending in ``_s`` or holding ``think_time`` is a time.
     """
     from ...models.storage import PARAMETERS
 
     name = str(column)
-    unit = None
     if name in PARAMETERS:
-        unit = _PARAMETER_UNITS.get(PARAMETERS[name][1]) if scale == 1.0 else None
-    elif "response_time" in name or "think_time" in name or name.endswith("_s"):
+        kind = PARAMETERS[name][1]
+        return PARAMETERS[name][3], kind if kind in _PARAMETER_UNITS else None
+    if name == "n":
+        return "population n", "jobs"
+    m = _RESULT.match(name)
+    if m and (m["method"] is None or m["method"] in _METHODS):
+        text, kind = _QUANTITIES[m["q"]]
+        if m["method"] is not None:
+            text += f", {_METHODS[m['method']]}"
+        if m["side"] is not None:
+            text += f" {m['side']} bound"
+        return text, kind
+    if name == "think_time":
+        return "think time Z", "time"
+    if "response_time" in name or "think_time" in name or name.endswith("_s"):
+        return name, "time"
+    if "throughput" in name:
+        return name, "throughput"
+    return name, None
+
+
+def _default_label(column: str, scale: float = 1.0) -> str:
+    """A column's name for a reader with its unit, when the unit is known.
+
+    Times are drawn in s, ms or us after ``scale`` 1, 1e3, 1e6; the other quantities only
+    unscaled (an unknown scale gives no unit rather than a wrong one). See
+    :func:`_describe`.
+    """
+    text, kind = _describe(column)
+    unit = None
+    if kind == "time":
         unit = _SCALED_TIME_UNITS.get(float(scale))
-    elif "throughput" in name and scale == 1.0:
-        unit = "jobs/s"
-    return f"{name} [{unit}]" if unit else name
+    elif scale == 1.0:
+        unit = {"size": "B", "rate": "B/s", "throughput": "jobs/s", "jobs": "jobs"}.get(kind or "")
+    return f"{text} [{unit}]" if unit else text
+
+
+def _value_label(column: str, value: Any) -> str:
+    """One value of a column as a legend entry, in readable units: ``12.5 MB/s``, ``4.9 ms``."""
+    _, kind = _describe(column)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value_f = float(value)
+    elif isinstance(value, (float, np.floating)):
+        value_f = float(value)
+    else:
+        return str(value)
+    if kind in ("time", "size", "rate") and np.isfinite(value_f):
+        return format_quantity(value_f, kind, digits=4)
+    if kind == "throughput":
+        return f"{value_f:.4g} jobs/s"
+    return f"{value_f:.4g}"
 
 
 def sensitivity(
@@ -74,56 +132,63 @@ def sensitivity(
     ylabel: str | None = None,
     logx: bool | str = "auto",
     logy: bool | str = "auto",
-    yscale: float = 1.0,
+    yscale: float | None = None,
 ) -> Any:
     """Curves of one output against one parameter, one curve per value of ``hue``.
 
     Parameters
     ----------
     frame : DataFrame
-        Tidy what-if results, one row per grid point.
+        Tidy what-if results (or measurements), one row per grid point.
     x, y : str
         Columns for the horizontal and vertical axes.
     hue : str, optional
-        Column whose distinct values give one curve each (legend titled by it).
+        Column whose distinct values give one curve each; the legend is titled with the
+        column's name and gives each value in readable units (``12.5 MB/s``).
     ax : Axes, optional
     xlabel, ylabel : str, optional
-        Axis labels with units; default to the column names, with the unit
-        when it is known (a networked-RAID parameter, a time, a throughput).
+        Axis labels with units; default to a readable name of the column with its unit
+        when it is known (a networked-RAID parameter, a result column of
+        :func:`qnmodel.sweep`, a time, a throughput).
     logx, logy : bool or "auto"
-        Logarithmic axes; "auto" when the data span two decades.
-    yscale : float
-        Multiply y by this before drawing (e.g. 1e3 to draw seconds as ms).
+        Logarithmic axes; "auto" when the data are positive and span two decades. A point
+        a logarithmic axis cannot show (<= 0) is marked at the edge, not dropped.
+    yscale : float, optional
+        Multiply y by this before drawing (e.g. 1e3 to draw seconds as ms). By default a
+        time column is drawn in s, ms or us, chosen from its values, others as they are.
 
     Returns
     -------
     Axes
+        Every point inside the axes; the legend covers none of them.
     """
     xs = _frame_column(frame, x, "x")
-    ys = _frame_column(frame, y, "y").astype(np.float64) * yscale
+    ys = _frame_column(frame, y, "y").astype(np.float64)
+    if yscale is None:
+        yscale = time_scale(ys)[0] if _describe(y)[1] == "time" else 1.0
+    ys = ys * yscale
     if ax is None:
         ax = _new_axes()
-    if hue is None:
-        order = np.argsort(xs, kind="stable")
-        ax.plot(xs[order], ys[order], marker="o", ms=3)
-    else:
-        hs = _frame_column(frame, hue, "hue")
-        for h in dict.fromkeys(hs.tolist()):
-            sel = hs == h
-            order = np.argsort(xs[sel], kind="stable")
-            ax.plot(
-                xs[sel][order],
-                ys[sel][order],
-                marker="o",
-                ms=3,
-                label=f"{h:g}" if isinstance(h, float) else str(h),
-            )
-        ax.legend(title=hue, fontsize="small")
-    ax.set_xlabel(xlabel or _default_label(x))
-    ax.set_ylabel(ylabel or _default_label(y, yscale))
     _apply_log(ax, "x", logx, xs)
     _apply_log(ax, "y", logy, ys)
+    groups: list[tuple[str | None, np.ndarray]] = []
+    if hue is None:
+        groups.append((None, np.ones(xs.shape, dtype=bool)))
+    else:
+        hs = _frame_column(frame, hue, "hue")
+        groups += [(_value_label(hue, h), hs == h) for h in dict.fromkeys(hs.tolist())]
+    points = []
+    for label, sel in groups:
+        order = np.argsort(xs[sel], kind="stable")
+        gx, gy = xs[sel][order], ys[sel][order]
+        (ln,) = ax.plot(gx, gy, marker="o", ms=3, label=label or "_nolegend_")
+        mark_off_scale(ax, gx, gy, color=ln.get_color(), label=f"{label or y}: <= 0, off scale")
+        points.append(MeasuredPoints(gx, gy, size=3.0))
+    ax.set_xlabel(xlabel or _default_label(x))
+    ax.set_ylabel(ylabel or _default_label(y, yscale))
     ax.grid(True, alpha=0.3)
+    if hue is not None or ax.get_legend_handles_labels()[0]:
+        place_legends([(ax, points)], title=_describe(hue)[0] if hue is not None else None)
     return ax
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidModelError
+from ._points import draw_measured, place_legends
 from ._style import _MEASURED_STYLE, _MVA_STYLE, BAND_STYLE, _new_axes, time_scale
 
 __all__ = ["validation_curves"]
@@ -23,7 +24,8 @@ def validation_curves(points: Sequence[Mapping[str, Any]], *, axes: Any = None,
         As in a ``qnmodel validate`` summary: ``n``, ``x_measured``, ``x_ci``,
         ``r_measured``, ``r_ci``, ``x_model``, ``r_model``, ``x_lower``, ``x_upper``,
         ``r_lower``, ``r_upper`` and optionally ``x_forkjoin``, ``r_forkjoin`` (jobs/s, s;
-        the ``*_ci`` are 95 % half-widths).
+        the ``*_ci`` are 95 % half-widths). Every measured point and error bar is
+        inside the axes and outside the legends.
     axes : pair of Axes, optional
         Where to draw (throughput, response time); a new 1x2 figure when omitted.
     title : str, optional
@@ -46,6 +48,7 @@ def validation_curves(points: Sequence[Mapping[str, Any]], *, axes: Any = None,
 
     factor, unit = time_scale(col("r_upper"))
     band = BAND_STYLE["bjb"]
+    placements = []
     for ax, q, scale, label in (
         (axes[0], "x", 1.0, "throughput X(n) [jobs/s]"),
         (axes[1], "r", factor, f"response time R(n) [{unit}]"),
@@ -55,13 +58,14 @@ def validation_curves(points: Sequence[Mapping[str, Any]], *, axes: Any = None,
         if any(f"{q}_forkjoin" in p for p in pts):
             ax.plot(n, col(f"{q}_forkjoin", scale), "--", color="tab:green", lw=1.2,
                     label="fork-join MVA")  # fmt: skip
-        style = dict(_MEASURED_STYLE, label="measured (95 % CI)")
-        ax.errorbar(n, col(f"{q}_measured", scale), yerr=col(f"{q}_ci", scale), **style)
         ax.set_xlabel("concurrent jobs n")
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0.0)
         ax.grid(True, alpha=0.3)
-        ax.legend(loc="best", fontsize="small")
+        style = dict(_MEASURED_STYLE, label="measured (95 % CI)")
+        drawn = draw_measured(ax, n, col(f"{q}_measured", scale), col(f"{q}_ci", scale), **style)
+        placements.append((ax, [drawn]))
     if title:
         axes[0].figure.suptitle(title)
+    place_legends(placements)  # last: the title and the limits are final
     return axes
