@@ -113,6 +113,7 @@ from ..testbed.lifecycle import shaper_burst
 from . import LOG
 from ._common import inside, machine_info, mean_ci, summarize
 from .bottomup import disk_rate, link_rate, master_cpu_per_unit
+from .crosscheck import cross_checks, flag_notes, flags
 
 __all__ = [
     "run",
@@ -127,6 +128,7 @@ __all__ = [
     "steal_summary",
     "machine_info",
     "calibration_rows",
+    "model_structure",
 ]
 
 _KEYS = (
@@ -461,7 +463,9 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
             credit = bucket_credit(topo, p["client"], case)
             pts = with_bucket(pts, credit)
             points += pts
-            cases.append(dict(case, calibration=ccal, demands=model.demands(), **summarize(pts),
+            cases.append(dict(case, calibration=ccal, demands=model.demands(),
+                              model_structure=model_structure(p),
+                              **summarize(pts),
                               inside_bounds_share_point=inside_point(pts),
                               inside_bounds_share_bucket=inside_bucket(pts),
                               bucket_credit=credit))  # fmt: skip
@@ -471,11 +475,14 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
         down(topo)
         LOG.info("testbed %s down", topo.name)
     machine["load_average_after"] = list(os.getloadavg())
+    calibration = _calibration_errors(cal)
+    checks = cross_checks(calibration, cases, points)
     summary = dict(
         kind="raid", title=spec["study"].get("title", "networked RAID (seed 002)"),
         topology=topo.source, machine=machine,
         settings={k: v for k, v in p.items() if k != "cases"},
-        calibration=_calibration_errors(cal), calibration_rows=calibration_rows(cal),
+        calibration=calibration, calibration_rows=calibration_rows(cal),
+        cross_checks=checks, calibration_flags=flags(checks),
         cases=cases, points=points, **summarize(points), goodput_factor=GOODPUT_FACTOR,
         inside_bounds_share_point=inside_point(points),
         inside_bounds_share_bucket=inside_bucket(points),
@@ -486,6 +493,7 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
         f"model: NetworkedRAID(form={p['form']!r}) per case, exact MVA over one station per "
         f"server; BJB bounds; fork-join MVA (Varki, structure {p['forkjoin']!r}) beside it",
         f"worst case MAPE of X: {max(mf):.1f} % ({cases[int(np.argmax(mf))]['label']})",
+        *flag_notes(checks),
     ]
     st = summary["steal"]
     if st["median"] is not None:
@@ -496,6 +504,18 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
             "points had to keep some (raid.max_steal)"
         )
     return summary
+
+
+def model_structure(p: dict) -> str:
+    """Which model structures a case's predictions come from (for the report)."""
+    fj = {
+        "forkjoin": "fork-join MVA, master link after the join",
+        "forkjoin_overlap": "fork-join MVA, master link inside the fork (overlapped stages)",
+    }[p["forkjoin"]]
+    return (
+        f"NetworkedRAID(form={p['form']!r}): exact MVA over one station per server (x_model, "
+        f"r_model), BJB bounds; {fj} (x_forkjoin, r_forkjoin)"
+    )
 
 
 def steal_summary(points: list[dict], max_steal: float) -> dict:
