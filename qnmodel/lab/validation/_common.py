@@ -220,7 +220,8 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
         lines.append(markdown_table(
             ["component", "check", "case, n", "calibrated", "reference", "error", "flag"],
             [[r["component"], r["check"],
-              f"{r['case']}, {r['n']}" if r.get("case") else "",
+              (f"{r['case']}, {r['n']}" if r.get("n") is not None else r["case"])
+              if r.get("case") else "",
               _num(r["calibrated"]), _num(r["reference"]), _pct(100 * r["error"]),
               "FLAG" if r["flagged"] else ""] for r in checks],
         ))  # fmt: skip

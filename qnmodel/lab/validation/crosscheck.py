@@ -37,7 +37,7 @@ from typing import Any
 
 from ...errors import InvalidModelError
 
-__all__ = ["TOLERANCE", "cross_checks", "flags", "flag_notes"]
+__all__ = ["TOLERANCE", "cross_checks", "nfs_cross_checks", "flags", "flag_notes"]
 
 #: relative disagreement beyond which a calibration is flagged
 TOLERANCE = 0.05
@@ -136,6 +136,39 @@ def cross_checks(calibration: Mapping, cases: Sequence[Mapping], points: Sequenc
     return _configured_rows(calibration, tolerance) + _study_rows(cases, points, tolerance)
 
 
+def nfs_cross_checks(summary: Mapping, tolerance: float = TOLERANCE) -> list[dict]:
+    """Every cross-check row of an NFS study (:mod:`qnmodel.lab.validation.nfs`).
+
+    Per configuration: the server's disk b4 (read in its namespace and blkio group) against
+    the throttle's configured rate (``configured``); the link's b2 (the configured rate x the
+    TCP goodput factor) against the server-hit reads the study drove through it, and b4
+    against the misses where the disk is the bottleneck (``study``: server hits and
+    disk-bound misses each move one stage's throughput, seed 001's three cases). ``summary``:
+    the study's ``calibration`` and ``three_case`` lists (bytes/s).
+    """
+    if not isinstance(tolerance, int | float) or not 0.0 < tolerance < 1.0:
+        raise InvalidModelError(
+            f"tolerance must be a relative error in (0, 1), got {tolerance!r}: give e.g. 0.05"
+        )
+    rows = []
+    labels = {r["config"]: r.get("label", str(r["config"])) for r in summary.get("three_case", [])}
+    for cal in summary.get("calibration", []):
+        if cal.get("b4_configured"):
+            rows.append(_row(f"disk b4 ({labels.get(cal['config'], cal['config'])})",
+                             "configured", cal["b4"], cal["b4_configured"], tolerance,
+                             unit="B/s"))  # fmt: skip
+    for r in summary.get("three_case", []):
+        if r["case"] == "server_hit":
+            rows.append(_row("link b2 (configured x goodput)", "study", r["model"],
+                             r["measured"], tolerance, unit="B/s", case=r["label"], n=None,
+                             note="server-hit reads through the link"))  # fmt: skip
+        elif r["case"] == "miss" and r.get("bottleneck") == "b4":
+            rows.append(_row("disk b4", "study", r["b4"], r["measured"], tolerance, unit="B/s",
+                             case=r["label"], n=None,
+                             note="misses with the disk the bottleneck"))  # fmt: skip
+    return rows
+
+
 def flags(rows: Sequence[Mapping]) -> list[dict]:
     """The flagged rows."""
     return [dict(r) for r in rows if r["flagged"]]
@@ -145,7 +178,8 @@ def flag_notes(rows: Sequence[Mapping]) -> list[str]:
     """One report line per flagged row, with both figures."""
     out = []
     for r in flags(rows):
-        where = f" ({r['case']}, n = {r['n']})" if r.get("case") else ""
+        where = f" ({r['case']}" if r.get("case") else ""
+        where += f", n = {r['n']})" if r.get("n") is not None else (")" if where else "")
         other = "configured" if r["check"] == "configured" else "seen by the study"
         out.append(
             f"CALIBRATION FLAG: {r['component']}{where}: calibrated {r['calibrated']:.5g} "

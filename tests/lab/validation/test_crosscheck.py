@@ -10,7 +10,13 @@ import pytest
 
 from qnmodel.errors import InvalidModelError
 from qnmodel.lab.validation import write_outputs
-from qnmodel.lab.validation.crosscheck import TOLERANCE, cross_checks, flag_notes, flags
+from qnmodel.lab.validation.crosscheck import (
+    TOLERANCE,
+    cross_checks,
+    flag_notes,
+    flags,
+    nfs_cross_checks,
+)
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "validation"
 
@@ -117,3 +123,31 @@ def test_report_shows_the_cross_checks_and_flags(run100, tmp_path):
     assert "Model: NetworkedRAID(form='corrected'): MVA" in text
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert len(doc["calibration_flags"]) == len(flags(rows))
+
+
+def test_recorded_nfs_study_cross_checks():
+    # data/validation/nfs_cases_20261124.json: four configurations, b4 within 0.6 % of its
+    # throttle, server hits within 1.9 % of b2, disk-bound misses within 1.6 % of b4
+    doc = json.loads((DATA / "nfs_cases_20261124.json").read_text())
+    rows = nfs_cross_checks(doc)
+    kinds = [(r["component"].split(" (")[0], r["check"]) for r in rows]
+    assert kinds.count(("disk b4", "configured")) == 4
+    assert kinds.count(("link b2", "study")) == 4
+    assert kinds.count(("disk b4", "study")) == 2  # the two configurations bound by the disk
+    assert max(abs(r["error"]) for r in rows) < 0.02
+    assert flags(rows) == []
+    # a throttle the server's disk did not honour (b4 read 10 % below 6 MB/s) is flagged
+    bad = copy.deepcopy(doc)
+    bad["calibration"][0]["b4"] *= 0.9
+    for r in bad["three_case"]:
+        if r["config"] == 0:
+            r["b4"] *= 0.9
+    got = flags(nfs_cross_checks(bad))
+    assert [(r["component"], r["check"]) for r in got] == [
+        ("disk b4 (100 Mbit/s, disk 6 MB/s)", "configured"),
+        ("disk b4", "study"),
+    ]
+    assert got[0]["reference"] == 6e6 and got[0]["error"] == pytest.approx(-0.1041, abs=1e-3)
+    assert flag_notes(got)[1].startswith("CALIBRATION FLAG: disk b4 (100 Mbit/s, disk 6 MB/s)")
+    with pytest.raises(InvalidModelError, match="tolerance must be"):
+        nfs_cross_checks(doc, tolerance=0.0)
