@@ -106,6 +106,7 @@ from ...errors import InvalidModelError
 from ...model import Network
 from ...models.storage import NetworkedRAID
 from ...models.storage_forkjoin import FORKJOIN_STRUCTURES
+from ...models.storage_overlap import overlap_bounds, overlap_parts
 from ...solvers.bounds import bounds as _bounds
 from ...solvers.mva import mva as _mva
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in, down, stripe_options, up
@@ -124,6 +125,7 @@ __all__ = [
     "windows",
     "inside_point",
     "inside_bucket",
+    "inside_overlap",
     "bucket_credit",
     "steal_summary",
     "machine_info",
@@ -295,7 +297,10 @@ def predict(model: NetworkedRAID, populations: list[int], *,
     docstring); the bounds then span both (``r_lower`` from ``fast``, ``r_upper`` from
     ``slow``) and the point calibration's bounds are kept with the suffix ``_point``.
     ``forkjoin``: the structure of :meth:`NetworkedRAID.fork_join` behind ``x_forkjoin`` and
-    ``r_forkjoin``.
+    ``r_forkjoin``. Where the overlapped structure models the case
+    (:func:`qnmodel.models.storage_overlap.overlap_parts`: at most a stripe, no
+    read-modify-write), also its closed solution (``x_overlap``, ``r_overlap``) and the
+    bounds that hold with overlapped stages (``x_lower_overlap`` .. ``r_upper_overlap``).
     """
     net = _network(model)
     top = max(populations)
@@ -315,6 +320,20 @@ def predict(model: NetworkedRAID, populations: list[int], *,
             r_lower_point=float(b.response_time_lower[i]),
             r_upper_point=float(b.response_time_upper[i]),
             x_forkjoin=float(fj.throughput[i]), r_forkjoin=float(fj.response_time[i]),
+        )  # fmt: skip
+    try:
+        parts = overlap_parts(model)
+    except InvalidModelError:  # a read-modify-write, or more than a stripe
+        return out
+    ob, ov = overlap_bounds(parts, top), model.overlap(top)
+    for n in populations:
+        i = n - 1
+        out[n].update(
+            x_overlap=float(ov.throughput[i]), r_overlap=float(ov.response_time[i]),
+            x_lower_overlap=float(ob.throughput_lower[i]),
+            x_upper_overlap=float(ob.throughput_upper[i]),
+            r_lower_overlap=float(ob.response_time_lower[i]),
+            r_upper_overlap=float(ob.response_time_upper[i]),
         )  # fmt: skip
     return out
 
@@ -468,6 +487,7 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
                               **summarize(pts),
                               inside_bounds_share_point=inside_point(pts),
                               inside_bounds_share_bucket=inside_bucket(pts),
+                              inside_overlap_bounds_share=inside_overlap(pts),
                               bucket_credit=credit))  # fmt: skip
             LOG.info("%s: MAPE X %.1f %%, R %.1f %%", case["label"], cases[-1]["mape_x"],
                      cases[-1]["mape_r"])  # fmt: skip
@@ -486,6 +506,7 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
         cases=cases, points=points, **summarize(points), goodput_factor=GOODPUT_FACTOR,
         inside_bounds_share_point=inside_point(points),
         inside_bounds_share_bucket=inside_bucket(points),
+        inside_overlap_bounds_share=inside_overlap(points),
     )  # fmt: skip
     summary["steal"] = steal_summary(points, p["max_steal"])
     mf = [abs(c["mape_x"]) for c in cases]
@@ -514,7 +535,8 @@ def model_structure(p: dict) -> str:
     }[p["forkjoin"]]
     return (
         f"NetworkedRAID(form={p['form']!r}): exact MVA over one station per server (x_model, "
-        f"r_model), BJB bounds; {fj} (x_forkjoin, r_forkjoin)"
+        f"r_model), BJB bounds; {fj} (x_forkjoin, r_forkjoin); where it applies, the "
+        "overlapped structure (pipelined chunk transfers; x_overlap, r_overlap) and its bounds"
     )
 
 
@@ -563,6 +585,13 @@ def _r_share(points: list[dict], lower: str, upper: str) -> float:
 def inside_bucket(points: list[dict]) -> float:
     """Share of R points inside [r_lower_bucket, r_upper] (with their CIs)."""
     return _r_share([q for q in points if "r_lower_bucket" in q], "r_lower_bucket", "r_upper")
+
+
+def inside_overlap(points: list[dict]) -> float | None:
+    """Share of R points inside the overlap bounds (with their CIs); None where no point has
+    them (:func:`predict`)."""
+    pts = [q for q in points if "r_lower_overlap" in q]
+    return _r_share(pts, "r_lower_overlap", "r_upper_overlap") if pts else None
 
 
 def inside_point(points: list[dict]) -> float:
