@@ -305,8 +305,8 @@ def link_probe(topo: Topology, server: str, *, state_root: Path | None = None,
     the study's striped reads moved 0.95 x the rate through them). The probe replies from a
     memory buffer (qnbench ``--serve mem``) at ``server``'s address, port ``PROBE_PORT_OFFSET``
     above the server's (2049 + offset for an NFS server), through the same shaped link and
-    in the same cgroups; it is stopped on exit (and recorded in the testbed's state, so
-    ``down`` stops it should this process die first).
+    in the same cgroups; it is stopped on exit and taken off the testbed's state (recorded
+    there while it runs, so ``down`` stops it should this process die first).
     """
     from ...bench import executable
 
@@ -331,3 +331,7 @@ def link_probe(topo: Topology, server: str, *, state_root: Path | None = None,
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+        # gone: off the state's process list, which ``status`` requires alive on a node that is up
+        state = State.load(topo.name, state_root)
+        if state is not None:
+            state.set("processes", [q for q in state["processes"] if q.get("pid") != proc.pid])

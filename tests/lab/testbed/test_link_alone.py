@@ -35,6 +35,8 @@ def test_link_alone_recovers_the_configured_rate_where_the_disk_hides_it(tmp_pat
     try:
         alone = link_rate(topo, "master", "s0", op="read", repeat=2)
         through = link_rate(topo, "master", "s0", op="read", repeat=2, alone=False)
+        # the probe is gone and off the record: the testbed is still up for the study
+        assert testbed.status(topo)["up"]
     finally:
         testbed.down(topo)
     assert leftovers("ti28") == []
