@@ -112,7 +112,7 @@ from ...solvers.mva import mva as _mva
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in, down, stripe_options, up
 from ..testbed.lifecycle import shaper_burst
 from . import LOG
-from ._common import inside, machine_info, mean_ci, summarize
+from ._common import inside, machine_info, mape, mean_ci, summarize
 from .bottomup import disk_rate, link_rate, master_cpu_per_unit
 from .crosscheck import cross_checks, flag_notes, flags
 
@@ -126,6 +126,7 @@ __all__ = [
     "inside_point",
     "inside_bucket",
     "inside_overlap",
+    "overlap_mape",
     "bucket_credit",
     "steal_summary",
     "machine_info",
@@ -488,9 +489,13 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
                               inside_bounds_share_point=inside_point(pts),
                               inside_bounds_share_bucket=inside_bucket(pts),
                               inside_overlap_bounds_share=inside_overlap(pts),
+                              **overlap_mape(pts),
                               bucket_credit=credit))  # fmt: skip
             LOG.info("%s: MAPE X %.1f %%, R %.1f %%", case["label"], cases[-1]["mape_x"],
                      cases[-1]["mape_r"])  # fmt: skip
+            if "mape_x_overlap" in cases[-1]:
+                LOG.info("%s, overlapped structure: MAPE X %.1f %%, R %.1f %%", case["label"],
+                         cases[-1]["mape_x_overlap"], cases[-1]["mape_r_overlap"])  # fmt: skip
     finally:
         down(topo)
         LOG.info("testbed %s down", topo.name)
@@ -585,6 +590,18 @@ def _r_share(points: list[dict], lower: str, upper: str) -> float:
 def inside_bucket(points: list[dict]) -> float:
     """Share of R points inside [r_lower_bucket, r_upper] (with their CIs)."""
     return _r_share([q for q in points if "r_lower_bucket" in q], "r_lower_bucket", "r_upper")
+
+
+def overlap_mape(points: list[dict]) -> dict:
+    """MAPE (percent) of X and R of the overlapped structure (``mape_x_overlap``,
+    ``mape_r_overlap``); empty where the points have no overlapped prediction."""
+    pts = [q for q in points if "x_overlap" in q]
+    if not pts:
+        return {}
+    return dict(
+        mape_x_overlap=mape([q["x_overlap"] for q in pts], [q["x_measured"] for q in pts]),
+        mape_r_overlap=mape([q["r_overlap"] for q in pts], [q["r_measured"] for q in pts]),
+    )
 
 
 def inside_overlap(points: list[dict]) -> float | None:

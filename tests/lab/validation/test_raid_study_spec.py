@@ -117,13 +117,18 @@ def test_predict_adds_the_overlapped_structure_where_it_applies():
     for q in pred.values():
         assert q["r_lower_overlap"] <= q["r_overlap"] <= q["r_upper_overlap"]
         assert q["x_lower_overlap"] <= q["x_overlap"] <= q["x_upper_overlap"] * (1 + 1e-12)
-    pts = [dict(q, n=n, r_measured=q["r_overlap"], r_ci=0.0) for n, q in pred.items()]
+    pts = [dict(q, n=n, r_measured=q["r_overlap"], r_ci=0.0, x_measured=q["x_overlap"])
+           for n, q in pred.items()]  # fmt: skip
     assert rs.inside_overlap(pts) == 1.0
+    assert rs.overlap_mape(pts) == {"mape_x_overlap": 0.0, "mape_r_overlap": 0.0}
+    pts[0]["x_measured"] = pts[0]["x_overlap"] / 1.1  # the model 10 % high at one of 3 points
+    assert rs.overlap_mape(pts)["mape_x_overlap"] == pytest.approx(10.0 / 3)
     # a RAID5 one-chunk write is a read-modify-write: no overlapped prediction
     rmw = dict(raid="raid5", op="write", servers=3, chunks=1, label="y")
     p5 = rs.predict(rs.case_model(rmw, cal, 65536.0), [1])
     assert "r_overlap" not in p5[1]
     assert rs.inside_overlap([dict(p5[1], n=1, r_measured=1.0, r_ci=0.0)]) is None
+    assert rs.overlap_mape([dict(p5[1], n=1)]) == {}
 
 
 def test_windows_grow_with_the_models_response_time(topo):
