@@ -131,6 +131,15 @@ def test_predict_adds_the_overlapped_structure_where_it_applies():
     assert rs.overlap_mape([dict(p5[1], n=1)]) == {}
 
 
+def test_overlap_example_studies_parse():
+    for name, rate in (("raid_study_emu_overlap.toml", 125e6),
+                       ("raid_study_emu_overlap_100mbit.toml", 12.5e6)):  # fmt: skip
+        doc, t = load_study(EXAMPLES / name)
+        p = rs.parse(doc, t)
+        assert p["forkjoin"] == "forkjoin_overlap" and p["populations"] == [1, 2, 4, 8, 16]
+        assert all(s.disk.kind == "emu" and s.link.rate == rate for s in t.servers)
+
+
 def test_windows_grow_with_the_models_response_time(topo):
     p = rs.parse(load_study(EXAMPLES / "raid_study.toml")[0], topo)
     assert (p["cycles"], p["warmup_cycles"]) == (8.0, 16.0)
