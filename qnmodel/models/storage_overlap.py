@@ -58,7 +58,8 @@ Solutions
   Z)`` and ``X(n) <= min(n / (R0 + Z), 1 / D_max)``. Pessimistic: ``R(n) <= n R_ser``, with
   R_ser the isolated time with nothing overlapped (serial stations, the members' whole race,
   then all k chunks one after another), the time of a schedule that serves the n requests
-  one after the other and overlaps nothing; ``X(n) >= n / (n R_ser + Z)``.
+  one after the other and overlaps nothing (an argument, not a proof for every discipline);
+  ``X(n) >= n / (n R_ser + Z)``.
 
 Notes
 -----
