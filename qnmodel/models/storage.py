@@ -535,6 +535,14 @@ class NetworkedRAID:
             return overlap_fork_join(self, N, think_time)
         return _solve_fork_join(self.network(think_time, structure="forkjoin"), N)
 
+    def overlap(self, N: int | None = None, *, arrival_rate=None, think_time=0.0):
+        """Approximate overlapped model (pipelined chunk transfers, (disk, then link) branches,
+        shared master link), closed n = 1..N or open at ``arrival_rate``; its bounds:
+        ``qnmodel.models.storage_overlap.overlap_bounds`` (see that module)."""
+        from .storage_overlap import overlap
+
+        return overlap(self, N, arrival_rate=arrival_rate, think_time=think_time)
+
     def _disk_array_multipliers(self, disk_array) -> np.ndarray | None:
         """Member-disk demand multipliers of a ``(level, disks, pattern)`` array, or None."""
         if disk_array is None:

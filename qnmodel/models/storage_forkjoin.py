@@ -99,6 +99,7 @@ __all__ = [
     "METHOD",
     "FORKJOIN_STRUCTURES",
     "last_chunk_departure",
+    "branch_times",
     "fork_join_overlap",
     "overlap_fork_join",
 ]
@@ -166,12 +167,35 @@ def last_chunk_departure(
     return float(t0 + d * np.sum(_LAG_W * np.exp(_LAG_X) * survival))
 
 
-def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: int, Z: float):
+def branch_times(d: float, c: float, k: int, op: str, s: float, B: float) -> tuple:
+    """One request's times in the overlapped fork-join, given what it finds ahead.
+
+    ``k`` branches, each a member (``shift`` s + Exp(d)) and one chunk of fixed link time
+    ``c``, behind ``B`` of work ahead at the link (module docstring). Returns ``(r_el, race,
+    pending)``: the request's time from fork to its last chunk leaving the link (reads) or its
+    last member finishing (writes), its members' race ``s + d H_k``, and the sum over its
+    chunks of the time each is owed to the link (from the fork until it leaves it).
+    """
+    race = s + d * harmonic(k)  # E[T_(k)]
+    if op == "read":
+        last = [last_chunk_departure(d, c, k, s, B, j) for j in range(1, k + 1)]
+        return last[-1], race, float(sum(last))
+    shifts = np.maximum(B + c * np.arange(1, k + 1), s)
+    r_el = (
+        expected_order_statistic(np.full(k, d), k, shifts=shifts) if d > 0 else float(shifts.max())
+    )
+    return r_el, race, k * B + c * k * (k + 1) / 2.0
+
+
+def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: int, Z: float,
+                      members: int | None = None):  # fmt: skip
     """The curve n = 1..N of the overlapped fork-join (module docstring).
 
     ``stations``: (name, demand) of the master's stations in order, the data ``link`` among
-    them; ``member``: one server's demand d; ``op``: ``"read"`` (chunk after the member)
-    or ``"write"`` (chunk before it).
+    them; ``member``: one touched member's time per chunk d; ``K`` the chunks (branches) of a
+    request; ``members`` the members they are spread over (default K): each member then sees
+    a share v = K / members of the requests (a RAID5 read of K - 1 chunks over K members);
+    ``op``: ``"read"`` (chunk after the member) or ``"write"`` (chunk before it).
     """
     names = [s for s, _ in stations]
     D = np.array([v for _, v in stations], dtype=np.float64)
@@ -179,10 +203,11 @@ def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: in
     serial = np.array([k != li for k in range(len(names))])
     c = float(D[li]) / K
     d = float(member)
+    v = K / float(members or K)
     if float(D.sum()) + d + Z <= 0.0:
         raise InvalidModelError("all demands and the think time are zero: throughput is unbounded")
     P = len(names) + 1  # the serial stations, the link, the members' race
-    busiest = np.append(D, d)
+    busiest = np.append(D, d * v)
     bott = int(np.argmax(busiest))
     x_max = 1.0 / float(busiest[bott]) if busiest[bott] > 0 else np.inf
     X = np.empty(N)
@@ -193,23 +218,10 @@ def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: in
     for i in range(N):
         n = i + 1
         r = np.where(serial, D * (1.0 + Q), 0.0)
-        s = d * max(Q_mem, q_m)  # [Var99]: requests ahead at each member
+        s = d * max(v * Q_mem, q_m)  # [Var99]: requests ahead at each member
         B = c * q_c  # work ahead at the link
         Tm[i] = d * (1.0 + q_m)
-        if op == "read":
-            last = [last_chunk_departure(d, c, K, s, B, j) for j in range(1, K + 1)]
-            race = s + d * harmonic(K)  # E[T_(K)]
-            r_el = last[-1]
-            pending = sum(last)  # chunk j is owed to the link from the fork until L_j
-        else:
-            shifts = np.maximum(B + c * np.arange(1, K + 1), s)
-            r_el = (
-                expected_order_statistic(np.full(K, d), K, shifts=shifts)
-                if d > 0
-                else float(shifts.max())
-            )
-            race = s + d * harmonic(K)
-            pending = K * B + c * K * (K + 1) / 2.0
+        r_el, race, pending = branch_times(d, c, K, op, s, B)
         r[li] = r_el - race
         x = n / (Z + float(r.sum()) + race)
         if x > x_max:  # the asymptotic bound [LZGS84]: the excess waits at the bottleneck
@@ -228,28 +240,33 @@ def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: in
         # requests with a member still to finish: reads until the last member is done,
         # writes until they leave (their chunks still in the link are ahead at the members)
         Q_mem = x * (race if op == "read" else r_el)
-        q_m = x * Tm[i]
+        q_m = x * v * Tm[i]
+    return _result(METHOD, X, Rk, Tm, D, d, v, K, names, Z, None)
+
+
+def _result(method, X, Rk, Tm, D, d, v, K, names, Z, lam) -> ForkJoinResult:
+    """The :class:`ForkJoinResult` of the overlapped fork-join (closed or open rows)."""
     R = Rk.sum(axis=1)
-    Dk = np.append(D, d)
+    Dk = np.append(D, d * v)
     U = X[:, None] * Dk[None, :]
     Tb = np.repeat(Tm[:, None], K, axis=1)
     return ForkJoinResult(
-        method=METHOD,
-        n=np.arange(1, N + 1, dtype=np.float64),
+        method=method,
+        n=np.arange(1, X.size + 1, dtype=np.float64) if lam is None else X * R,
         throughput=X,
         response_time=R,
         residence_time=Rk,
         queue_length=X[:, None] * Rk,
         utilization=U,
         branch_response_time=Tb,
-        branch_queue_length=X[:, None] * Tb,
-        branch_utilization=np.repeat((X * d)[:, None], K, axis=1),
+        branch_queue_length=X[:, None] * v * Tb,
+        branch_utilization=np.repeat((X * d * v)[:, None], K, axis=1),
         synchronization_delay=(Rk[:, -1] - Tm)[:, None],
         station_names=(*names, "storage_servers"),
         branch_names=tuple(f"storage_servers.server_{b}" for b in range(1, K + 1)),
         forkjoin_names=("storage_servers",),
         think_time=float(Z),
-        arrival_rate=None,
+        arrival_rate=lam,
         _law=None,
     )
 

@@ -145,7 +145,8 @@ def nelson_tantawi(n: int, rho: float, demand: float) -> float:
 def _survival(t: float, shifts: np.ndarray, means: np.ndarray, k: int) -> float:
     """P(fewer than k of the shifted exponentials shift_i + Exp(mean_i) are <= t)."""
     with np.errstate(divide="ignore"):  # a zero-demand branch is done at its shift
-        done = np.where(t > shifts, -np.expm1(-(t - shifts) / means), 0.0)
+        # (t - shifts) clipped at 0: the masked-out branches must not overflow expm1
+        done = np.where(t > shifts, -np.expm1(-np.maximum(t - shifts, 0.0) / means), 0.0)
     # Poisson-binomial: dist[j] = P(exactly j done), truncated at k
     dist = np.zeros(k + 1)
     dist[0] = 1.0

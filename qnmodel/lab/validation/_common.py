@@ -212,6 +212,21 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
             [[r["component"], _num(r.get("measured")), _num(r.get("configured")),
               _pct(100 * r["error"]) if r.get("error") is not None else ""] for r in rows],
         ))  # fmt: skip
+    checks = summary.get("cross_checks")
+    if checks:
+        lines += ["", "## Calibration cross-checks", "",
+                  "Each calibrated rate against its configured value and against the throughput "
+                  "the study drove through it (flagged beyond 5 %).", ""]  # fmt: skip
+        lines.append(markdown_table(
+            ["component", "check", "case, n", "calibrated", "reference", "error", "flag"],
+            [[r["component"], r["check"],
+              (f"{r['case']}, {r['n']}" if r.get("n") is not None else r["case"])
+              if r.get("case") else "",
+              _num(r["calibrated"]), _num(r["reference"]), _pct(100 * r["error"]),
+              "FLAG" if r["flagged"] else ""] for r in checks],
+        ))  # fmt: skip
+    structures = {c["label"]: c["model_structure"] for c in summary.get("cases", [])
+                  if isinstance(c, Mapping) and c.get("model_structure")}  # fmt: skip
     used: set[str] = set()
     for case, pts in groups.items():
         fig = out_dir / f"{_unique_slug(case, used)}.png"
@@ -220,7 +235,10 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
         s = summarize(pts)
         head = (f"MAPE X {_pct(s['mape_x'])}, R {_pct(s['mape_r'])}; inside the bounds "
                 f"{_pct(100 * s['inside_bounds_share'])}")  # fmt: skip
-        lines += ["", f"## {case}", "", head, "", f"![{case}]({fig.name})", ""]
+        lines += ["", f"## {case}", "", head, ""]
+        if case in structures:
+            lines += [f"Model: {structures[case]}", ""]
+        lines += [f"![{case}]({fig.name})", ""]
         headers = ["n", "X meas. [1/s]", "X MVA", "R meas. [ms]", "R MVA [ms]", "R bounds [ms]"]
         rows = [
             [str(p["n"]), f"{p['x_measured']:.4g} ± {p['x_ci']:.2g}", f"{p['x_model']:.4g}",

@@ -62,6 +62,7 @@ from ._nfs_runs import (
 )
 from ._nfs_spec import parse_spec
 from .bottomup import disk_rate
+from .crosscheck import flag_notes, flags, nfs_cross_checks
 
 __all__ = ["run", "parse", "parse_spec", "three_case_model", "study_topology", "machine_info"]
 
@@ -485,6 +486,9 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
         finally:
             down(topo, log=log)
     _totals(summary)
+    summary["cross_checks"] = nfs_cross_checks(summary)
+    summary["calibration_flags"] = flags(summary["cross_checks"])
+    summary["notes"] = flag_notes(summary["cross_checks"])
     summary["machine"]["load_average_after"] = list(os.getloadavg())
     (out_dir / "summary.json").write_text(json.dumps(_clean(summary), indent=1, default=float))
     return summary

@@ -106,13 +106,26 @@ from ...errors import InvalidModelError
 from ...model import Network
 from ...models.storage import NetworkedRAID
 from ...models.storage_forkjoin import FORKJOIN_STRUCTURES
+from ...models.storage_overlap import overlap_bounds, overlap_parts
 from ...solvers.bounds import bounds as _bounds
 from ...solvers.mva import mva as _mva
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in, down, stripe_options, up
-from ..testbed.lifecycle import shaper_burst
 from . import LOG
-from ._common import inside, machine_info, mean_ci, summarize
+from ._common import machine_info, mean_ci, summarize
+from ._raid_summary import (
+    _calibration_errors,
+    bucket_credit,
+    calibration_rows,
+    inside_bucket,
+    inside_overlap,
+    inside_point,
+    model_structure,
+    overlap_mape,
+    steal_summary,
+    with_bucket,
+)
 from .bottomup import disk_rate, link_rate, master_cpu_per_unit
+from .crosscheck import cross_checks, flag_notes, flags
 
 __all__ = [
     "run",
@@ -123,10 +136,13 @@ __all__ = [
     "windows",
     "inside_point",
     "inside_bucket",
+    "inside_overlap",
+    "overlap_mape",
     "bucket_credit",
     "steal_summary",
     "machine_info",
     "calibration_rows",
+    "model_structure",
 ]
 
 _KEYS = (
@@ -293,7 +309,10 @@ def predict(model: NetworkedRAID, populations: list[int], *,
     docstring); the bounds then span both (``r_lower`` from ``fast``, ``r_upper`` from
     ``slow``) and the point calibration's bounds are kept with the suffix ``_point``.
     ``forkjoin``: the structure of :meth:`NetworkedRAID.fork_join` behind ``x_forkjoin`` and
-    ``r_forkjoin``.
+    ``r_forkjoin``. Where the overlapped structure models the case
+    (:func:`qnmodel.models.storage_overlap.overlap_parts`: at most a stripe, no
+    read-modify-write), also its closed solution (``x_overlap``, ``r_overlap``) and the
+    bounds that hold with overlapped stages (``x_lower_overlap`` .. ``r_upper_overlap``).
     """
     net = _network(model)
     top = max(populations)
@@ -313,6 +332,20 @@ def predict(model: NetworkedRAID, populations: list[int], *,
             r_lower_point=float(b.response_time_lower[i]),
             r_upper_point=float(b.response_time_upper[i]),
             x_forkjoin=float(fj.throughput[i]), r_forkjoin=float(fj.response_time[i]),
+        )  # fmt: skip
+    try:
+        parts = overlap_parts(model)
+    except InvalidModelError:  # a read-modify-write, or more than a stripe
+        return out
+    ob, ov = overlap_bounds(parts, top), model.overlap(top)
+    for n in populations:
+        i = n - 1
+        out[n].update(
+            x_overlap=float(ov.throughput[i]), r_overlap=float(ov.response_time[i]),
+            x_lower_overlap=float(ob.throughput_lower[i]),
+            x_upper_overlap=float(ob.throughput_upper[i]),
+            r_lower_overlap=float(ob.response_time_lower[i]),
+            r_upper_overlap=float(ob.response_time_upper[i]),
         )  # fmt: skip
     return out
 
@@ -461,24 +494,35 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
             credit = bucket_credit(topo, p["client"], case)
             pts = with_bucket(pts, credit)
             points += pts
-            cases.append(dict(case, calibration=ccal, demands=model.demands(), **summarize(pts),
+            cases.append(dict(case, calibration=ccal, demands=model.demands(),
+                              model_structure=model_structure(p),
+                              **summarize(pts),
                               inside_bounds_share_point=inside_point(pts),
                               inside_bounds_share_bucket=inside_bucket(pts),
+                              inside_overlap_bounds_share=inside_overlap(pts),
+                              **overlap_mape(pts),
                               bucket_credit=credit))  # fmt: skip
             LOG.info("%s: MAPE X %.1f %%, R %.1f %%", case["label"], cases[-1]["mape_x"],
                      cases[-1]["mape_r"])  # fmt: skip
+            if "mape_x_overlap" in cases[-1]:
+                LOG.info("%s, overlapped structure: MAPE X %.1f %%, R %.1f %%", case["label"],
+                         cases[-1]["mape_x_overlap"], cases[-1]["mape_r_overlap"])  # fmt: skip
     finally:
         down(topo)
         LOG.info("testbed %s down", topo.name)
     machine["load_average_after"] = list(os.getloadavg())
+    calibration = _calibration_errors(cal)
+    checks = cross_checks(calibration, cases, points)
     summary = dict(
         kind="raid", title=spec["study"].get("title", "networked RAID (seed 002)"),
         topology=topo.source, machine=machine,
         settings={k: v for k, v in p.items() if k != "cases"},
-        calibration=_calibration_errors(cal), calibration_rows=calibration_rows(cal),
+        calibration=calibration, calibration_rows=calibration_rows(cal),
+        cross_checks=checks, calibration_flags=flags(checks),
         cases=cases, points=points, **summarize(points), goodput_factor=GOODPUT_FACTOR,
         inside_bounds_share_point=inside_point(points),
         inside_bounds_share_bucket=inside_bucket(points),
+        inside_overlap_bounds_share=inside_overlap(points),
     )  # fmt: skip
     summary["steal"] = steal_summary(points, p["max_steal"])
     mf = [abs(c["mape_x"]) for c in cases]
@@ -486,6 +530,7 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
         f"model: NetworkedRAID(form={p['form']!r}) per case, exact MVA over one station per "
         f"server; BJB bounds; fork-join MVA (Varki, structure {p['forkjoin']!r}) beside it",
         f"worst case MAPE of X: {max(mf):.1f} % ({cases[int(np.argmax(mf))]['label']})",
+        *flag_notes(checks),
     ]
     st = summary["steal"]
     if st["median"] is not None:
@@ -496,94 +541,3 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
             "points had to keep some (raid.max_steal)"
         )
     return summary
-
-
-def steal_summary(points: list[dict], max_steal: float) -> dict:
-    """The hypervisor's share of the CPU over the study's repeats (see ``max_steal``).
-
-    ``max_steal`` the limit, ``median`` and ``max`` of the repeats used, ``rejected`` how
-    many repeats were set aside and re-run, ``disturbed_points`` how many points had to use
-    repeats over the limit. Points recorded before steal was measured count as none.
-    """
-    used = [s for p in points for s in p.get("steal", []) if s == s]
-    return dict(max_steal=max_steal,
-                median=float(np.median(used)) if used else None,
-                max=max(used) if used else None,
-                rejected=sum(len(p.get("rejected", [])) for p in points),
-                disturbed_points=sum(1 for p in points if p.get("disturbed")))  # fmt: skip
-
-
-def bucket_credit(topo: Topology, client: str, case: dict) -> float:
-    """Seconds a request can gain from the master link's token bucket (module docstring).
-
-    ``burst / rate`` of the ``client``'s link per phase that crosses it after an idle gap: two
-    for a RAID5 write of fewer chunks than a stripe's data (read old data and parity, then
-    write), one otherwise; 0 for an unshaped link.
-    """
-    link = topo.node(client).link
-    if link.rate is None:
-        return 0.0
-    rmw = case["raid"] == "raid5" and case["op"] == "write" and case["chunks"] < case["servers"] - 1
-    return (2 if rmw else 1) * shaper_burst(link.rate, link.burst) / link.rate
-
-
-def with_bucket(points: list[dict], credit: float) -> list[dict]:
-    """The points with ``r_lower_bucket = r_lower - credit`` (at least 0)."""
-    return [dict(q, r_lower_bucket=max(0.0, q["r_lower"] - credit)) for q in points]
-
-
-def _r_share(points: list[dict], lower: str, upper: str) -> float:
-    """Share of R points whose interval meets [``lower``, ``upper``] (``r_lower``/``r_upper``
-    where a point lacks them)."""
-    got = [inside(q["r_measured"], q["r_ci"], q.get(lower, q["r_lower"]),
-                  q.get(upper, q["r_upper"])) for q in points]  # fmt: skip
-    return float(np.mean(got)) if got else float("nan")
-
-
-def inside_bucket(points: list[dict]) -> float:
-    """Share of R points inside [r_lower_bucket, r_upper] (with their CIs)."""
-    return _r_share([q for q in points if "r_lower_bucket" in q], "r_lower_bucket", "r_upper")
-
-
-def inside_point(points: list[dict]) -> float:
-    """Share of R points inside the bounds of the point calibration (no calibration band)."""
-    return _r_share(points, "r_lower_point", "r_upper_point")
-
-
-def _rate_error(m: dict) -> float | None:
-    """A measured rate's relative error against its configured value (None without one)."""
-    c = m.get("configured")
-    return m["rate"] / c - 1.0 if c else None
-
-
-def _with_error(m: dict) -> dict:
-    e = _rate_error(m)
-    return dict(m) if e is None else {**m, "error": e}
-
-
-def _calibration_errors(cal: dict) -> dict:
-    """A copy of the calibration with each measured rate's error against the configured one
-    (the calibration itself is left as it is)."""
-    links = {name: {op: _with_error(m) for op, m in ops.items()}
-             for name, ops in cal["links"].items()}  # fmt: skip
-    disks = {name: _with_error(m) for name, m in cal["disks"].items()}
-    errs = [abs(e) for e in map(_rate_error, [m for ops in cal["links"].values()
-                                              for m in ops.values()] + list(cal["disks"].values()))
-            if e is not None]  # fmt: skip
-    return {**cal, "links": links, "disks": disks, "max_abs_error": max(errs) if errs else None}
-
-
-def calibration_rows(cal: dict) -> list[dict]:
-    """One row per calibrated component: measured and configured value, relative error."""
-    rows = []
-    for name, ops in cal["links"].items():
-        for op, m in ops.items():
-            rows.append(dict(component=f"link {name} ({op}), B/s", measured=m["rate"],
-                             configured=m.get("configured"), error=_rate_error(m)))  # fmt: skip
-    for name, m in cal["disks"].items():
-        rows.append(dict(component=f"disk {name} ({m['engine']}), B/s", measured=m["rate"],
-                         configured=m.get("configured"), error=_rate_error(m)))  # fmt: skip
-    for label, m in cal["cpu"].items():
-        rows.append(dict(component=f"master CPU per chunk, s ({label})",
-                         measured=m["time_per_unit"], configured=None, error=None))  # fmt: skip
-    return rows

@@ -104,6 +104,42 @@ def test_case_model_from_calibrated_values():
     assert rs.predict(paper, [1])[1]["x_model"] < 0.55 * pred[1]["x_model"]
 
 
+def test_predict_adds_the_overlapped_structure_where_it_applies():
+    from qnmodel.models.storage_overlap import isolated_time, overlap_parts
+
+    # the regime: emulated 2.155 ms disks, a chunk 0.53 ms on a 1 Gbit/s link
+    case = dict(raid="raid0", op="read", servers=3, chunks=3, label="x")
+    cal = dict(link_rate=125e6, disk_rate=65536 / 2.155e-3, time_per_unit=30e-6)
+    m = rs.case_model(case, cal, 65536.0)
+    pred = rs.predict(m, [1, 2, 8])
+    assert pred[1]["r_lower_overlap"] == pytest.approx(isolated_time(overlap_parts(m)))
+    assert pred[1]["r_overlap"] == pytest.approx(pred[1]["r_lower_overlap"], rel=1e-12)
+    for q in pred.values():
+        assert q["r_lower_overlap"] <= q["r_overlap"] <= q["r_upper_overlap"]
+        assert q["x_lower_overlap"] <= q["x_overlap"] <= q["x_upper_overlap"] * (1 + 1e-12)
+    pts = [dict(q, n=n, r_measured=q["r_overlap"], r_ci=0.0, x_measured=q["x_overlap"])
+           for n, q in pred.items()]  # fmt: skip
+    assert rs.inside_overlap(pts) == 1.0
+    assert rs.overlap_mape(pts) == {"mape_x_overlap": 0.0, "mape_r_overlap": 0.0}
+    pts[0]["x_measured"] = pts[0]["x_overlap"] / 1.1  # the model 10 % high at one of 3 points
+    assert rs.overlap_mape(pts)["mape_x_overlap"] == pytest.approx(10.0 / 3)
+    # a RAID5 one-chunk write is a read-modify-write: no overlapped prediction
+    rmw = dict(raid="raid5", op="write", servers=3, chunks=1, label="y")
+    p5 = rs.predict(rs.case_model(rmw, cal, 65536.0), [1])
+    assert "r_overlap" not in p5[1]
+    assert rs.inside_overlap([dict(p5[1], n=1, r_measured=1.0, r_ci=0.0)]) is None
+    assert rs.overlap_mape([dict(p5[1], n=1)]) == {}
+
+
+def test_overlap_example_studies_parse():
+    for name, rate in (("raid_study_emu_overlap.toml", 125e6),
+                       ("raid_study_emu_overlap_100mbit.toml", 12.5e6)):  # fmt: skip
+        doc, t = load_study(EXAMPLES / name)
+        p = rs.parse(doc, t)
+        assert p["forkjoin"] == "forkjoin_overlap" and p["populations"] == [1, 2, 4, 8, 16]
+        assert all(s.disk.kind == "emu" and s.link.rate == rate for s in t.servers)
+
+
 def test_windows_grow_with_the_models_response_time(topo):
     p = rs.parse(load_study(EXAMPLES / "raid_study.toml")[0], topo)
     assert (p["cycles"], p["warmup_cycles"]) == (8.0, 16.0)

@@ -1,0 +1,146 @@
+"""The RAID study's summary pieces: shares inside bounds, the bucket credit, steal, the
+calibration's rows and errors, the model structures (see :mod:`qnmodel.lab.validation.raid`,
+which re-exports them)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..testbed import Topology
+from ..testbed.lifecycle import shaper_burst
+from ._common import inside, mape
+
+__all__ = [
+    "model_structure",
+    "steal_summary",
+    "bucket_credit",
+    "with_bucket",
+    "inside_bucket",
+    "inside_overlap",
+    "overlap_mape",
+    "inside_point",
+    "calibration_rows",
+]
+
+
+def model_structure(p: dict) -> str:
+    """Which model structures a case's predictions come from (for the report)."""
+    fj = {
+        "forkjoin": "fork-join MVA, master link after the join",
+        "forkjoin_overlap": "fork-join MVA, master link inside the fork (overlapped stages)",
+    }[p["forkjoin"]]
+    return (
+        f"NetworkedRAID(form={p['form']!r}): exact MVA over one station per server (x_model, "
+        f"r_model), BJB bounds; {fj} (x_forkjoin, r_forkjoin); where it applies, the "
+        "overlapped structure (pipelined chunk transfers; x_overlap, r_overlap) and its bounds"
+    )
+
+
+def steal_summary(points: list[dict], max_steal: float) -> dict:
+    """The hypervisor's share of the CPU over the study's repeats (see ``max_steal``).
+
+    ``max_steal`` the limit, ``median`` and ``max`` of the repeats used, ``rejected`` how
+    many repeats were set aside and re-run, ``disturbed_points`` how many points had to use
+    repeats over the limit. Points recorded before steal was measured count as none.
+    """
+    used = [s for p in points for s in p.get("steal", []) if s == s]
+    return dict(max_steal=max_steal,
+                median=float(np.median(used)) if used else None,
+                max=max(used) if used else None,
+                rejected=sum(len(p.get("rejected", [])) for p in points),
+                disturbed_points=sum(1 for p in points if p.get("disturbed")))  # fmt: skip
+
+
+def bucket_credit(topo: Topology, client: str, case: dict) -> float:
+    """Seconds a request can gain from the master link's token bucket (module docstring).
+
+    ``burst / rate`` of the ``client``'s link per phase that crosses it after an idle gap: two
+    for a RAID5 write of fewer chunks than a stripe's data (read old data and parity, then
+    write), one otherwise; 0 for an unshaped link.
+    """
+    link = topo.node(client).link
+    if link.rate is None:
+        return 0.0
+    rmw = case["raid"] == "raid5" and case["op"] == "write" and case["chunks"] < case["servers"] - 1
+    return (2 if rmw else 1) * shaper_burst(link.rate, link.burst) / link.rate
+
+
+def with_bucket(points: list[dict], credit: float) -> list[dict]:
+    """The points with ``r_lower_bucket = r_lower - credit`` (at least 0)."""
+    return [dict(q, r_lower_bucket=max(0.0, q["r_lower"] - credit)) for q in points]
+
+
+def _r_share(points: list[dict], lower: str, upper: str) -> float:
+    """Share of R points whose interval meets [``lower``, ``upper``] (``r_lower``/``r_upper``
+    where a point lacks them)."""
+    got = [inside(q["r_measured"], q["r_ci"], q.get(lower, q["r_lower"]),
+                  q.get(upper, q["r_upper"])) for q in points]  # fmt: skip
+    return float(np.mean(got)) if got else float("nan")
+
+
+def inside_bucket(points: list[dict]) -> float:
+    """Share of R points inside [r_lower_bucket, r_upper] (with their CIs)."""
+    return _r_share([q for q in points if "r_lower_bucket" in q], "r_lower_bucket", "r_upper")
+
+
+def overlap_mape(points: list[dict]) -> dict:
+    """MAPE (percent) of X and R of the overlapped structure (``mape_x_overlap``,
+    ``mape_r_overlap``); empty where the points have no overlapped prediction."""
+    pts = [q for q in points if "x_overlap" in q]
+    if not pts:
+        return {}
+    return dict(
+        mape_x_overlap=mape([q["x_overlap"] for q in pts], [q["x_measured"] for q in pts]),
+        mape_r_overlap=mape([q["r_overlap"] for q in pts], [q["r_measured"] for q in pts]),
+    )
+
+
+def inside_overlap(points: list[dict]) -> float | None:
+    """Share of R points inside the overlap bounds (with their CIs); None where no point has
+    them (:func:`predict`)."""
+    pts = [q for q in points if "r_lower_overlap" in q]
+    return _r_share(pts, "r_lower_overlap", "r_upper_overlap") if pts else None
+
+
+def inside_point(points: list[dict]) -> float:
+    """Share of R points inside the bounds of the point calibration (no calibration band)."""
+    return _r_share(points, "r_lower_point", "r_upper_point")
+
+
+def _rate_error(m: dict) -> float | None:
+    """A measured rate's relative error against its configured value (None without one)."""
+    c = m.get("configured")
+    return m["rate"] / c - 1.0 if c else None
+
+
+def _with_error(m: dict) -> dict:
+    e = _rate_error(m)
+    return dict(m) if e is None else {**m, "error": e}
+
+
+def _calibration_errors(cal: dict) -> dict:
+    """A copy of the calibration with each measured rate's error against the configured one
+    (the calibration itself is left as it is)."""
+    links = {name: {op: _with_error(m) for op, m in ops.items()}
+             for name, ops in cal["links"].items()}  # fmt: skip
+    disks = {name: _with_error(m) for name, m in cal["disks"].items()}
+    errs = [abs(e) for e in map(_rate_error, [m for ops in cal["links"].values()
+                                              for m in ops.values()] + list(cal["disks"].values()))
+            if e is not None]  # fmt: skip
+    return {**cal, "links": links, "disks": disks, "max_abs_error": max(errs) if errs else None}
+
+
+def calibration_rows(cal: dict) -> list[dict]:
+    """One row per calibrated component: measured and configured value, relative error."""
+    rows = []
+    for name, ops in cal["links"].items():
+        for op, m in ops.items():
+            rows.append(dict(component=f"link {name} ({op}), B/s", measured=m["rate"],
+                             configured=m.get("configured"), error=_rate_error(m)))  # fmt: skip
+    for name, m in cal["disks"].items():
+        rows.append(dict(component=f"disk {name} ({m['engine']}), B/s", measured=m["rate"],
+                         configured=m.get("configured"), error=_rate_error(m)))  # fmt: skip
+    for label, m in cal["cpu"].items():
+        rows.append(dict(component=f"master CPU per chunk, s ({label})",
+                         measured=m["time_per_unit"], configured=None, error=None))  # fmt: skip
+    return rows
