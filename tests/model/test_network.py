@@ -188,8 +188,8 @@ def test_network_station_lookup():
 def test_network_repr_is_readable():
     r = repr(_net())
     assert r == (
-        "Network(K=3, Z=0.1s: Station('cpu', 0.002s), Station('raid', 0.012s (x4)), "
-        "Station('lan', 0.001s (delay)))"
+        "Network(K=3, Z=100 ms: Station('cpu', 2 ms), Station('raid', 12 ms (x4)), "
+        "Station('lan', 1 ms (delay)))"
     )
 
 
