@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._files import check_output, check_output_dir, check_outputs, output_dir
 from ..calibration.comparison import read_measured
 from ..errors import BenchError, BenchUsageError, InvalidModelError, InvalidTypeError
 from ..io import modelfile
@@ -173,12 +174,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    u_path = out.with_name(out.stem + "_utilization" + out.suffix)
+    check_outputs([out, u_path] if args.utilization else [out])  # before any work
+    if str(out.parent) not in ("", "."):
+        output_dir(out.parent)
     measured = read_measured(args.measured) if args.measured else None
     title = model_figure_title(spec)
     written = [save_bounds_figure(spec.network, spec.max_population, out, measured, title=title)]
     if args.utilization:
-        u_path = out.with_name(out.stem + "_utilization" + out.suffix)
         written.append(save_utilization_figure(spec.solve(), u_path))
     for p in written:
         print(f"wrote {p}")
@@ -237,6 +240,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.engine == "plan":
         return _cmd_bench_plan(args)
     options = _bench_options(args.options)
+    if args.out:
+        check_output(args.out)  # before the run, whose measurement would be lost
     _info(args, f"running qnbench {args.engine} ...")
     try:
         trace = bench.run(
@@ -354,6 +359,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from ..lab.check import analyse, load_hardware, measure_node
     from ..reporting.report import write_check_report
 
+    if args.out:  # before the measurement
+        check_output_dir(args.out, ("check.md", "check.png", "check.html"))
     hw = load_hardware(args.hardware) if args.hardware else None
     latency, extra = None, ()
     if args.measured:
@@ -402,6 +409,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from ..calibration import calibrate_and_compare
     from ..reporting.report import write_report
 
+    if args.out:  # before the work
+        check_output_dir(args.out, ("report.md", "report.png", "report.html"))
     if args.demo:
         if args.device_trace or args.closed_trace:
             raise UsageError("--demo measures by itself: give no trace files with it")

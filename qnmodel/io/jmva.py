@@ -290,9 +290,9 @@ def from_jmva(text: str, source: str = "") -> Network:
 
 def write_jmva(path: str | Path, net: Any, population: Any = None) -> Path:
     """Write :func:`to_jmva` to ``path`` (conventionally ``*.jmva``); returns the path."""
-    p = Path(path)
-    p.write_text(to_jmva(net, population), encoding="utf-8")
-    return p
+    from .._files import write_output
+
+    return write_output(path, to_jmva(net, population))
 
 
 def read_jmva(path: str | Path) -> Network:

@@ -404,9 +404,9 @@ def from_line_json(doc: Any) -> Network:
 
 def write_line_json(path: str | Path, net: Any, population: Any = None) -> Path:
     """Write :func:`to_line_json` to ``path`` (``*.json``); returns the path."""
-    p = Path(path)
-    p.write_text(json.dumps(to_line_json(net, population), indent=2), encoding="utf-8")
-    return p
+    from .._files import write_output
+
+    return write_output(path, json.dumps(to_line_json(net, population), indent=2))
 
 
 def read_line_json(path: str | Path) -> Network:

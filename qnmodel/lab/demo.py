@@ -173,9 +173,9 @@ def run_demo(
         The Markdown report.
     """
     from .. import bench
+    from .._files import output_dir
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     t0 = time.monotonic()
     kw: dict[str, Any] = {}
     if executable_path is not None:
