@@ -202,3 +202,30 @@ def test_fork_join_of_a_huge_population_is_refused_before_allocating(N):
         r"need about .* MiB, more than the allowed 1024 MiB",
     ):
         qn.fork_join(net, N)
+
+
+def test_a_billion_servers_in_every_solver_equal_enough_servers():
+    """10^9 servers are the same as N + 1 servers for N jobs: every solver that builds the rate
+    curve 1..m cuts it at the population (no 7 GiB array), exactly."""
+    from qnmodel.solvers.mva_lattice_ld import mva_multiclass_ld_exact
+
+    def net(m):
+        return qn.Network([qn.Station("d", 0.01, servers=m), qn.Station("c", 0.02)], think_time=1)
+
+    a, b = qn.normalizing_constant(net(10**9), 10), qn.normalizing_constant(net(11), 10)
+    np.testing.assert_allclose(a.throughput, b.throughput, rtol=1e-12)
+
+    def mixed(m):
+        return qn.Network(
+            [qn.Station("d", 0.01, servers=m), qn.Station("c", 0.02)],
+            classes=[qn.ClosedClass("a", 3, think_time=1.0), qn.OpenClass("o", 5.0)],
+        )
+
+    np.testing.assert_allclose(
+        qn.mixed_network(mixed(10**9)).throughput, qn.mixed_network(mixed(4)).throughput, rtol=1e-12
+    )
+    D = [[0.01, 0.02], [0.02, 0.01]]
+    x = mva_multiclass_ld_exact(D, [3, 2], [1.0, 0.5], servers=[10**9, 1])
+    y = mva_multiclass_ld_exact(D, [3, 2], [1.0, 0.5], servers=[6, 1])
+    np.testing.assert_allclose(x.throughput, y.throughput, rtol=1e-12)
+    np.testing.assert_allclose(x.utilization[:, 0] * 1e9, y.utilization[:, 0] * 6, rtol=1e-12)

@@ -293,8 +293,6 @@ def test_no_writer_outside_the_one_home():
     allowed = {  # not outputs: kernel files, cgroup knobs, testbed config, a state file
         "lab/testbed/services.py",
         "lab/testbed/lifecycle.py",
-        "lab/testbed/state.py",
-        "lab/check/ranks.py",
         "whatif/widgets.py",
         "reporting/report.py",  # write_csv(frame, stream) writes into open_output's stream
     }

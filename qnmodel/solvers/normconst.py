@@ -150,7 +150,7 @@ def normconst_convolution(
     N = as_population(N, "N")
     Z = as_quantity(think_time, "think_time", "time")
     K = D.size
-    dly, m, curves = station_kinds(K, delay, servers)
+    dly, m, curves = station_kinds(K, delay, servers, jobs=N)
     if D.sum() + Z <= 0:
         raise InvalidModelError(
             "all demands and the think time are zero: throughput is unbounded; "
