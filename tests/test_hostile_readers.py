@@ -297,3 +297,9 @@ def test_an_exp_rate_must_be_a_number(value):
 
     with pytest.raises(InvalidModelError, match=r"Exp params\.lambda must be a number .*got "):
         _line(edit)
+
+
+@pytest.mark.parametrize("bs", [-4096, 4096.5, float("inf")])
+def test_fio_block_sizes_must_be_whole_non_negative_numbers(tmp_path, bs):
+    with pytest.raises(TraceError, match=r"jobs\[0\]\.bs must be a whole number of bytes >= 0"):
+        _fio(tmp_path, lambda d: d["global options"].__setitem__("bs", bs))

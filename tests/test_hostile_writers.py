@@ -305,3 +305,40 @@ def test_no_writer_outside_the_one_home():
             if direct.search(line):
                 found.append(f"{rel}:{i}: {line.strip()}")
     assert not found, found
+
+
+def test_bench_out_in_a_missing_directory_is_created_before_the_run(tmp_path, capsys, monkeypatch):
+    class Trace:
+        document = {"schema": "qnbench"}
+
+        def save(self, path):
+            return write_output(path, "{}\n")
+
+        def to_frame(self):
+            import pandas as pd
+
+            return pd.DataFrame({"point": [], "jobs": []})
+
+    seen = []
+
+    def run(*a, **k):
+        seen.append((tmp_path / "new" / "dir").is_dir())  # created before the run
+        return Trace()
+
+    monkeypatch.setattr(qn.bench, "run", run)
+    out = tmp_path / "new" / "dir" / "b.json"
+    code, err = _run(capsys, "bench", "null", "--out", str(out), "--format", "json")
+    assert code == 0, err
+    assert seen == [True] and out.read_text() == "{}\n"
+
+
+def test_demo_checks_all_its_outputs_before_measuring(tmp_path, victim, monkeypatch):
+    from qnmodel.lab.demo import run_demo
+
+    monkeypatch.setattr(qn.bench, "run", lambda *a, **k: pytest.fail("measured"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "closed_loop.json").symlink_to(victim)
+    with pytest.raises(InvalidModelError, match=r"closed_loop\.json' is a symbolic link"):
+        run_demo(out, progress=False)
+    assert victim.read_text() == "keep me"

@@ -380,7 +380,9 @@ _FIO_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECA
 
 
 def _fio_size(text: Any, src: str, where: str) -> int:
-    if isinstance(text, int | float):
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        if not (math.isfinite(text) and text >= 0 and text == int(text)):
+            raise TraceError(f"{src}: {where} must be a whole number of bytes >= 0, got {text!r}")
         return int(text)
     first = str(text).split(",")[0].split("-")[0]
     m = _FIO_SIZE.match(first)

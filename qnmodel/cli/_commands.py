@@ -240,8 +240,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.engine == "plan":
         return _cmd_bench_plan(args)
     options = _bench_options(args.options)
-    if args.out:
-        check_output(args.out)  # before the run, whose measurement would be lost
+    if args.out:  # before the run, whose measurement would be lost
+        check_output(args.out)
+        if str(Path(args.out).parent) not in ("", "."):
+            output_dir(Path(args.out).parent)
     _info(args, f"running qnbench {args.engine} ...")
     try:
         trace = bench.run(
