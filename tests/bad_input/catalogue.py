@@ -1076,6 +1076,18 @@ ROWS: list[Row] = [
     Row(PY, 'a LINE JSON service rate `"lambda": true` (once read as 1.0)', "InvalidModelError",
         r"LINE node 'q': Exp params\.lambda must be a number \(a rate, 1/s\), got True",
         _line(_line_closed('{"q": {"z": 1.0}, "z": {"q": 1.0}}', lam="true"))),
+    Row(CLI, "`qnmodel bench null --out .` (a directory; once checked only after the run)", "Exit1",
+        r"output '\.' is a directory: an output must be a regular file or a new name",
+        _cli("bench", "null", "--out", ".")),
+    Row(TRACE, "fio JSON with a negative block size (`bs = -4096`)", "TraceError",
+        r"jobs\[0\]\.bs must be a whole number of bytes >= 0, got -4096",
+        _trace(_fio_doc(**{"global options__bs": -4096}))),
+    Row(TRACE, "a CSV trace with an empty `jobs` cell (once a ValueError traceback)", "TraceError",
+        r"line 2, column 'jobs' must be a whole number >= 1, got ''",
+        _trace("jobs,throughput_ops_s\n,100\n", "t.csv")),
+    Row(PY, "measured points with a NaN throughput given to `compare`", "InvalidModelError",
+        r"measured: row 2, column 'throughput' must be a finite number >= 0 .*got nan",
+        _call(lambda: __import__("qnmodel.calibration.comparison", fromlist=["x"]).compare(_net(), {"n": [1, 2], "throughput": [0.9, float("nan")]}))),
 ]  # fmt: skip
 
 
