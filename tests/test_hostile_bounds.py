@@ -229,3 +229,12 @@ def test_a_billion_servers_in_every_solver_equal_enough_servers():
     y = mva_multiclass_ld_exact(D, [3, 2], [1.0, 0.5], servers=[6, 1])
     np.testing.assert_allclose(x.throughput, y.throughput, rtol=1e-12)
     np.testing.assert_allclose(x.utilization[:, 0] * 1e9, y.utilization[:, 0] * 6, rtol=1e-12)
+
+
+def test_a_simulation_of_a_billion_jobs_is_refused_before_allocating():
+    with pytest.raises(
+        LatticeTooLargeError,
+        match=r"simulate: N = 1000000000 closed jobs in the event loop would need about "
+        r"9\.155e\+04 MiB, more than the allowed 1024 MiB",
+    ):
+        qn.simulate(NET, 10**9, run_length=1e-6)

@@ -342,3 +342,12 @@ def test_demo_checks_all_its_outputs_before_measuring(tmp_path, victim, monkeypa
     with pytest.raises(InvalidModelError, match=r"closed_loop\.json' is a symbolic link"):
         run_demo(out, progress=False)
     assert victim.read_text() == "keep me"
+
+
+def test_a_planted_hard_link_keeps_its_other_name_intact(tmp_path, victim):
+    """A hard link cannot be told from a file, but the rename replaces the directory entry:
+    the victim's data is never written."""
+    out = tmp_path / "o.json"
+    os.link(victim, out)
+    write_output(out, "{}")
+    assert out.read_text() == "{}" and victim.read_text() == "keep me"
