@@ -173,7 +173,11 @@ def _build_tables() -> tuple[dict[str, tuple[Decimal, str]], dict[str, str]]:
 _UNITS, _AMBIGUOUS = _build_tables()
 
 _NUMBER = r"[+-]?(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_PATTERN = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[^\s\d].*?)?\s*$")
+# Matched against the stripped text, with a greedy tail: linear time (a lazy ``.*?`` before
+# ``\s*$`` was quadratic in a run of spaces inside the unit).
+_PATTERN = re.compile(rf"(?P<num>{_NUMBER})\s*(?P<unit>[^\s\d].*)?")
+#: the longest quantity string read (``"1.5e-3 MiB/s"`` needs a dozen characters)
+MAX_QUANTITY_CHARS = 100
 
 
 def parse_quantity(text: str) -> tuple[float, str]:
@@ -203,7 +207,12 @@ def parse_quantity(text: str) -> tuple[float, str]:
             "a quantity string like '4.9 ms' is required, "
             f"got {text!r} of type {type(text).__name__}"
         )
-    m = _PATTERN.match(text)
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise UnitError(
+            f"quantity string {text[:40]!r}... has {len(text)} characters, more than the "
+            f"{MAX_QUANTITY_CHARS} (qnmodel.units.MAX_QUANTITY_CHARS) a '<number> <unit>' needs"
+        )
+    m = _PATTERN.fullmatch(text.strip())
     if m is None:
         raise UnitError(f"cannot read {text!r} as '<number> <unit>' (e.g. '4.9 ms', '16 KiB')")
     unit = m.group("unit")

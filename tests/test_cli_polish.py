@@ -106,17 +106,18 @@ def test_plot_never_writes_through_a_symbolic_link(tmp_path):
     assert victim.read_text() == "keep me"
 
 
-def test_open_output_refuses_a_link_planted_after_the_check(tmp_path, monkeypatch):
-    from qnmodel.reporting import _files
+def test_a_link_planted_after_the_check_is_replaced_never_written_through(tmp_path, monkeypatch):
+    from qnmodel import _files
 
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     target = tmp_path / "p.png"
     target.symlink_to(victim)
-    monkeypatch.setattr(_files, "refuse_symlinks", lambda paths: None)  # the race: check passed
-    with pytest.raises(OSError):
-        _files.open_output(target)
+    monkeypatch.setattr(_files, "check_output", lambda path: Path(path))  # the race: check passed
+    with _files.open_output(target, "wb") as fh:
+        fh.write(b"new")
     assert victim.read_text() == "keep me"
+    assert not target.is_symlink() and target.read_bytes() == b"new"
 
 
 # -- --set -------------------------------------------------------------------------------------

@@ -172,3 +172,50 @@ class TestRefusals:
         monkeypatch.setenv("QNMODEL_MAX_MEMORY", "1 MiB")
         with pytest.raises(LatticeTooLargeError, match="what-if grid of 100 points x 1000"):
             solve_grid(np.full((100, 3), 0.01), range(1, 1001), 1.0)
+
+
+_SOLVE_FILE = """
+import contextlib, os
+from qnmodel.cli import main
+open("/tmp/qnmodel-peak-{tag}.toml", "w").write(
+    '[model]\\nname = "m"\\nthink_time = "1 s"\\npopulation = {N}\\n'
+    + "".join('[[station]]\\nname = "s%d"\\ndemand = "10 ms"\\n' % k for k in range({K}))
+)
+with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+    assert main(["-q", "solve", "/tmp/qnmodel-peak-{tag}.toml", "--format", "{fmt}"]) == 0
+"""
+
+
+@alone
+@pytest.mark.parametrize(("K", "fmt"), [(1, "table"), (8, "table"), (8, "json"), (1, "csv")])
+def test_model_file_population_memory_is_within_the_estimate(K, fmt):
+    """Issue 29: the estimate assumed 64 B per population; ``qnmodel solve`` of N = 1e6
+    peaked at 469 MiB (csv) and 1.75 GiB (table). The estimate now covers solve and print."""
+    from qnmodel.io.modelfile._fields import PRINT_BYTES, SOLVE_BYTES
+
+    N = 200_000
+    estimate = N * (SOLVE_BYTES[0] + SOLVE_BYTES[1] * K + PRINT_BYTES[0] + PRINT_BYTES[1] * K)
+    m = peak(
+        _SOLVE_FILE.format(N=N, K=K, fmt=fmt, tag=f"{K}{fmt}"),
+        warm=_SOLVE_FILE.format(N=3, K=K, fmt=fmt, tag=f"w{K}{fmt}"),
+    )
+    print(f"\nqnmodel solve --format {fmt} N={N} K={K}: peak {m['peak_bytes'] / MiB:.1f} MiB, "
+          f"estimate {estimate / MiB:.1f} MiB")  # fmt: skip
+    assert m["peak_bytes"] <= estimate
+    if fmt == "table":  # the estimate is the largest format's: not a gross overestimate
+        assert m["peak_bytes"] >= 0.5 * estimate
+
+
+@alone
+def test_fork_join_memory_is_within_the_estimate():
+    N = 100_000
+    K, B, F = 2, 4, 1
+    estimate = 16 * N * (3 + 3 * K + 3 * B + F)  # the check in qnmodel.solvers.forkjoin
+    net = (
+        "qn.Network([qn.ForkJoin('fj', [qn.Station(f'm{i}', 0.01) for i in range(4)]), "
+        "qn.Station('c', 0.002)], think_time=1.0)"
+    )
+    m = peak(f"qn.fork_join({net}, {N})", warm=f"qn.fork_join({net}, 3)")
+    print(f"\nfork_join N={N}: peak {m['peak_bytes'] / MiB:.1f} MiB, "
+          f"estimate {estimate / MiB:.1f} MiB")  # fmt: skip
+    assert m["peak_bytes"] <= 1.1 * estimate + 16 * MiB

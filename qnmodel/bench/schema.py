@@ -192,6 +192,7 @@ def validate(doc: Any, *, error: type[Exception] = TraceError, source: str = "")
         _check_fields(res["cpu"], _CPU_OPTIONAL, f"{where}.cpu", fail, optional=True)
         for k, s in enumerate(res["samples"]):
             _check_fields(s, _SAMPLE, f"{where}.samples[{k}]", fail)
+        _check_samples(res, where, fail)
         _check_workloads(res, where, fail)
     if "mpi" in doc:
         _check_fields(doc["mpi"], _MPI, "mpi", fail)
@@ -200,6 +201,30 @@ def validate(doc: Any, *, error: type[Exception] = TraceError, source: str = "")
             for n, one in enumerate(agg.get("per_rank", [])):
                 _check_fields(one, _PER_RANK, f"mpi.aggregate[{k}].per_rank[{n}]", fail)
     return doc
+
+
+def _check_samples(res: dict, where: str, fail: Callable[[str], Exception]) -> None:
+    """The interval samples partition the measured period: their ``ops`` and ``bytes`` add up
+    to the result's, and their end times ``t_s`` increase up to ``elapsed_s``."""
+    samples = res["samples"]
+    if not samples:
+        return
+    for key in ("ops", "bytes"):
+        total = math.fsum(float(s[key] or 0.0) for s in samples)
+        if abs(total - res[key]) > 0.5 + 1e-9 * res[key]:
+            raise fail(
+                f"{where}.samples: their {key} add up to {total:.17g}, but {where}.{key} is "
+                f"{res[key]}; the samples must partition the measured period"
+            )
+    times = [s["t_s"] for s in samples]
+    if any(t is None for t in times) or any(b <= a for a, b in zip(times, times[1:], strict=False)):
+        raise fail(f"{where}.samples: t_s must increase from sample to sample, got {times[:6]}")
+    elapsed = res["elapsed_s"]
+    if elapsed is not None and times[-1] > elapsed * (1 + 1e-9) + 1e-9:
+        raise fail(
+            f"{where}.samples[{len(times) - 1}].t_s = {times[-1]!r} is past "
+            f"{where}.elapsed_s = {elapsed!r}"
+        )
 
 
 def _check_workloads(res: dict, where: str, fail: Callable[[str], Exception]) -> None:

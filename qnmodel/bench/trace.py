@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._files import write_output
 from .._validate import read_text_file
 from ..errors import TraceError
 from .schema import LATENCY_KEYS, SAMPLE_KEYS, validate
@@ -119,9 +120,7 @@ class BenchTrace:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the JSON document (host info and effective options included) to `path`."""
-        path = Path(path)
-        path.write_text(json.dumps(self.document, indent=1) + "\n", encoding="utf-8")
-        return path
+        return write_output(path, json.dumps(self.document, indent=1) + "\n")
 
     @classmethod
     def from_json(

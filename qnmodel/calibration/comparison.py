@@ -16,6 +16,7 @@ measured points.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -189,7 +190,7 @@ def read_measured(path: str | Path) -> pd.DataFrame:
     if p.suffix.lower() == ".json":
         return measured_curve(p)
     try:
-        frame = pd.read_csv(p)
+        frame = pd.read_csv(p, encoding="utf-8-sig")  # a byte-order mark is not in a name
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InvalidModelError(
             f"{p}: not a CSV of measured points (columns n, throughput, response_time_ms) "
@@ -222,7 +223,34 @@ def read_measured(path: str | Path) -> pd.DataFrame:
             "response time with its unit (R_ms, response_time_s, latency_mean_ms, 'R [ms]'), "
             f"optionally their _err; it has {list(frame.columns)}"
         )
-    return pd.DataFrame(out)
+    frame = pd.DataFrame(out)
+    check_measured(frame, str(p))
+    return frame
+
+
+#: measured columns: may a value be missing (NaN)?
+_MEASURED = {"throughput": False, "response_time": False, "throughput_err": True,
+             "response_time_err": True}  # fmt: skip
+
+
+def check_measured(frame: pd.DataFrame, source: str = "measured") -> None:
+    """The one check of measured points (a CSV, a mapping, a frame): ``n`` whole numbers
+    >= 1, each measured column finite numbers >= 0 (error bars may be missing)."""
+    as_populations(frame["n"].to_numpy(), f"{source} n", allow_zero=False)
+    for col in _MEASURED:
+        if col not in frame.columns:
+            continue
+        for i, v in enumerate(frame[col].tolist()):
+            where = f"{source}: row {i + 1}, column {col!r}"
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise InvalidModelError(f"{where}: {v!r} is not a number")
+            f = float(v)
+            if math.isnan(f) and _MEASURED[col]:
+                continue
+            elif not math.isfinite(f) or f < 0:
+                raise InvalidModelError(
+                    f"{where} must be a finite number >= 0 (a measured value), got {v!r}"
+                )
 
 
 @dataclass(frozen=True, repr=False)
@@ -322,6 +350,7 @@ def _measured_frame(measured: Any) -> pd.DataFrame:
         )
     if frame.empty:
         raise InvalidModelError("measured is empty: nothing to compare")
+    check_measured(frame)
     return frame
 
 

@@ -197,6 +197,7 @@ def load_trace(source: Any, format: str = "auto") -> Trace:
         )
     path = os.fspath(source)
     text = read_text_file(path, "trace file", error=TraceError)  # missing, binary, enormous
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark is not part of the first cell
     if not text.strip():
         raise TraceError(f"{path}: the file is empty")
     if format == "csv" or (format == "auto" and path.lower().endswith(".csv")):
@@ -275,6 +276,18 @@ def _empty_samples() -> pd.DataFrame:
 
 
 _CSV_METRICS = ("throughput_ops_s", "throughput_B_s", "latency_mean_s", "latency_p50_s")
+#: integer columns and their least value
+_CSV_INTEGERS = {"point": 0, "repeat": 0, "jobs": 1, "bs_bytes": 0}
+
+
+def _csv_integer(v: float, cell: str, src: str, lineno: int, name: str) -> int:
+    """A count column's cell: a whole number >= its least value (never truncated)."""
+    least = _CSV_INTEGERS[name]
+    if not cell or v != math.floor(v) or v < least or v > 2**53:
+        raise TraceError(
+            f"{src}: line {lineno}, column {name!r} must be a whole number >= {least}, got {cell!r}"
+        )
+    return int(v)
 
 
 def _unit_columns() -> dict[tuple[str, str], str]:
@@ -386,9 +399,17 @@ def _from_csv(text: str, src: str) -> Trace:
                     f"{src}: line {lineno}, column {name!r}: {cell!r} is not a number "
                     "(values are plain SI numbers; the unit is in the column name)"
                 ) from None
+            if cell and not math.isfinite(v):
+                raise TraceError(
+                    f"{src}: line {lineno}, column {name!r}: {cell!r} is not a finite number "
+                    "(leave the cell empty for a value not measured)"
+                )
             if v < 0:
                 raise TraceError(f"{src}: line {lineno}, column {name!r} must be >= 0, got {v}")
-            row[name] = v * factor
+            v = v * factor
+            if name in _CSV_INTEGERS:
+                v = _csv_integer(v, cell, src, lineno, name)
+            row[name] = v
         rows.append(row)
     if not rows:
         raise TraceError(f"{src}: CSV has a header but no data rows")
@@ -400,10 +421,8 @@ def _from_csv(text: str, src: str) -> Trace:
         r.setdefault("op", "")
         r.setdefault("think_s", 0.0)
         r.setdefault("complete", True)
-        r["point"] = int(r["point"])
-        r["repeat"] = int(r["repeat"])
-        r["jobs"] = int(r["jobs"])
-        r["bs_bytes"] = int(r["bs_bytes"]) if math.isfinite(r["bs_bytes"]) else 0
+        for key in _CSV_INTEGERS:  # checked whole numbers (or the defaults above)
+            r[key] = int(r[key])
     points = pd.DataFrame(rows, columns=ordered_columns(rows))
     return Trace(
         source=src,
@@ -425,7 +444,9 @@ _FIO_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECA
 
 
 def _fio_size(text: Any, src: str, where: str) -> int:
-    if isinstance(text, int | float):
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        if not (math.isfinite(text) and text >= 0 and text == int(text)):
+            raise TraceError(f"{src}: {where} must be a whole number of bytes >= 0, got {text!r}")
         return int(text)
     first = str(text).split(",")[0].split("-")[0]
     m = _FIO_SIZE.match(first)
@@ -433,6 +454,28 @@ def _fio_size(text: Any, src: str, where: str) -> int:
         raise TraceError(f"{src}: {where} = {text!r} is not a fio size (e.g. 4k, 1m)")
     mult = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}[m.group(2).lower()]
     return int(float(m.group(1)) * mult)
+
+
+def _fio_num(value: Any, src: str, where: str) -> float:
+    """A number fio wrote: finite and >= 0 (fio writes strings for some options)."""
+    try:
+        v = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        raise TraceError(f"{src}: {where} = {value!r} is not a number") from None
+    if not math.isfinite(v) or v < 0:
+        raise TraceError(f"{src}: {where} must be a finite number >= 0, got {value!r}")
+    return v
+
+
+def _fio_count(value: Any, src: str, where: str) -> int:
+    """fio's numjobs or iodepth: a whole number >= 1 (fio writes them as strings)."""
+    try:
+        v = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        v = math.nan
+    if not math.isfinite(v) or v != math.floor(v) or v < 1 or v > 2**31:
+        raise TraceError(f"{src}: {where} must be a whole number >= 1, got {value!r}")
+    return int(v)
 
 
 def _from_fio(doc: dict, src: str) -> Trace:
@@ -449,9 +492,10 @@ def _from_fio(doc: dict, src: str) -> Trace:
         dirs = [j[d] for d in ("read", "write", "trim") if isinstance(j.get(d), dict)]
         if not dirs:
             raise TraceError(f"{src}: {where} has no read/write statistics")
-        active = [d for d in dirs if float(d.get("total_ios", 0)) > 0]
+        what = f"{where}.total_ios"
+        active = [d for d in dirs if _fio_num(d.get("total_ios", 0), src, what) > 0]
         dirs = active or dirs
-        ios = [float(d.get("total_ios", 0)) for d in dirs]
+        ios = [_fio_num(d.get("total_ios", 0), src, f"{where}.total_ios") for d in dirs]
         busiest = dirs[int(np.argmax(ios))]
         total = sum(ios)
         lat_mean = (
@@ -470,10 +514,22 @@ def _from_fio(doc: dict, src: str) -> Trace:
             v = _pct.get(q)
             return float(v) / 1e9 if v is not None else math.nan
 
-        runtime_ms = max(float(d.get("runtime", 0.0)) for d in dirs)
+        for d in dirs:  # every number fio wrote: finite and >= 0 (NaN is JSON-legal in Python)
+            for key in ("runtime", "iops", "bw_bytes", "io_bytes", "total_ios"):
+                if key in d:
+                    _fio_num(d[key], src, f"{where}.{key}")
+            for key in ("mean", "min", "max"):
+                if key in (d.get("lat_ns") or {}):
+                    _fio_num(d["lat_ns"][key], src, f"{where}.lat_ns.{key}")
+            for q, v in ((d.get("clat_ns") or {}).get("percentile") or {}).items():
+                _fio_num(v, src, f"{where}.clat_ns.percentile[{q!r}]")
+        for key in ("usr_cpu", "sys_cpu"):
+            if key in j:
+                _fio_num(j[key], src, f"{where}.{key}")
+        runtime_ms = max(_fio_num(d.get("runtime", 0.0), src, f"{where}.runtime") for d in dirs)
         elapsed = runtime_ms / 1e3
-        numjobs = int(float(opts.get("numjobs", 1)))
-        iodepth = int(float(opts.get("iodepth", 1)))
+        numjobs = _fio_count(opts.get("numjobs", 1), src, f"{where}.numjobs")
+        iodepth = _fio_count(opts.get("iodepth", 1), src, f"{where}.iodepth")
         rows.append(
             {
                 "point": i,

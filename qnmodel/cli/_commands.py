@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .._files import check_output, check_output_dir, check_outputs, output_dir, output_directory
 from .._validate import MAX_MEMORY_ENV
 from ..calibration.comparison import read_measured
 from ..errors import (
@@ -24,7 +25,6 @@ from ..errors import (
     QNModelWarning,
 )
 from ..io import modelfile
-from ..reporting._files import output_directory
 from ..reporting.report import finite_or_none, fmt_g, write_csv, write_json
 from ..units import bare_number_fix
 from ._output import (
@@ -252,6 +252,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--out must end in .png, .svg or .pdf, got {str(out)!r}")
+    u_path = out.with_name(out.stem + "_utilization" + out.suffix)
+    check_outputs([out, u_path] if args.utilization else [out])  # before any work
     output_directory(out.parent, "--out")  # the last level at most: a typo grows no tree
     measured = read_measured(args.measured) if args.measured else None
     with _memory_in_cli_terms(spec):
@@ -259,7 +261,6 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         N = spec.max_population
         written = [save_bounds_figure(spec.network, N, out, measured, title=title)]
         if args.utilization:
-            u_path = out.with_name(out.stem + "_utilization" + out.suffix)
             written.append(save_utilization_figure(spec.solve(), u_path))
     for p in written:
         _info(args, f"wrote {p}")
@@ -336,6 +337,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.engine == "plan":
         return _cmd_bench_plan(args)
     options = _bench_options(args.options)
+    if args.out:  # before the run, whose measurement would be lost
+        check_output(args.out)
+        if str(Path(args.out).parent) not in ("", "."):
+            output_dir(Path(args.out).parent)
     _info(args, f"running qnbench {args.engine} ...")
     try:
         trace = bench.run(
@@ -453,6 +458,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from ..lab.check import analyse, load_hardware, measure_node
     from ..reporting.report import write_check_report
 
+    if args.out:  # before the measurement
+        check_output_dir(args.out, ("check.md", "check.png", "check.html"))
     hw = load_hardware(args.hardware) if args.hardware else None
     latency, extra = None, ()
     if args.measured:
@@ -501,6 +508,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from ..calibration import calibrate_and_compare
     from ..reporting.report import write_report
 
+    if args.out:  # before the work
+        check_output_dir(args.out, ("report.md", "report.png", "report.html"))
     if args.demo:
         if args.device_trace or args.closed_trace:
             raise UsageError("--demo measures by itself: give no trace files with it")

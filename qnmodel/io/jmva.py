@@ -156,6 +156,12 @@ def _per_class(el: ET.Element, path: str, names: tuple[str, ...], where: str) ->
         c = e.get("customerclass")
         if c not in names:
             raise InvalidModelError(f"JMVA {where}: unknown customerclass {c!r}")
+        if c in out:
+            tag = path.rsplit("/", 1)[-1]
+            raise InvalidModelError(
+                f"JMVA {where}: <{tag}> for customerclass {c!r} appears twice "
+                f"({(out[c].text or '').strip()!r} and {(e.text or '').strip()!r}); give one"
+            )
         out[c] = e
     return out
 
@@ -190,6 +196,8 @@ def from_jmva(text: str, source: str = "") -> Network:
     names, is_open, pop, lam = [], [], [], []
     for e in cls:
         name = e.get("name") or f"class{len(names)}"
+        if name in names:
+            raise InvalidModelError(f"JMVA <classes>: the class name {name!r} appears twice")
         names.append(name)
         if e.tag == "openclass":
             is_open.append(True)
@@ -290,9 +298,9 @@ def from_jmva(text: str, source: str = "") -> Network:
 
 def write_jmva(path: str | Path, net: Any, population: Any = None) -> Path:
     """Write :func:`to_jmva` to ``path`` (conventionally ``*.jmva``); returns the path."""
-    p = Path(path)
-    p.write_text(to_jmva(net, population), encoding="utf-8")
-    return p
+    from .._files import write_output
+
+    return write_output(path, to_jmva(net, population))
 
 
 def read_jmva(path: str | Path) -> Network:

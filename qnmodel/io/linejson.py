@@ -201,9 +201,14 @@ def _mean(dist: Any, where: str) -> float | None:
             "qnmodel's product-form solvers take exponential service)"
         )
     try:
-        rate = float(dist["params"]["lambda"])
-    except (KeyError, TypeError, ValueError):
+        raw = dist["params"]["lambda"]
+    except (KeyError, TypeError):
         raise InvalidModelError(f"LINE {where}: Exp needs params.lambda") from None
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise InvalidModelError(
+            f"LINE {where}: Exp params.lambda must be a number (a rate, 1/s), got {raw!r}"
+        )
+    rate = float(raw)
     if not np.isfinite(rate) or rate <= 0:
         raise InvalidModelError(f"LINE {where}: Exp rate must be finite and > 0, got {rate!r}")
     return 1.0 / rate
@@ -240,8 +245,18 @@ def _count(value: Any, where: str, minimum: int) -> int:
     return int(value)
 
 
-def _visits(table: dict, names: list[str], start: str, closed: bool, where: str) -> np.ndarray:
-    """Visit ratios of one class over ``names`` from its routing table (traffic equations)."""
+def _visits(
+    table: dict,
+    names: list[str],
+    start: str,
+    closed: bool,
+    where: str,
+    sinks: frozenset = frozenset(),
+) -> np.ndarray:
+    """Visit ratios of one class over ``names`` from its routing table (traffic equations).
+
+    Each routing row must sum to 1 (a job leaves a node for somewhere); a closed class never
+    routes to a Sink (its jobs would vanish), and every node it visits has a row."""
     idx = {n: i for i, n in enumerate(names)}
     n = len(names)
     P = np.zeros((n, n))
@@ -255,7 +270,20 @@ def _visits(table: dict, names: list[str], start: str, closed: bool, where: str)
                 raise InvalidModelError(
                     f"LINE {where}: routing probability {a!r} -> {b!r} must be in [0, 1], got {p!r}"
                 )
+            if closed and b in sinks and p > 0:
+                raise InvalidModelError(
+                    f"LINE {where}: a closed class is routed {a!r} -> sink {b!r} with probability "
+                    f"{p!r}; its jobs never leave (route them to a Queue or Delay)"
+                )
             P[idx[a], idx[b]] += float(p)
+    rows = P.sum(axis=1)
+    for a in _table(table, f"{where} routing"):
+        total = float(rows[idx[a]])
+        if abs(total - 1.0) > 1e-9:
+            raise InvalidModelError(
+                f"LINE {where}: the routing probabilities from {a!r} sum to {total:.12g}; "
+                "each row must sum to 1"
+            )
     if start not in idx:
         raise InvalidModelError(f"LINE {where}: reference node {start!r} is not a node")
     s = idx[start]
@@ -276,6 +304,13 @@ def _visits(table: dict, names: list[str], start: str, closed: bool, where: str)
         raise InvalidModelError(f"LINE {where}: the routing has no unique visit ratios") from None
     if not np.all(np.isfinite(v)):
         raise InvalidModelError(f"LINE {where}: the routing has no finite visit ratios")
+    if closed:
+        stuck = [nm for nm, i in idx.items() if v[i] > 1e-12 and rows[i] == 0.0]
+        if stuck:
+            raise InvalidModelError(
+                f"LINE {where}: the closed class reaches {stuck[0]!r}, which routes it nowhere "
+                "(no routing row); give the row"
+            )
     return np.maximum(v, 0.0)
 
 
@@ -350,7 +385,8 @@ def from_line_json(doc: Any) -> Network:
             ref = cl.get("refNode") or stations[0]["name"]
             if not isinstance(ref, str):
                 raise InvalidModelError(f"LINE {where}: refNode must be a node name, got {ref!r}")
-            v = _visits(table, names, ref, True, where)
+            sinks = frozenset(n for n in names if kinds[n] == "Sink")
+            v = _visits(table, names, ref, True, where, sinks)
         elif cl.get("type") == "Open":
             src = [n for n in names if kinds[n] == "Source"]
             if not src:
@@ -404,9 +440,9 @@ def from_line_json(doc: Any) -> Network:
 
 def write_line_json(path: str | Path, net: Any, population: Any = None) -> Path:
     """Write :func:`to_line_json` to ``path`` (``*.json``); returns the path."""
-    p = Path(path)
-    p.write_text(json.dumps(to_line_json(net, population), indent=2), encoding="utf-8")
-    return p
+    from .._files import write_output
+
+    return write_output(path, json.dumps(to_line_json(net, population), indent=2))
 
 
 def read_line_json(path: str | Path) -> Network:

@@ -173,9 +173,12 @@ def run_demo(
         The Markdown report.
     """
     from .. import bench
+    from .._files import check_outputs, output_dir
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
+    names = ("device_sweep.json", "closed_loop.json", "closed_loop_const.json", "report.md",
+             "report.png", "report.html")  # fmt: skip
+    check_outputs(out / n for n in names)  # before the measurement, which a refusal would lose
     t0 = time.monotonic()
     kw: dict[str, Any] = {}
     if executable_path is not None:

@@ -148,6 +148,10 @@ def _level(level: Any) -> str:
     return as_choice(level, "level", LEVELS)
 
 
+#: the most member disks of one array (one station each in the model)
+MAX_DISKS = 4096
+
+
 def check_disks(level: str, disks: Any) -> int:
     """The member count of a ``level`` array: an integer >= the level's minimum.
 
@@ -161,6 +165,11 @@ def check_disks(level: str, disks: Any) -> int:
     if not math.isfinite(f) or f != math.floor(f):
         raise InvalidModelError(f"disks must be an integer >= {lo} for {level}, got {disks!r}")
     n = int(f)
+    if n > MAX_DISKS:
+        raise InvalidModelError(
+            f"disks must be at most {MAX_DISKS} (qnmodel.models.raid.MAX_DISKS) for {level}, got "
+            f"{disks!r}: a model of one station per member disk that large is not an array"
+        )
     if n < lo:
         raise InvalidModelError(
             f"disks must be >= {lo} for {level}, got {disks!r}: {level} needs at least "

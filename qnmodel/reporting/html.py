@@ -8,6 +8,8 @@ import html
 import os
 from pathlib import Path
 
+from .._files import write_output
+
 __all__ = ["markdown_to_html", "write_html"]
 
 _HTML_STYLE = (
@@ -70,6 +72,4 @@ def write_html(markdown_path: str | os.PathLike) -> Path:
     """Write ``<stem>.html`` beside a Markdown report: one self-contained file."""
     md = Path(markdown_path)
     page = markdown_to_html(md.read_text(encoding="utf-8"), md.parent)
-    out = md.with_suffix(".html")
-    out.write_text(page, encoding="utf-8")
-    return out
+    return write_output(md.with_suffix(".html"), page)

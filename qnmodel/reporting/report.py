@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from .._files import check_outputs, open_output, output_dir, save_figure, write_output
 from ..calibration.comparison import Comparison, compare
 from ..calibration.pipeline import calibrate_and_compare
 from ..io import modelfile
 from ..units import format_quantity
-from ._files import open_output, refuse_symlinks
 from .html import write_html
 
 __all__ = [
@@ -324,15 +324,7 @@ def save_bounds_figure(
     fig = _figure(10.0, 4.0)
     axes = fig.subplots(1, 2)
     plotting.bounds_vs_measured(net, N, measured, axes=axes, title=title)
-    return _save(fig, path, dpi)
-
-
-def _save(fig, path: str | os.PathLike, dpi: int) -> Path:
-    """Save a figure to ``path`` (format from its suffix), never through a symbolic link."""
-    p = Path(path)
-    with open_output(p) as fh:
-        fig.savefig(fh, format=p.suffix.lstrip(".").lower() or "png", dpi=dpi)
-    return p
+    return save_figure(fig, path, dpi=dpi)
 
 
 def model_figure_title(spec: modelfile.ModelSpec) -> str:
@@ -356,7 +348,7 @@ def save_utilization_figure(
     ax = fig.subplots()
     plotting.utilization(sol.mva, network=sol.spec.network, ax=ax, n_star=sol.aba.n_star)
     ax.set_title(f"{sol.spec.name}: {ax.get_title()}")
-    return _save(fig, path, dpi)
+    return save_figure(fig, path, dpi=dpi)
 
 
 # -- whole reports --------------------------------------------------------------------------------
@@ -369,6 +361,12 @@ def output_stem(name: str) -> str:
     """
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).lstrip(".")
     return stem or "model"
+
+
+def refuse_symlinks(paths: Sequence[Path]) -> None:
+    """Refuse to write through a symbolic link (or into anything but a regular file) planted
+    where an output file goes: :func:`qnmodel._files.check_outputs`."""
+    check_outputs(paths)
 
 
 def write_model_report(
@@ -393,8 +391,7 @@ def write_model_report(
         ``html`` (the same report as one self-contained page), ``json``, ``plot``,
         ``utilization``.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     sol = spec.solve()
     comparison = compare(spec.network, measured) if measured is not None else None
     stem = output_stem(spec.name)
@@ -402,7 +399,6 @@ def write_model_report(
     if model_text is not None:
         paths["model"] = out / f"{stem}.toml"
         refuse_symlinks([paths["model"]])
-        paths["model"].write_text(model_text, encoding="utf-8")
     paths.update(
         {
             "csv": out / f"{stem}.csv",
@@ -413,9 +409,11 @@ def write_model_report(
         }
     )
     refuse_symlinks([*paths.values(), out / f"{stem}.html"])
-    with paths["csv"].open("w", encoding="utf-8", newline="") as fh:
+    if model_text is not None:
+        write_output(paths["model"], model_text)
+    with open_output(paths["csv"], newline="") as fh:
         write_csv(sol.to_frame(), fh)
-    with paths["json"].open("w", encoding="utf-8") as fh:
+    with open_output(paths["json"]) as fh:
         write_json(sol.to_dict(), fh)
     save_bounds_figure(
         spec.network,
@@ -425,7 +423,7 @@ def write_model_report(
         title=model_figure_title(spec),
     )
     save_utilization_figure(sol, paths["utilization"])
-    paths["markdown"].write_text(model_report(sol, paths, comparison), encoding="utf-8")
+    write_output(paths["markdown"], model_report(sol, paths, comparison))
     paths["html"] = write_html(paths["markdown"])
     return paths
 
@@ -446,16 +444,17 @@ def write_report(
     ``sections`` are extra Markdown blocks appended to the report.
     Returns the path of the Markdown file.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     png = out / f"{name}.png"
+    md = out / f"{name}.md"
+    check_outputs([png, md, md.with_suffix(".html")])
     c = comparison
     if plot is None:
         save_bounds_figure(c.network, c.n_max, png, c.measured, dpi=110)
     else:
         axes = plot(c.network, c.n_max, c.measured)
         fig = np.asarray(axes, dtype=object).ravel()[0].figure
-        fig.savefig(png, dpi=110)
+        save_figure(fig, png, dpi=110)
         if "matplotlib.pyplot" in sys.modules:  # a pyplot figure: do not leave it open
             sys.modules["matplotlib.pyplot"].close(fig)
 
@@ -491,8 +490,7 @@ def write_report(
             "",
         ]
     lines += list(sections)
-    md = out / f"{name}.md"
-    md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_output(md, "\n".join(lines) + "\n")
     write_html(md)
     return md
 
@@ -502,12 +500,12 @@ def write_check_report(result: Any, out: str | os.PathLike, name: str = "check")
     """``<name>.md`` (findings, the table of figures) and ``<name>.png`` into ``out``."""
     from . import plotting
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out)
+    png, md = out / f"{name}.png", out / f"{name}.md"
+    check_outputs([png, md, md.with_suffix(".html")])
     fig = _figure(8.0, 4.2)
     plotting.check_figures(result, ax=fig.subplots())
-    png = out / f"{name}.png"
-    fig.savefig(png, dpi=110)
+    save_figure(fig, png, dpi=110)
     lines = ["# Bottom-up check", ""]
     if result.findings:
         lines += ["## Suspects", ""] + [f"* {f}" for f in result.findings] + [""]
@@ -546,8 +544,7 @@ def write_check_report(result: Any, out: str | os.PathLike, name: str = "check")
         lines.append(
             markdown_table(["a", "b", "bandwidth B/s", "of median", "latency s"], pair_rows)
         )
-    md = out / f"{name}.md"
-    md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_output(md, "\n".join(lines) + "\n")
     write_html(md)
     return md
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,6 +142,23 @@ class RunOutput:
     events: int
 
 
+def _interruptible(call, *args):
+    """``call(*args)`` (a ctypes call, which releases the GIL) in a worker thread, the main
+    thread waiting in short joins: Ctrl-C then raises KeyboardInterrupt at once instead of
+    after the whole run. The abandoned run finishes in the background (its length is bounded
+    by :data:`qnmodel.simulation._work.MAX_EVENTS`) and its results are dropped."""
+    if threading.current_thread() is not threading.main_thread():
+        return call(*args)
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(call(*args)), name="qnsim", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+    if not out:  # pragma: no cover - a ctypes call does not raise
+        raise RuntimeError("simulate: the event loop ended without a result")
+    return out[0]
+
+
 def run(
     m: CompiledModel,
     *,
@@ -164,7 +182,8 @@ def run(
     narea, visits, resid = np.empty((B, C, K)), np.empty((B, C, K)), np.empty((B, C, K))
     arrivals, lost = np.empty((B, C)), np.empty((B, C, K))
     events = np.zeros(1, dtype=np.int64)
-    rc = lib.qns_run(
+    rc = _interruptible(
+        lib.qns_run,
         C, K, P,
         m.node_kind, m.node_first, m.node_count, m.node_k, m.node_fan,
         m.st_kind, m.st_servers, m.st_ld_off, m.st_ld_len, m.ld_rates, m.st_cap,

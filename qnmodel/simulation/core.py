@@ -21,6 +21,7 @@ from ..errors import ConvergenceError, InvalidModelError, InvalidTypeError
 from ..results.simulation import SimulationResult
 from . import _engine
 from ._model import compile_model
+from ._work import check_work
 
 __all__ = ["simulate", "CI_METHODS"]
 
@@ -191,6 +192,7 @@ def simulate(
     active = (info.is_open & (info.arrival_rate > 0)) | (~info.is_open & (info.population > 0))
     if not np.any(active):
         raise InvalidModelError("simulate: no class has jobs (N) or arrivals (arrival_rate)")
+    given_length = run_length
     if run_length is None:
         x = info.throughput_guess[active]
         run_length = DEFAULT_COMPLETIONS / float(np.min(x[x > 0])) if np.any(x > 0) else 1.0
@@ -199,6 +201,13 @@ def simulate(
     else:
         run_length = _positive_time(run_length, "run_length")
     warmup = run_length / 10 if warmup is None else _positive_time(warmup, "warmup")
+    # a work bound before any event: the most runs a target half-width may ask for
+    # (replications: max_replications; batch means: lengths 1, 2, 4, 8, 16 x run_length)
+    if method == "replications":
+        most = n_obs if target_relative_halfwidth is None else max(n_obs, max_replications)
+    else:
+        most = 1 if target_relative_halfwidth is None else 31
+    check_work(info, run_length, warmup, most, given_length)
     r_scale = float(np.max(info.demand.sum(axis=1))) or 1.0
 
     runs: list[_engine.RunOutput] = []

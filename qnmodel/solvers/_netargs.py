@@ -92,12 +92,17 @@ def class_arrays(demands: Any, population: Any, visits: Any = None) -> tuple:
     return D, N
 
 
-def station_kinds(K: int, delay: Any = None, servers: Any = None, rates: Any = None) -> tuple:
+def station_kinds(
+    K: int, delay: Any = None, servers: Any = None, rates: Any = None, jobs: int | None = None
+) -> tuple:
     """Validated ``(delay (K,) bool, servers (K,) int, curves)``.
 
     ``curves`` has one entry per station: None (a single-server queue or a delay) or the
-    float64 rate curve (m servers become 1, 2, ..., m). A delay station takes neither
-    servers nor a curve; a station takes servers or a curve, not both.
+    float64 rate curve (m servers become 1, 2, ..., min(m, jobs + 1): with at most ``jobs``
+    jobs the rate min(n, m) is read at most at n = jobs + 1, and a curve's last value holds
+    beyond it, so the cut is exact and 10^9 servers need no 7 GiB array; ``jobs=None`` keeps
+    the whole curve; the peak rate of m servers is m, not the cut curve's maximum). A delay
+    station takes neither servers nor a curve; a station takes servers or a curve, not both.
     """
     delay = as_flags(delay, "delay", K)
     servers = as_server_counts(servers, "servers", K)
@@ -130,7 +135,8 @@ def station_kinds(K: int, delay: Any = None, servers: Any = None, rates: Any = N
         if given[k] is not None:
             curves.append(as_rate_multipliers(given[k], f"rates[{k}]"))
         elif servers[k] > 1:
-            curves.append(np.arange(1.0, servers[k] + 1.0))
+            top = servers[k] if jobs is None else min(int(servers[k]), max(int(jobs), 1) + 1)
+            curves.append(np.arange(1.0, top + 1.0))
         else:
             curves.append(None)
     return delay, servers, tuple(curves)

@@ -56,7 +56,7 @@ def _inputs(demands, N, think_time, delay, servers, visits, what):
     N = as_population(N, "N")
     Z = as_quantity(think_time, "think_time", "time")
     K = D.size
-    delay, m, _ = station_kinds(K, delay, servers)
+    delay, m, _ = station_kinds(K, delay, servers, jobs=1)  # the curves are unused
     if np.any(m > 1):
         k = int(np.flatnonzero(m > 1)[0])
         raise InvalidModelError(

@@ -132,7 +132,7 @@ def bounds_multiclass_aba(
     """
     D, N, Z, live = _inputs(demands, population, think_time, visits)
     C, K = D.shape
-    delay, m, _ = station_kinds(K, delay, servers)
+    delay, m, _ = station_kinds(K, delay, servers, jobs=1)  # the curves are unused
     q = ~delay
     n_k = ((D > 0) * N[:, None]).sum(axis=0).astype(np.float64)  # jobs that can be at k
     worst = np.where(q[None, :], D * n_k[None, :], D).sum(axis=1)

@@ -85,7 +85,7 @@ def bounds_open_aba(
         D = demand_array(demands, visits, classes=True)
     C, K = D.shape
     lam = _rates(arrival_rate, C)
-    delay, m, _ = station_kinds(K, delay, servers)
+    delay, m, _ = station_kinds(K, delay, servers, jobs=1)  # the curves are unused
     per_server = np.where(~delay[None, :], D / m[None, :], 0.0).max(axis=1)
     with np.errstate(divide="ignore"):
         x_hi = np.where(per_server > 0, 1.0 / np.where(per_server > 0, per_server, 1.0), np.inf)

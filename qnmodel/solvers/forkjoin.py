@@ -99,7 +99,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_population, as_quantity
+from .._validate import as_population, as_quantity, check_memory
 from ..errors import InvalidModelError, UnstableModelError
 from ..model import ForkJoin, Network
 from ..results.forkjoin import ForkJoinResult
@@ -436,6 +436,15 @@ def fork_join(
     fj_idx = [f.idx for f in m.fj]
     if N is not None:
         N = as_population(N, "N")
+        K, B = len(m.names), len(m.branch_names)
+        # the curve n = 1..N: X, R, n and per station Rk, Qk, U, per branch Tb, Ub, Qb, per
+        # fork-join its sync time, float64, twice (temporaries while assembling): measured
+        # peak 351 B per population at K = 2, B = 4, F = 1 (N = 2e5), estimate 352 B
+        check_memory(
+            16.0 * N * (3 + 3 * K + 3 * B + len(m.fj)),
+            f"fork_join of N = {N} jobs at {K} stations and {B} branches, keeping every n",
+            "give a smaller N, or raise the limit",
+        )
         if float(m.D.sum()) + m.Z <= 0.0:
             raise InvalidModelError(
                 "all demands and the think time are zero: throughput is unbounded"

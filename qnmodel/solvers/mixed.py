@@ -227,12 +227,17 @@ def _closed_ld(cm, Dcl, Ncl, Zcl, slow, limit):
     the demands the open load inflated: (label, X (Ccl,), R_ck (Ccl, K))."""
     K = Dcl.shape[1]
     delay = cm.is_delay
+    # m servers: the curve 1..min(m, N + 1) (exact for N closed jobs, the last value holding
+    # beyond; 10^9 servers need no 7 GiB array), its capacity c = m
+    top = int(np.sum(Ncl)) + 1
     rates = tuple(
         None if delay[k]
         else (cm.rates[k] if cm.rates[k] is not None
-              else (np.arange(1.0, cm.servers[k] + 1.0) if cm.servers[k] > 1 else None))
+              else (np.arange(1.0, min(int(cm.servers[k]), top) + 1.0)
+                    if cm.servers[k] > 1 else None))
         for k in range(K)
     )  # fmt: skip
+    cap = [float(cm.servers[k]) if cm.rates[k] is None else None for k in range(K)]
     # the open classes' share removed from each multi-server / LD station's capacity:
     # r'(j) = min(r(j), c (1 - U^o)) at the original demands (module docstring)
     Dcl = np.array(Dcl)
@@ -242,7 +247,8 @@ def _closed_ld(cm, Dcl, Ncl, Zcl, slow, limit):
             new.append(None)
         else:
             Dcl[:, k] = cm.D[~cm.is_open][:, k]
-            new.append(np.minimum(rates[k], float(rates[k][-1]) / slow[k]))
+            c = cap[k] if cap[k] is not None else float(rates[k][-1])
+            new.append(np.minimum(rates[k], c / slow[k]))
     label = "mixed.mva_ld (approximate: the open load caps the servers the closed classes see)"
     if Ncl.size == 1:  # one closed class: exact load-dependent MVA of the inflated model
         X, _Q, Rk = ld_general_arrays(Dcl[0], delay, float(Zcl[0]), int(Ncl[0]), new,

@@ -240,7 +240,7 @@ def mva_multiclass_ld_exact(
     D, N = class_arrays(demands, population, visits)
     C, K = D.shape
     Z = as_per_class(think_time, "think_time", C)
-    delay, m, curves = station_kinds(K, delay, servers, rates)
+    delay, m, curves = station_kinds(K, delay, servers, rates, jobs=int(N.sum()))
     empty = (N > 0) & (D.sum(axis=1) + Z <= 0)
     if empty.any():
         c = int(np.flatnonzero(empty)[0])
@@ -252,7 +252,7 @@ def mva_multiclass_ld_exact(
     if visits is not None:
         _fcfs_check(demands, visits, np.where(delay, 1, m))
     Ntot = int(N.sum())
-    peak = peak_rates(curves)
+    peak = np.where(m > 1, m, peak_rates(curves))  # m servers peak at m (curves are cut)
     Deff = D.copy()
     ld, w, rho, rdiv, carried = [], [], [], [], []
     for k, r in enumerate(curves):

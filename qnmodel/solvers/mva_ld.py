@@ -243,7 +243,9 @@ def _ld_convolution(net: Network, N: int, keep: str) -> MVAResult:
     m = net.servers
     delay = net.is_delay
     ld = np.flatnonzero((D > 0) & ~delay & (m > 1))
-    rates = [np.arange(1.0, int(m[k]) + 1.0) for k in ld]
+    # m servers serve at rate min(n, m): with at most N jobs the curve 1..min(m, N) is exact
+    # (its last value holds beyond), and 10^9 servers need no 7 GiB array.
+    rates = [np.arange(1.0, min(int(m[k]), N) + 1.0) for k in ld]
     Z = net.think_time
     X, Q, Rk = convolution_arrays(D, delay, Z, N, keep, ld, rates)
     n_vec = np.arange(1, N + 1) if keep == "all" else np.array([N])

@@ -186,7 +186,8 @@ def _chains(net: Network, model, limit: float) -> MultiClassResult:
     D = np.hstack([model.D, (cm.outside_visits * model.Z)[:, None]])
     delay = np.append(model.delay, True)
     rates = [None if model.delay[k] else (model.rates[k] if model.rates[k] is not None else (
-        np.arange(1.0, float(model.servers[k]) + 1.0) if model.servers[k] > 1 else None))
+        np.arange(1.0, float(min(model.servers[k], max(int(model.N.sum()), 1))) + 1.0)
+        if model.servers[k] > 1 else None))
         for k in range(K)] + [None]  # fmt: skip
     res = mva_chains(D, model.N, cm.chains, delay=delay, rates=rates, max_memory=limit)
     X = np.array(res.throughput)

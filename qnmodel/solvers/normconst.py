@@ -150,7 +150,7 @@ def normconst_convolution(
     N = as_population(N, "N")
     Z = as_quantity(think_time, "think_time", "time")
     K = D.size
-    dly, m, curves = station_kinds(K, delay, servers)
+    dly, m, curves = station_kinds(K, delay, servers, jobs=N)
     check_has_demand(D.sum(), Z)
     _memory(N, K)
     ramp = np.arange(1.0, N + 1.0)

@@ -31,10 +31,14 @@ __all__ = ["Target", "as_target", "METRICS"]
 #: target metrics: the mean response time, a response-time percentile, the throughput
 METRICS = ("mean", "percentile", "throughput")
 
+# Matched against the stripped text with a greedy tail: linear time (a lazy ``.+?`` before
+# ``\s*$`` was quadratic in a run of spaces).
 _PATTERN = re.compile(
-    r"^\s*(?P<metric>[A-Za-z]+(?:\d+(?:\.\d*)?)?|p\s*\d+(?:\.\d*)?)\s*"
-    r"(?P<op><=|>=|<|>|=<|=>)\s*(?P<value>.+?)\s*$"
+    r"(?P<metric>[A-Za-z]+(?:\d+(?:\.\d*)?)?|p\s*\d+(?:\.\d*)?)\s*"
+    r"(?P<op><=|>=|<|>|=<|=>)\s*(?P<value>\S.*)"
 )
+#: the longest target string read
+MAX_TARGET_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,12 @@ def as_target(value: Any, name: str = "target") -> Target:
     if not isinstance(value, str) or not re.search(r"[<>]", value):
         t = as_quantity(value, f"{name} (response time)", "time", positive=True)
         return Target("mean", t, None, str(value))
-    m = _PATTERN.match(value)
+    if len(value) > MAX_TARGET_CHARS:
+        raise InvalidModelError(
+            f"{name}: target {value[:40]!r}... has {len(value)} characters, more than the "
+            f"{MAX_TARGET_CHARS} (qnmodel.solvers.targets.MAX_TARGET_CHARS) a target needs"
+        )
+    m = _PATTERN.fullmatch(value.strip())
     if m is None:
         raise InvalidModelError(
             f"{name}: cannot read {value!r}; write e.g. 'R <= 50 ms', 'p95 <= 80 ms' or "

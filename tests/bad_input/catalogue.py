@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -257,6 +258,98 @@ def _net(demands=(0.01, 0.02), **kw):
 
 def _call(f: Callable[[], object]) -> Callable[[Path], object]:
     return lambda tmp: f()
+
+
+# -- issue 29: planted outputs, hostile sizes, impossible measurements ------------------
+def _planted(*argv: str, link: str, directory: bool = False) -> Callable[[Path], object]:
+    """``qnmodel ARGV`` with a symbolic link planted at ``{tmp}/LINK`` (to a victim file, or to
+    a directory); the victim must be untouched."""
+    cli = _cli(*argv, files={"m.toml": GOOD_MODEL})
+
+    def run(tmp: Path):
+        victim = tmp / ("victim_dir" if directory else "victim.txt")
+        if directory:
+            victim.mkdir()
+        else:
+            victim.write_text("keep me")
+        target = tmp / link
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(victim, target_is_directory=directory)
+        try:
+            return cli(tmp)
+        finally:
+            assert directory or victim.read_text() == "keep me", "the planted link was followed"
+
+    return run
+
+
+def _fifo_export(tmp: Path):
+    import os
+
+    from qnmodel.io.jmva import write_jmva
+
+    os.mkfifo(tmp / "m.jmva")
+    return write_jmva(tmp / "m.jmva", _net(), 3)
+
+
+FIO_DOC = {
+    "fio version": "fio-3.33",
+    "global options": {"bs": "4k", "rw": "randread", "numjobs": "1"},
+    "jobs": [{"jobname": "j", "error": 0, "read": {"total_ios": 1000, "iops": 100.0,
+              "bw_bytes": 409600, "io_bytes": 4096000, "runtime": 10000,
+              "lat_ns": {"mean": 1e6, "min": 5e5, "max": 3e6}}}],
+}  # fmt: skip
+
+
+def _fio_doc(**edits: Any) -> str:
+    import copy
+    import json
+
+    doc = copy.deepcopy(FIO_DOC)
+    for path, value in edits.items():
+        node = doc
+        keys = path.split("__")
+        for key in keys[:-1]:
+            node = node[int(key)] if key.isdigit() else node[key]
+        node[keys[-1]] = value
+    return json.dumps(doc)  # NaN and Infinity as Python's json writes them
+
+
+def _qnbench_doc_bad_samples() -> dict:
+    from tests.calibration.conftest import make_document
+
+    doc = make_document([{"jobs": 1, "bs_bytes": 4096, "latency": 0.002}])
+    doc["results"][0]["samples"][0]["ops"] += 1000
+    return doc
+
+
+def _line_closed(routing: str, extra_nodes: str = "", lam: str = "2.0") -> str:
+    return (
+        '{"model": {"type": "Network", "nodes": [{"name": "q", "type": "Queue", "service": {"a": '
+        '{"type": "Exp", "params": {"lambda": ' + lam + '}}}}, {"name": "z", "type": "Delay", '
+        '"service": {"a": {"type": "Exp", "params": {"lambda": 1.0}}}}' + extra_nodes + "], "
+        '"classes": [{"name": "a", "type": "Closed", "population": 2, "refNode": "z"}], '
+        '"routing": {"matrix": {"a,a": ' + routing + "}}}}"
+    )
+
+
+def _line(text: str) -> Callable[[Path], object]:
+    from qnmodel.io.linejson import from_line_json
+
+    return lambda tmp: from_line_json(text)
+
+
+RAID_FILE = """\
+[model]
+name = "r"
+think_time = "1 s"
+population = 4
+[system]
+type = "raid"
+level = "raid5"
+disks = 100_000_000
+disk_demand = "10 ms"
+"""
 
 
 QNBENCH_DOC = (
@@ -910,6 +1003,116 @@ ROWS: list[Row] = [
     Row(TOML, 'an unknown station discipline (`discipline = "SJF"`)', "InvalidModelError",
         r"station\[0\]\.discipline: must be one of \['FCFS', 'PS', 'LCFS-PR', 'IS', 'HOL', 'PRIO-PR'\], got 'SJF'",
         _model(GOOD_MODEL + 'discipline = "SJF"\n')),
+    # -- issue 29: outputs never follow a planted link; refused before the work ----------
+    Row(CLI, "`qnmodel plot m.toml --out o.png` where `o.png` is a planted symbolic link", "Exit1",
+        r"output '.*o\.png' is a symbolic link \(to '.*victim\.txt'\): refusing to write through it",
+        _planted("plot", "{tmp}/m.toml", "--out", "{tmp}/o.png", link="o.png")),
+    Row(CLI, "`qnmodel plot --utilization` with a link planted at the sibling `o_utilization.png`", "Exit1",
+        r"output '.*o_utilization\.png' is a symbolic link",
+        _planted("plot", "{tmp}/m.toml", "--utilization", "--out", "{tmp}/o.png", link="o_utilization.png")),
+    Row(CLI, "`qnmodel bench null --out b.json` where `b.json` is a planted link (refused before the run)", "Exit1",
+        r"output '.*b\.json' is a symbolic link",
+        _planted("bench", "null", "--out", "{tmp}/b.json", link="b.json")),
+    Row(CLI, "`qnmodel check --out DIR` with a link planted at `DIR/check.md` (refused before measuring)", "Exit1",
+        r"output '.*d/check\.md' is a symbolic link",
+        _planted("check", "--measured", "{tmp}/none.json", "--out", "{tmp}/d", link="d/check.md")),
+    Row(CLI, "`qnmodel calibrate A B --out DIR` with a link planted at `DIR/report.png`", "Exit1",
+        r"output '.*d/report\.png' is a symbolic link",
+        _planted("calibrate", "a.json", "b.json", "--out", "{tmp}/d", link="d/report.png")),
+    Row(CLI, "`qnmodel report m.toml --out DIR` where `DIR` is a planted link to another directory", "Exit1",
+        r"output directory '.*/d' is a symbolic link",
+        _planted("report", "{tmp}/m.toml", "--out", "{tmp}/d", link="d", directory=True)),
+    Row(PY, "an export to a FIFO: `write_jmva(fifo, net)` (opening it would block)", "InvalidModelError",
+        r"output '.*m\.jmva' is not a regular file", _fifo_export),
+    # -- issue 29: parsers are linear; over-long strings are refused by their length ------
+    Row(PY, 'a quantity of 60 000 spaces: `units.parse("1 a" + 60000 * " " + "b")`', "UnitError",
+        r"quantity string '1 a +'\.\.\. has 60004 characters, more than the 100 \(qnmodel\.units\.MAX_QUANTITY_CHARS\)",
+        _call(lambda: units.parse("1 a" + 60000 * " " + "b", "time"))),
+    Row(TOML, "a demand of 5000 spaces between number and unit", "InvalidModelError",
+        r"station\[0\]\.demand: quantity string '10 m +'\.\.\. has 5005 characters, more than the 100",
+        _model(GOOD_MODEL.replace('"10 ms"', '"10 m' + " " * 5000 + 's"'))),
+    Row(PY, "a target of a megabyte: `as_target(\"R <= 1 a\" + 2**20 * \" \" + \"b\")`", "InvalidModelError",
+        r"target 'R <= 1 a +'\.\.\. has 1048585 characters, more than the 200",
+        _call(lambda: qn.solvers.targets.as_target("R <= 1 a" + 2**20 * " " + "b"))),
+    # -- issue 29: memory and work are bounded before anything is allocated or run --------
+    Row(TOML, "a population of ten million (`population = 10_000_000`): solving and printing needs 22 GiB", "InvalidModelError",
+        r"model\.population: N = 10000000 populations .* at 1 station\(s\) would need about 2\.258e\+04 MiB, more than the allowed 1024 MiB",
+        _model(GOOD_MODEL.replace("population = 4", "population = 10_000_000"))),
+    Row(TOML, "a population list whose largest entry is past memory (`populations = [1, 5_000_000]`)", "InvalidModelError",
+        r"model\.populations: N = 5000000 populations .* more than the allowed",
+        _model(GOOD_MODEL.replace("population = 4", "populations = [1, 5_000_000]"))),
+    Row(TOML, "a RAID of a hundred million disks (`disks = 100_000_000`)", "InvalidModelError",
+        r"system\.disks?.*disks must be at most 4096 \(qnmodel\.models\.raid\.MAX_DISKS\) for raid5, got 100000000",
+        _model(RAID_FILE)),
+    Row(PY, "a simulation of `run_length=1e12` s (years of events)", "InvalidModelError",
+        r"simulate: run_length=1e\+12 s .* would simulate about .* events, more than the limit of 6e\+09",
+        _call(lambda: qn.simulate(_net(), 5, run_length=1e12))),
+    Row(PY, "a fork-join curve of `N = 10**12` jobs (7 TiB of results)", "LatticeTooLargeError",
+        r"fork_join of N = 1000000000000 jobs .* would need about .* MiB, more than the allowed 1024 MiB",
+        _call(lambda: qn.fork_join(qn.Network([qn.ForkJoin("fj", [qn.Station("a", 0.01), qn.Station("b", 0.01)])]), 10**12))),
+    # -- issue 29: readers refuse values that cannot be -----------------------------------
+    Row(TRACE, "fio JSON with NaN IOPS", "TraceError",
+        r"t\.json: jobs\[0\]\.iops must be a finite number >= 0, got nan",
+        _trace(_fio_doc(jobs__0__read__iops=float("nan")))),
+    Row(TRACE, "fio JSON with an infinite runtime", "TraceError",
+        r"jobs\[0\]\.runtime must be a finite number >= 0, got inf",
+        _trace(_fio_doc(jobs__0__read__runtime=float("inf")))),
+    Row(TRACE, "fio JSON with a negative runtime", "TraceError",
+        r"jobs\[0\]\.runtime must be a finite number >= 0, got -5",
+        _trace(_fio_doc(jobs__0__read__runtime=-5))),
+    Row(TRACE, 'fio JSON with `numjobs = "0"`', "TraceError",
+        r"jobs\[0\]\.numjobs must be a whole number >= 1, got '0'",
+        _trace(_fio_doc(**{"global options__numjobs": "0"}))),
+    Row(TRACE, "a CSV trace with `nan` in a measured cell", "TraceError",
+        r"t\.csv: line 2, column 'throughput_ops_s': 'nan' is not a finite number",
+        _trace("jobs,throughput_ops_s\n1,nan\n", "t.csv")),
+    Row(TRACE, "a CSV trace with `inf` in a measured cell", "TraceError",
+        r"line 2, column 'latency_mean_s': 'inf' is not a finite number",
+        _trace("jobs,throughput_ops_s,latency_mean_s\n1,100,inf\n", "t.csv")),
+    Row(TRACE, "a CSV trace with `jobs = 2.7` (once read as 2)", "TraceError",
+        r"line 2, column 'jobs' must be a whole number >= 1, got '2\.7'",
+        _trace("jobs,throughput_ops_s\n2.7,100\n", "t.csv")),
+    Row(TRACE, "a CSV trace with `jobs = 0`", "TraceError",
+        r"line 2, column 'jobs' must be a whole number >= 1, got '0'",
+        _trace("jobs,throughput_ops_s\n0,100\n", "t.csv")),
+    Row(TRACE, "a qnbench document whose interval samples do not add up to its totals", "TraceError",
+        r"results\[0\]\.samples: their ops add up to .*, but results\[0\]\.ops is .*; the samples must partition the measured period",
+        lambda tmp: __import__("qnmodel.calibration", fromlist=["x"]).load_trace(_qnbench_doc_bad_samples())),
+    Row(CLI, "`qnmodel plot --measured m.csv` with a negative measured throughput", "Exit1",
+        r"m\.csv: row 2, column 'throughput' must be a finite number >= 0 \(a measured value\), got -40",
+        _cli("plot", "{tmp}/m.toml", "--measured", "{tmp}/m.csv", "--out", "{tmp}/o.png",
+             files={"m.toml": GOOD_MODEL, "m.csv": "n,throughput\n1,0.9\n2,-40\n"})),
+    Row(CLI, "`qnmodel plot --measured m.csv` with NaN measured response times", "Exit1",
+        r"row 1, column 'response_time' must be a finite number >= 0 .*got nan",
+        _cli("plot", "{tmp}/m.toml", "--measured", "{tmp}/m.csv", "--out", "{tmp}/o.png",
+             files={"m.toml": GOOD_MODEL, "m.csv": "n,response_time\n1,nan\n"})),
+    Row(JMVA, "a duplicate `<servicetime>` for one class (the second once won)", "InvalidModelError",
+        r"JMVA station 'disk': <servicetime> for customerclass 'a' appears twice",
+        _jmva(re.sub(r"(<servicetime [^>]*>[^<]*</servicetime>)", r"\1\1", JMVA_TEXT, count=1))),
+    Row(PY, "a LINE JSON closed class whose routing row sums to 0.5", "InvalidModelError",
+        r"LINE class 'a': the routing probabilities from 'q' sum to 0\.5; each row must sum to 1",
+        _line(_line_closed('{"q": {"z": 0.5}, "z": {"q": 1.0}}'))),
+    Row(PY, "a LINE JSON closed class whose routing row sums to 2", "InvalidModelError",
+        r"routing probabilities from 'z' sum to 2; each row must sum to 1",
+        _line(_line_closed('{"q": {"z": 1.0}, "z": {"q": 1.0, "z": 1.0}}'))),
+    Row(PY, "a LINE JSON closed class routed to a sink", "InvalidModelError",
+        r"LINE class 'a': a closed class is routed 'q' -> sink 'out' with probability 0\.5",
+        _line(_line_closed('{"q": {"z": 0.5, "out": 0.5}, "z": {"q": 1.0}}', ', {"name": "out", "type": "Sink"}'))),
+    Row(PY, 'a LINE JSON service rate `"lambda": true` (once read as 1.0)', "InvalidModelError",
+        r"LINE node 'q': Exp params\.lambda must be a number \(a rate, 1/s\), got True",
+        _line(_line_closed('{"q": {"z": 1.0}, "z": {"q": 1.0}}', lam="true"))),
+    Row(CLI, "`qnmodel bench null --out .` (a directory; once checked only after the run)", "Exit1",
+        r"output '\.' is a directory: an output must be a regular file or a new name",
+        _cli("bench", "null", "--out", ".")),
+    Row(TRACE, "fio JSON with a negative block size (`bs = -4096`)", "TraceError",
+        r"jobs\[0\]\.bs must be a whole number of bytes >= 0, got -4096",
+        _trace(_fio_doc(**{"global options__bs": -4096}))),
+    Row(TRACE, "a CSV trace with an empty `jobs` cell (once a ValueError traceback)", "TraceError",
+        r"line 2, column 'jobs' must be a whole number >= 1, got ''",
+        _trace("jobs,throughput_ops_s\n,100\n", "t.csv")),
+    Row(PY, "measured points with a NaN throughput given to `compare`", "InvalidModelError",
+        r"measured: row 2, column 'throughput' must be a finite number >= 0 .*got nan",
+        _call(lambda: __import__("qnmodel.calibration.comparison", fromlist=["x"]).compare(_net(), {"n": [1, 2], "throughput": [0.9, float("nan")]}))),
 ]  # fmt: skip
 
 

@@ -11,6 +11,23 @@ import pytest
 from .._ci import IN_CI
 
 
+def _samples(ops: int, bs: int, rates) -> list[dict]:
+    """Interval samples over the 1 s run that partition its ``ops`` and ``bytes`` (as
+    qnbench's do, and as the validator checks); ``rates`` are their throughputs."""
+    n = len(rates)
+    share = [ops // n + (1 if k < ops % n else 0) for k in range(n)]
+    return [
+        {
+            "t_s": (k + 1) / n,
+            "ops": share[k],
+            "bytes": share[k] * bs,
+            "throughput_ops_s": s,
+            "throughput_B_s": s * bs,
+        }
+        for k, s in enumerate(rates)
+    ]
+
+
 def make_document(points, *, engine="emu", version=1, complete=True):
     """A qnbench/1 document with the given points (dicts of jobs, bs_bytes, latency...)."""
     results = []
@@ -42,16 +59,7 @@ def make_document(points, *, engine="emu", version=1, complete=True):
                 },
                 "think_s_mean": p.get("think_s", 0.0),
                 "cpu": {"user_s": 0.01, "sys_s": 0.02},
-                "samples": [
-                    {
-                        "t_s": 0.1 * (k + 1),
-                        "ops": int(x / 10),
-                        "bytes": int(x / 10) * p["bs_bytes"],
-                        "throughput_ops_s": s,
-                        "throughput_B_s": s * p["bs_bytes"],
-                    }
-                    for k, s in enumerate(p.get("samples", [x] * 5))
-                ],
+                "samples": _samples(int(x), p["bs_bytes"], p.get("samples", [x] * 5)),
                 "engine_stats": {"service_s": lat, "utilization": [0.5]},
             }
         )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from ...errors import InvalidModelError
 
 __all__ = ["ModelFileError"]
@@ -34,12 +32,62 @@ class ModelFileError(InvalidModelError):
 
 
 # -- locating keys in the text --------------------------------------------------------
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-.\"' ]+?)\s*=")
+# Linear-time scanning, no backtracking regular expression: the earlier patterns
+# (``^\s*([...' ]+?)\s*=`` and ``\[\s*([^\]]+?)\s*\]``) were cubic and quadratic in a
+# run of spaces, and a multi-line string of 8 KB of spaces hung ``qnmodel solve``.
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.\"' \t")
 
 
 def _split_dotted(key: str) -> list[str]:
     return [part.strip().strip("\"'") for part in key.split(".")]
+
+
+def _header(raw: str) -> tuple[str, str] | None:
+    """``("[" or "[[", name)`` of a table header line, else None."""
+    s = raw.strip()
+    if not s.startswith("["):
+        return None
+    opener = "[[" if s.startswith("[[") else "["
+    end = s.find("]", len(opener))
+    if end < 0:
+        return None
+    name = s[len(opener) : end].strip()
+    rest = s[end + 1 :]
+    if rest.startswith("]"):
+        rest = rest[1:]
+    rest = rest.lstrip()
+    if not name or (rest and not rest.startswith("#")):
+        return None
+    return opener, name
+
+
+def _assignment(raw: str) -> str | None:
+    """The key of a ``key = value`` line, else None."""
+    eq = raw.find("=")
+    if eq < 0:
+        return None
+    key = raw[:eq]
+    if not key.strip() or not _KEY_CHARS.issuperset(key):
+        return None
+    return key.strip()
+
+
+def _multiline_strings(line: str, open_quote: str | None) -> str | None:
+    """The multi-line string delimiter (three double or single quotes) open after ``line``."""
+    i = 0
+    while True:
+        if open_quote is None:
+            found = [(line.find(q, i), q) for q in ('"""', "'''")]
+            found = [(k, q) for k, q in found if k >= 0]
+            if not found:
+                return None
+            i, open_quote = min(found)
+            i += 3
+        else:
+            k = line.find(open_quote, i)
+            if k < 0:
+                return open_quote
+            i, open_quote = k + 3, None
 
 
 def _key_lines(text: str) -> dict[tuple, int]:
@@ -47,23 +95,29 @@ def _key_lines(text: str) -> dict[tuple, int]:
 
     A light scanner for the subset of TOML model files use: table headers,
     arrays of tables and ``key = value`` lines. Values spanning several lines
-    are skipped over by bracket counting. Good enough to point at a line; the
-    parsing itself is done by :mod:`tomllib`.
+    are skipped over by bracket counting, multi-line strings by their delimiters. Good
+    enough to point at a line; the parsing itself is done by :mod:`tomllib`. Linear in
+    the length of the text.
     """
     lines: dict[tuple, int] = {}
     counters: dict[tuple, int] = {}
     prefix: tuple = ()
     depth = 0
+    in_string: str | None = None
     for lineno, raw in enumerate(text.splitlines(), start=1):
+        if in_string is not None:
+            in_string = _multiline_strings(raw, in_string)
+            continue
         stripped = raw.split("#", 1)[0] if '"' not in raw and "'" not in raw else raw
         if depth > 0:
             depth += stripped.count("[") + stripped.count("{")
             depth -= stripped.count("]") + stripped.count("}")
+            in_string = _multiline_strings(raw, None)
             continue
-        m = _HEADER.match(raw)
-        if m and "=" not in raw.split("#", 1)[0]:
-            parts = tuple(_split_dotted(m.group(2)))
-            if m.group(1) == "[[":
+        h = _header(raw)
+        if h is not None and "=" not in raw.split("#", 1)[0]:
+            parts = tuple(_split_dotted(h[1]))
+            if h[0] == "[[":
                 idx = counters.get(parts, 0)
                 counters[parts] = idx + 1
                 prefix = (*parts, idx)
@@ -71,13 +125,14 @@ def _key_lines(text: str) -> dict[tuple, int]:
                 prefix = parts
             lines.setdefault(prefix, lineno)
             continue
-        m = _ASSIGN.match(raw)
-        if m:
-            path = (*prefix, *_split_dotted(m.group(1)))
+        key = _assignment(raw)
+        if key is not None:
+            path = (*prefix, *_split_dotted(key))
             lines.setdefault(path, lineno)
-            value = raw[m.end() :]
+            value = raw[raw.find("=") + 1 :]
             depth = value.count("[") + value.count("{") - value.count("]") - value.count("}")
             depth = max(depth, 0)
+            in_string = _multiline_strings(value, None)
     return lines
 
 

@@ -20,6 +20,7 @@ from ._fields import (
     _TOP_KEYS,
     _arrival_rates,
     _classes,
+    _fits_in_memory,
     _populations,
     _quantity,
     _station,
@@ -290,6 +291,9 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         stations.append(station)
     if not stations:
         raise ctx.error(("station",), "no stations: add at least one [[station]] table")
+    if arrival_rates is None and not classes and len(stations) > 1:  # now with every station
+        key = "population" if "population" in model else "populations"
+        _fits_in_memory(ctx, len(populations), ("model", key), len(stations), populations.max())
     net = Network(tuple(stations), think_time=think)
     if net.total_demand + net.think_time <= 0.0:
         raise ctx.error(

@@ -245,7 +245,7 @@ def _rank_main(argv: Sequence[str]) -> int:
         errors.append(f"{type(exc).__name__}: {exc}")
     if errors:
         doc["error"] = "; ".join(errors)
-    tmp = Path(out) / f".rank{rank}.json"
-    tmp.write_text(json.dumps(doc), encoding="utf-8")
-    tmp.replace(Path(out) / f"rank{rank}.json")
+    from ..._files import write_output  # a new file renamed into place; no link followed
+
+    write_output(Path(out) / f"rank{rank}.json", json.dumps(doc))
     return 0

@@ -429,8 +429,11 @@ def compare_plans(
             "elapsed_s",
             "cpu_steal_share",
         ]
-        Path(save).parent.mkdir(parents=True, exist_ok=True)
-        out[keep].to_csv(save, index=False)
+        from ..._files import open_output, output_dir
+
+        output_dir(Path(save).parent)
+        with open_output(save, newline="") as fh:
+            out[keep].to_csv(fh, index=False)
     for kind in ("planned", "dense"):
         fits[kind] = fit_points(frames[kind], devices=devices, think_time=Z, start=prior)
     truth = {"a": ta, "r": tr}

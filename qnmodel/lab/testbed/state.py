@@ -56,9 +56,9 @@ class State:
         self.save()
 
     def save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=2))
-        os.replace(tmp, self.path)
+        from ..._files import write_output  # a new file renamed into place; no link followed
+
+        write_output(self.path, json.dumps(self.data, indent=2))
 
     def record(self, kind: str, item: Any) -> None:
         """Append ``item`` to the list ``kind`` and write the file (call before creating it)."""

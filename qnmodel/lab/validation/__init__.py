@@ -164,7 +164,10 @@ def validate(
         a bad study file, an unknown kind, results already in ``out_dir`` without ``force``,
         or a kind whose summary lacks one of :data:`REQUIRED`.
     """
+    from ..._files import check_output_dir, output_dir
+
     out = Path(out_dir)
+    check_output_dir(out, ("summary.json", "report.md", "report.html"))  # before any run
     if (out / "summary.json").exists() and not force:
         raise InvalidModelError(
             f"{out} already holds results (summary.json): choose another --out or pass --force"
@@ -174,7 +177,7 @@ def validate(
     module = _kind_module(spec["study"]["kind"])
     if hasattr(module, "parse"):  # a bad table is refused before anything is created
         module.parse(spec, topology)
-    out.mkdir(parents=True, exist_ok=True)
+    output_dir(out)
     handler = _LogHandler(log) if log is not None else None
     if handler is not None:
         LOG.addHandler(handler)

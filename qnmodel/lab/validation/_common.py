@@ -182,14 +182,15 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
     Points are grouped by their ``case`` key (one figure each: X and R against n, measured
     with CIs, the bounds shaded, exact MVA and, where present, ``x_forkjoin``/``r_forkjoin``).
     """
+    from ..._files import output_dir, write_output
     from ...reporting.html import write_html
     from ...reporting.report import markdown_table
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_dir(out_dir)
     paths: dict[str, Path] = {}
     doc = _clean(dict(summary))
     paths["summary"] = out_dir / "summary.json"
-    paths["summary"].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_output(paths["summary"], json.dumps(doc, indent=2) + "\n")
     groups: dict[str, list] = {}
     for p in summary.get("points", []):
         groups.setdefault(str(p.get("case", "all")), []).append(p)
@@ -249,7 +250,7 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
         ]  # fmt: skip
         lines.append(markdown_table(headers, rows))
     paths["report"] = out_dir / "report.md"
-    paths["report"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_output(paths["report"], "\n".join(lines) + "\n")
     paths["html"] = write_html(paths["report"])
     return paths
 
@@ -277,9 +278,9 @@ def _figure(title: str, pts: Sequence[Mapping[str, Any]], path: Path) -> Path:
     """Save :func:`qnmodel.reporting.plotting.validation_curves` of ``pts`` to ``path``."""
     from matplotlib.figure import Figure  # no pyplot: never touches the user's backend
 
+    from ..._files import save_figure
     from ...reporting.plotting import validation_curves
 
     fig = Figure(figsize=(10.0, 4.0), layout="constrained")
     validation_curves(pts, axes=fig.subplots(1, 2), title=title)
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path, dpi=110)

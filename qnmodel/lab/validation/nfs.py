@@ -437,8 +437,10 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
     if not isinstance(topology, Topology):
         raise InvalidTypeError(f"topology must be a loaded testbed Topology, got {topology!r}")
     study_topology(topology, 1e6, 1e6)  # checks the topology before anything runs
-    out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from ..._files import check_output, output_dir, write_output
+
+    out_dir = output_dir(out_dir)
+    check_output(out_dir / "summary.json")
     summary: dict[str, Any] = {
         "study": "nfs",
         "machine": machine_info(),
@@ -490,7 +492,7 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
     summary["calibration_flags"] = flags(summary["cross_checks"])
     summary["notes"] = flag_notes(summary["cross_checks"])
     summary["machine"]["load_average_after"] = list(os.getloadavg())
-    (out_dir / "summary.json").write_text(json.dumps(_clean(summary), indent=1, default=float))
+    write_output(out_dir / "summary.json", json.dumps(_clean(summary), indent=1, default=float))
     return summary
 
 

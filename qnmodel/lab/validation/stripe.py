@@ -446,10 +446,11 @@ def record(
         "note": note,
         "points": [{k: _plain(v) for k, v in p.items()} for p in points],
     }
+    from ..._files import output_dir, write_output
+
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1) + "\n")
-    return out
+    output_dir(out.parent)
+    return write_output(out, json.dumps(doc, indent=1) + "\n")
 
 
 def _plain(v: Any) -> Any:
