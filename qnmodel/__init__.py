@@ -14,7 +14,7 @@ Importing qnmodel has no side effects and loads only numpy (and the standard
 library). The workflow modules that need pandas, scipy.optimize, matplotlib or
 sympy -- :mod:`qnmodel.calibration`, :mod:`qnmodel.bench`,
 :mod:`qnmodel.reporting.plotting`, :mod:`qnmodel.symbolic`, :mod:`qnmodel.io.modelfile` --
-and the names they define (``load_model``) are loaded on first use;
+and the names they define (``load_model``, ``fit_rate_multipliers``) are loaded on first use;
 :func:`qnmodel.sweep` imports pandas only when it builds its DataFrame.
 """
 
@@ -67,6 +67,7 @@ __version__ = "0.1.0"
 # Loaded on first attribute access (PEP 562): name -> (module, attribute or None).
 _LAZY = {
     "load_model": ("qnmodel.io.modelfile", "load"),
+    "fit_rate_multipliers": ("qnmodel.calibration.rate_curve", "fit_rate_multipliers"),
     "nfs_aggregate_bandwidth": ("qnmodel.models.nfs_network", "aggregate_bandwidth"),
     "calibration": ("qnmodel.calibration", None),
     "bench": ("qnmodel.bench", None),
@@ -143,6 +144,7 @@ __all__ = [
     "engset",
     "erlang_b",
     "erlang_c",
+    "fit_rate_multipliers",
     "fork_join",
     "load_model",
     "max_arrival_rate",

@@ -197,6 +197,9 @@ class Comparison:
     band : {"bjb", "aba"}
         The bounds of :attr:`bounds`: balanced job bounds, or asymptotic
         bounds when a station has several servers (BJB assume single servers).
+    hints : tuple of str
+        What to try when the model misses the measurement (e.g. a rate curve
+        for a device that serves several requests at once); empty when none.
     """
 
     network: Network
@@ -212,6 +215,7 @@ class Comparison:
     calibration: dict[str, CalibrationResult] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     band: str = "bjb"
+    hints: tuple[str, ...] = ()
 
     @property
     def n_max(self) -> int:

@@ -447,6 +447,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
                 "mape_response_time": cmp.mape_response_time,
                 "coverage_bjb": cmp.coverage,
                 "results": cmp.to_frame().to_dict(orient="records"),
+                "hints": list(cmp.hints),
             },
             sys.stdout,
         )
@@ -455,4 +456,5 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(f"{cmp!r}\n\n")
         sys.stdout.write(_unit_table(cmp.to_frame()))
+        sys.stdout.write("".join(f"\nhint: {h}\n" for h in cmp.hints))
     return EXIT_OK
