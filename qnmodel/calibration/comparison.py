@@ -318,7 +318,7 @@ def compare(
     frame = _measured_frame(measured)
     n = as_populations(frame["n"].to_numpy(), "measured n", allow_zero=False)
     N = int(n.max())
-    band = "aba" if net.has_multiserver else "bjb"
+    band = "aba" if net.has_multiserver or net.is_load_dependent.any() else "bjb"
     b = solve_bounds(net, N, method=band)
     aba = b if band == "aba" else solve_bounds(net, N, method="aba")
     m = solve_mva(net, N)

@@ -629,3 +629,63 @@ def test_multiclass_file_builds_the_l1_description():
     a, b = spec.solve().result, qn.mva_multiclass(ref)
     np.testing.assert_allclose(a.throughput, b.throughput, rtol=1e-14)
     assert load(EXAMPLES / "demo_storage.toml").multiclass is None
+
+
+# -- rate_multipliers (issue 26 item 4) ----------------------------------------------------
+NVME = toml(
+    """
+    [model]
+    name = "nvme"
+    population = 32
+
+    [[station]]
+    name = "nvme"
+    demand = "102 us"
+    rate_multipliers = [1, 1.888, 2.6, 3.367, 4.5, 5.306]
+    """
+)
+
+
+def test_rate_multipliers_in_a_model_file_equal_the_python_station():
+    spec = loads(NVME)
+    st = spec.network.station("nvme")
+    assert st.rate_multipliers.tolist() == [1, 1.888, 2.6, 3.367, 4.5, 5.306]
+    py = qn.Network([qn.Station("nvme", "102 us", rate_multipliers=[1, 1.888, 2.6, 3.367, 4.5,
+                                                                   5.306])])  # fmt: skip
+    sol = spec.solve()
+    got = sol.mva
+    assert sol.bjb is None  # BJB assume load-independent stations; ABA hold (max r / D)
+    ref = qn.mva(py, 32)
+    assert got.throughput.tolist() == ref.throughput.tolist()
+    # one station, no think time: X(j) = r(min(j, L)) / D (the last multiplier holds beyond)
+    assert got.throughput[0] == pytest.approx(1 / 102e-6, rel=closed_form(2))
+    assert got.throughput[-1] == pytest.approx(5.306 / 102e-6, rel=closed_form(2))
+    # an open model takes it too (the birth-death chain of open_network)
+    open_spec = loads(NVME.replace("population = 32", 'arrival_rate = "20000/s"'))
+    assert open_spec.solve().result.response_time[0] == pytest.approx(
+        qn.open_network(py, 20000).response_time[0], rel=1e-15
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("[1, 0, 2]", r"rate_multipliers\[1\] must be finite and > 0"),
+        ("[]", "is empty: give the rate multiplier at 1, 2, ... jobs"),
+        ('"1.8"', "must be a sequence of positive numbers, one per queue depth"),
+        ('[1, "2"]', r"rate_multipliers\[1\] must be a number, got '2'"),
+    ],
+)
+def test_rate_multipliers_errors_are_the_python_validators(value, message):
+    text = NVME.replace("[1, 1.888, 2.6, 3.367, 4.5, 5.306]", value)
+    with pytest.raises(ModelFileError, match=r"<string>:8: station\[0\]\.rate_multipliers: "):
+        loads(text)
+    with pytest.raises(ModelFileError, match=message):
+        loads(text)
+
+
+def test_rate_multipliers_with_servers_or_on_a_delay_are_refused():
+    with pytest.raises(ModelFileError, match=r"rate_multipliers: give either servers = 2 or "):
+        loads(NVME.replace("rate_multipliers", "servers = 2\nrate_multipliers"))
+    with pytest.raises(ModelFileError, match="rate_multipliers apply to a queueing station"):
+        loads(NVME.replace("rate_multipliers", 'kind = "delay"\nrate_multipliers'))

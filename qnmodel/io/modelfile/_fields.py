@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validate import check_memory
+from ..._validate import as_rate_multipliers, check_memory
 from ...errors import InvalidModelError, InvalidTypeError
 from ...model import DISCIPLINES, STATION_KINDS, Station
 from ...units import parse as _parse_unit
@@ -24,7 +24,7 @@ _MODEL_KEYS = (
     "target",
 )
 _STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers",
-                 "discipline", "scv")  # fmt: skip
+                 "rate_multipliers", "discipline", "scv")  # fmt: skip
 _TOP_KEYS = ("model", "station", "system", "class")
 SYSTEM_TYPES = ("networked_raid", "nfs", "raid")
 _NFS_BANDWIDTHS = ("b1", "b2", "b3", "b4")
@@ -264,6 +264,20 @@ def _station(
             raise ctx.error((*path, "scv"), f"must be a number >= 0 (0 constant, 1 exponential), "
                                             f"got {scv!r}")  # fmt: skip
         extra["scv"] = float(scv)
+    if "rate_multipliers" in st:  # the Python validator, its message under the file's key
+        rpath = (*path, "rate_multipliers")
+        try:
+            extra["rate_multipliers"] = as_rate_multipliers(
+                st["rate_multipliers"], "rate_multipliers"
+            )
+        except (InvalidModelError, InvalidTypeError) as exc:
+            raise ctx.error(rpath, str(exc).removeprefix("rate_multipliers ")) from None
+        if "servers" in st:
+            raise ctx.error(
+                rpath,
+                f"give either servers = {servers} or rate_multipliers, not both (m servers are "
+                "rate_multipliers = [1, 2, ..., m])",
+            )
     try:
         station = Station(name, demand, kind=None if discipline else kind, servers=servers,
                           discipline=discipline, **extra)  # fmt: skip

@@ -258,7 +258,9 @@ def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
             result = amva(spec.multiclass, method="linearizer")
         return MultiClassSolution(spec=spec, result=result)
     net, N = spec.network, spec.max_population
-    bjb = None if net.has_multiserver else _bounds(net, N, method="bjb")
+    # BJB assume load-independent single servers: none with several servers or a rate curve
+    ld = net.has_multiserver or bool(net.is_load_dependent.any())
+    bjb = None if ld else _bounds(net, N, method="bjb")
     return ModelSolution(spec=spec, mva=_mva(net, N), aba=_bounds(net, N, method="aba"), bjb=bjb)
 
 
