@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qnmodel as qn
+from qnmodel.errors import InvalidModelError
 from qnmodel.io import modelfile
 from qnmodel.io.modelfile import ModelFileError, load, loads, with_values
 from tests._nets import pf_net
@@ -443,6 +444,29 @@ def test_raid_system_errors():
         loads(base.replace('level = "raid5"', 'level = "raid7"'))
     with pytest.raises(ModelFileError, match="duplicate station name 'disk1'"):
         loads(base.replace('name = "host_cpu"', 'name = "disk1"'))
+
+
+def test_raid_system_read_write_mix():
+    """issue 26 item 4: `op = { read = 0.7, write = 0.3 }`, as disk_demands takes it."""
+    from qnmodel.models.raid import disk_demands
+
+    base = (EXAMPLES / "raid_array.toml").read_text()
+    assert 'op = "write"' in base
+    spec = loads(base.replace('op = "write"', "op = { read = 0.7, write = 0.3 }"))
+    py = disk_demands("8 ms", "raid5", 4, {"read": 0.7, "write": 0.3}, "random")
+    np.testing.assert_array_equal(spec.network.demands[:4], py)
+    # RAID5 random, 4 disks: reads T = 4 (m = 1/4), writes T = N/4 = 1 (m = 1):
+    # 0.7 x 8 ms / 4 + 0.3 x 8 ms = 3.8 ms per member (3 operations a side)
+    assert spec.network.demands[:4].tolist() == pytest.approx([3.8e-3] * 4, rel=closed_form(5))
+    for mix, message in [
+        ("{ read = 0.7, write = 0.2 }", r"system\.op: op: the mix's fractions sum to 0\.9, not 1"),
+        ("{ read = 1.5, write = -0.5 }", r"system\.op: op\['read'\] must be in \[0, 1\]"),
+        ("{ read = 0.5, trim = 0.5 }", r"system\.op: op: unknown operation 'trim' in the mix"),
+    ]:
+        with pytest.raises(ModelFileError, match=message):
+            loads(base.replace('op = "write"', f"op = {mix}"))
+    with pytest.raises(InvalidModelError, match="sum to 0.9, not 1"):
+        disk_demands("8 ms", "raid5", 4, {"read": 0.7, "write": 0.2}, "random")
 
 
 # -- multi-class models ----------------------------------------------------------------------
