@@ -145,7 +145,8 @@ def comparison_table(c: Comparison) -> str:
     """The per-population Markdown table of a comparison.
 
     Columns: ``n``; measured X with its error bar, exact MVA, the band's
-    bounds, ``X err %`` and whether the error bar overlaps the band; measured
+    bounds, ``X err %`` and whether the error bar overlaps the band (``X +/- overlaps
+    BJB``: a point outside the band whose error bar reaches it says "yes"); measured
     and MVA response time and ``R err %``. Errors are (model - measured) /
     measured. A quantity that was not measured has no columns.
     """
@@ -158,7 +159,7 @@ def comparison_table(c: Comparison) -> str:
     headers = ["n"]
     if has_x:
         headers += ["X meas [jobs/s]", "+/-", "X MVA", f"X {B} lower", f"X {B} upper", "X err %"]
-        headers += [f"in {B}"]
+        headers += [f"X +/- overlaps {B}"]  # the error bar meets the band (not: X inside it)
     if has_r:
         headers += [f"R meas [{unit}]", f"R MVA [{unit}]", "R err %"]
     rows = []

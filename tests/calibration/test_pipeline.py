@@ -236,3 +236,19 @@ def test_a_good_single_queue_fit_gets_no_hint():
     assert calibrate_and_compare(_device_doc(), _closed_doc()).hints == ()
     # a poor fit that is not a parallel device (the model predicts MORE than measured): none
     assert calibrate_and_compare(_device_doc(), _closed_doc(scale=0.5)).hints == ()
+
+
+def test_report_column_says_the_error_bar_overlaps_the_band():
+    """issue 26 item 10: the column headed "in BJB" said "yes" for points outside the band
+    whose error bar reached it (the headline counted 6 of 10 inside, the column 10)."""
+    from qnmodel.reporting.report import comparison_table
+
+    # 5 % faster than the model, with a +-1 % spread: outside the narrow band of a balanced
+    # network, some error bars still reaching it
+    c = calibrate_and_compare(_device_doc(), _closed_doc(scale=1.05))
+    table = comparison_table(c)
+    header = table.splitlines()[0]
+    assert "X +/- overlaps BJB" in header and "| in BJB |" not in header
+    col = [h.strip() for h in header.strip("|").split("|")].index("X +/- overlaps BJB")
+    yes = [r.strip("|").split("|")[col].strip() for r in table.splitlines()[2:]]
+    assert yes.count("yes") == int(c.table["inside_bounds_with_error"].sum())
