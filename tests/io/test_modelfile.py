@@ -713,3 +713,100 @@ def test_rate_multipliers_with_servers_or_on_a_delay_are_refused():
         loads(NVME.replace("rate_multipliers", "servers = 2\nrate_multipliers"))
     with pytest.raises(ModelFileError, match="rate_multipliers apply to a queueing station"):
         loads(NVME.replace("rate_multipliers", 'kind = "delay"\nrate_multipliers'))
+
+
+# -- open multi-class files (issue 26 item 4) -----------------------------------------------
+OPEN_MIX = toml(
+    """
+    [model]
+    name = "open-mix"
+
+    [[class]]
+    name = "read"
+    arrival_rate = "50/s"
+
+    [[class]]
+    name = "write"
+    arrival_rate = "20/s"
+
+    [[station]]
+    name = "cpu"
+    demand = { read = "1 ms", write = "2 ms" }
+    discipline = "PS"
+
+    [[station]]
+    name = "disk"
+    demand = { read = "4 ms", write = "8 ms" }
+    discipline = "PS"
+    """
+)
+
+
+def test_open_multiclass_file_equals_the_python_description():
+    spec = loads(OPEN_MIX)
+    assert spec.is_open and spec.is_multiclass
+    py = qn.Network(
+        [qn.Station("cpu", {"read": "1 ms", "write": "2 ms"}, discipline="PS"),
+         qn.Station("disk", {"read": "4 ms", "write": "8 ms"}, discipline="PS")],
+        classes=[qn.OpenClass("read", 50), qn.OpenClass("write", 20)],
+    )  # fmt: skip
+    ref = qn.open_network(py)
+    frame = spec.solve().to_frame()
+    assert frame["class"].tolist() == ["read", "write"]
+    assert frame["arrival_rate"].tolist() == [50.0, 20.0]
+    assert frame["response_time"].tolist() == ref.response_time[0].tolist()
+    # BCMP: U = sum_c lambda_c D_c = 0.05 + 0.04 (cpu), 0.2 + 0.16 (disk); R_c = sum_k D_ck/(1-U_k)
+    assert frame["response_time"][0] == pytest.approx(
+        1e-3 / (1 - 0.09) + 4e-3 / (1 - 0.36), rel=closed_form(10)
+    )
+    assert spec.solve().summary()["bottleneck"] == "disk"
+    sol = spec.solve()
+    assert sol.to_dict()["summary"]["bottleneck_utilization"] == pytest.approx(0.36, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('arrival_rate = "20/s"', "population = 3"),
+         r"class: the classes of a model file are all closed \(population\) or all open"),
+        (('arrival_rate = "20/s"', 'arrival_rate = "20/s"\npopulation = 3'),
+         r"class\[1\]: every class needs a name and either a population \(closed\) or an "
+         r"arrival_rate \(open\)"),
+        (('arrival_rate = "20/s"', 'arrival_rate = "20 MB/s"'), r"class\[1\]\.arrival_rate: "),
+        (('arrival_rate = "20/s"', 'arrival_rate = ["20/s", "30/s"]'),
+         r"class\[1\]\.arrival_rate: must be one rate"),
+        (('arrival_rate = "20/s"', 'arrival_rate = "20/s"\nthink_time = "1 s"'),
+         r"class\[1\]\.think_time: an open class \(arrival_rate\) has no think time"),
+        (('name = "open-mix"', 'name = "open-mix"\narrival_rate = "5/s"'),
+         r"model\.arrival_rate: arrival_rate under \[model\] makes a single-class open model; "
+         r"with \[\[class\]\] tables, give each class its own arrival_rate"),
+    ],
+)  # fmt: skip
+def test_open_multiclass_file_errors(change, message):
+    with pytest.raises(ModelFileError, match=message):
+        loads(OPEN_MIX.replace(*change))
+
+
+def test_open_multiclass_file_from_the_command_line(tmp_path):
+    import contextlib
+    import io
+
+    from qnmodel.cli import main
+
+    path = tmp_path / "mix.toml"
+    path.write_text(OPEN_MIX)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["solve", str(path)]) == 0
+    text = out.getvalue()
+    assert "lambda [jobs/s]" in text and "read" in text and "write" in text
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["solve", str(path), "--set", "class.write.arrival_rate=40/s"]) == 0
+    assert "write" in out.getvalue()
+    assert with_values(loads(OPEN_MIX), {"class.write.arrival_rate": "40/s"}).multiclass.classes[
+        1
+    ].arrival_rate == pytest.approx(40.0)
+    grid = modelfile.sweep_model(loads(OPEN_MIX), {"class.read.arrival_rate": ["10/s", "60/s"]})
+    assert grid.columns.tolist()[:3] == ["class.read.arrival_rate", "bottleneck", "class"]
+    assert grid["arrival_rate"].tolist() == [10.0, 20.0, 60.0, 20.0]

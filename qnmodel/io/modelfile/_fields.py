@@ -286,36 +286,67 @@ def _station(
     return station, per_class, by_visit
 
 
-def _classes(ctx: _Ctx, raw: Any, default_think: float) -> tuple[tuple, np.ndarray, np.ndarray]:
-    """Names, populations (C,) and think times (C,) of the [[class]] tables."""
+def _classes(
+    ctx: _Ctx, raw: Any, default_think: float
+) -> tuple[tuple, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Names, populations (C,), think times (C,) and, for open classes, arrival rates (C,)
+    (else None) of the [[class]] tables: all closed (``population``) or all open
+    (``arrival_rate``)."""
     if not isinstance(raw, list) or not raw:
         raise ctx.error(("class",), "must be an array of tables: write [[class]] per class")
-    names, pops, thinks = [], [], []
+    names, pops, thinks, rates = [], [], [], []
     for c, table in enumerate(raw):
         path = ("class", c)
         if not isinstance(table, Mapping):
             raise ctx.error(path, "must be a table ([[class]])")
-        _unknown(ctx, table, ("name", "population", "think_time"), path)
-        if "name" not in table or "population" not in table:
-            raise ctx.error(path, "every class needs a name and a population")
+        _unknown(ctx, table, ("name", "population", "think_time", "arrival_rate"), path)
+        if "name" not in table or ("population" in table) == ("arrival_rate" in table):
+            raise ctx.error(
+                path,
+                "every class needs a name and either a population (closed) or an "
+                "arrival_rate (open)",
+            )
         name = _string(ctx, table["name"], (*path, "name"))
         if name in names:
             raise ctx.error((*path, "name"), f"duplicate class name {name!r}")
         names.append(name)
+        if "arrival_rate" in table:
+            if "think_time" in table:
+                raise ctx.error(
+                    (*path, "think_time"), "an open class (arrival_rate) has no think time"
+                )
+            rates.append(float(_arrival_rates(ctx, table, (*path, "arrival_rate"), False)[0]))
+            pops.append(0)
+            thinks.append(0.0)
+            continue
         pops.append(_integer(ctx, table["population"], (*path, "population"), minimum=0))
         thinks.append(
             _quantity(ctx, table.get("think_time", default_think), (*path, "think_time"), "time")
         )
-    if sum(pops) < 1:
+    if rates and len(rates) != len(names):
+        raise ctx.error(
+            ("class",),
+            "the classes of a model file are all closed (population) or all open "
+            "(arrival_rate); a mixed network is described in Python (qnmodel.Network with "
+            "ClosedClass and OpenClass, solved by qnmodel.mixed_network)",
+        )
+    if not rates and sum(pops) < 1:
         raise ctx.error(("class",), "all class populations are 0: give a class at least one job")
-    return tuple(names), np.array(pops, dtype=np.int64), np.array(thinks, dtype=np.float64)
+    return (
+        tuple(names),
+        np.array(pops, dtype=np.int64),
+        np.array(thinks, dtype=np.float64),
+        np.array(rates, dtype=np.float64) if rates else None,
+    )
 
 
-def _arrival_rates(ctx: _Ctx, model: Mapping) -> np.ndarray | None:
-    """The open model's arrival rate(s), jobs/s, or None for a closed model."""
+def _arrival_rates(
+    ctx: _Ctx, model: Mapping, path: tuple = ("model", "arrival_rate"), sweep: bool = True
+) -> np.ndarray | None:
+    """The open model's arrival rate(s), jobs/s, or None for a closed model (a class's one
+    rate with ``sweep=False``)."""
     if "arrival_rate" not in model:
         return None
-    path = ("model", "arrival_rate")
     for key in ("population", "populations"):
         if key in model:
             raise ctx.error(
@@ -323,6 +354,8 @@ def _arrival_rates(ctx: _Ctx, model: Mapping) -> np.ndarray | None:
                 f"give either {key} (a closed model) or arrival_rate (an open model), not both",
             )
     raw = model["arrival_rate"]
+    if isinstance(raw, list) and not sweep:
+        raise ctx.error(path, f"must be one rate such as '40/s', got the list {raw!r}")
     values = raw if isinstance(raw, list) else [raw]
     if not values:
         raise ctx.error(path, "is empty; give a rate such as '40000/s'")
