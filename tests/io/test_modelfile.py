@@ -380,6 +380,39 @@ def test_nfs_system_equals_model_class():
     assert spec.network.is_delay.tolist() == ref.is_delay.tolist()
 
 
+def test_nfs_system_drive_count():
+    """issue 26 item 4: `server_disks` in the file is NFSSystem(server_disks=...): the
+    server disk station gets that many servers (drives fed from one queue)."""
+    from qnmodel.models.nfs import NFSBandwidth, NFSSystem
+    from qnmodel.models.nfs_network import aggregate_bandwidth
+
+    base = (EXAMPLES / "nfs.toml").read_text()
+    spec = loads(base.replace('b4 = "80 MB/s"', 'b4 = "80 MB/s"\nserver_disks = 4'))
+    system = NFSSystem(
+        NFSBandwidth("5 GB/s", "1 Gbit/s", "5 GB/s", "80 MB/s"),
+        client_link="100 Mbit/s", rsize="32 KiB", server_cpu_per_request="40 us",
+        disk_access_time="1 ms", server_disks=4,
+    )  # fmt: skip
+    ref = system.network("64 MiB", op="read", client_hit=0.0, server_hit=0.5)
+    assert spec.network.station("server_disk").servers == 4
+    assert spec.network.servers.tolist() == ref.servers.tolist()
+    np.testing.assert_array_equal(spec.network.demands, ref.demands)
+    # a disk-bound read (no cache hits, a slow drive): four drives saturate at four times one
+    slow = NFSBandwidth("5 GB/s", "10 Gbit/s", "5 GB/s", "20 MB/s")
+    one, four = NFSSystem(slow), NFSSystem(slow, server_disks=4)
+    assert one.bottleneck("read", 0.0, 0.0) == four.bottleneck("read", 0.0, 0.0) == "server_disk"
+    assert four.asymptotic_bandwidth("read", 0.0, 0.0) == pytest.approx(
+        4 * one.asymptotic_bandwidth("read", 0.0, 0.0), rel=closed_form(2)
+    )
+    agg = aggregate_bandwidth(four, 64, "64 MiB", "read", 0.0, 0.0)
+    assert agg.bandwidth[-1] <= 4 * 20e6 * (1 + 1e-12)
+    assert agg.bandwidth[-1] > 3.9 * 20e6  # 64 clients: near the 4-drive asymptote
+    # one streaming client is unchanged: one request at a time finds a free drive
+    assert four.bandwidth("read", 0.0, 0.0) == one.bandwidth("read", 0.0, 0.0)
+    with pytest.raises(ModelFileError, match=r"system\.server_disks: server_disks must be"):
+        loads(base.replace('b4 = "80 MB/s"', 'b4 = "80 MB/s"\nserver_disks = 0'))
+
+
 def test_nfs_system_read_cpu_per_byte_from_a_model_file():
     from qnmodel.models.nfs import NFSBandwidth, NFSSystem
 

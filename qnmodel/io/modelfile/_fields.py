@@ -38,6 +38,7 @@ _NFS_SYSTEM_KEYS = (
     "async_merge_size",
     "client_link",
     "server_cpus",
+    "server_disks",
     "read_cpu_per_byte",
 )
 _NFS_JOB_KEYS = ("file_size", "op", "client_hit", "server_hit")
