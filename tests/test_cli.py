@@ -711,3 +711,27 @@ def test_report_and_calibrate_use_one_sign_convention(tmp_path):
     assert cal["throughput_error_pct"].tolist() == pytest.approx(
         100 * (mva - meas) / meas, rel=closed_form(3)
     )
+
+
+def test_calibrate_names_the_rate_curve_fitter_for_a_parallel_device():
+    """A device serving 4 requests at once (a measured trace, data/traces/README.md) fitted as
+    one queue: MAPE of X 59.6 %, and the command names qnmodel.fit_rate_multipliers."""
+    traces = ROOT / "data" / "traces"
+    sweep, qd = str(traces / "emu-size-sweep.json"), str(traces / "emu-queue-depth-4servers.json")
+    code, out, err = run("-q", "calibrate", sweep, qd)
+    assert code == 0, err
+    hint = out.split("\nhint: ", 1)[1]
+    assert hint.startswith("the single-queue model misses X by MAPE 59.6 % (> 10 %)")
+    assert "qnmodel.fit_rate_multipliers" in hint and "the trace says 4 servers" in hint
+    code, out, err = run("-q", "calibrate", sweep, qd, "--format", "json")
+    assert code == 0, err
+    (hint_json,) = json.loads(out)["hints"]
+    assert "qnmodel.fit_rate_multipliers" in hint_json
+    # the one-queue device of the same size sweep fits (MAPE within 5 %): no hint
+    code, out, err = run("-q", "calibrate", sweep, str(traces / "emu-closed-loop.json"))
+    assert code == 0, err
+    assert "hint:" not in out
+    code, out, err = run(
+        "-q", "calibrate", sweep, str(traces / "emu-closed-loop.json"), "--format", "json"
+    )
+    assert json.loads(out)["hints"] == []

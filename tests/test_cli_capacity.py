@@ -82,7 +82,7 @@ def test_open_model_file_with_its_own_target(tmp_path):
     code, out, err = run("solve", str(path))
     assert code == 0, err
     lam = qn.max_arrival_rate(spec.network, "p95 <= 30 ms")
-    assert "exact: sum of independent" in out
+    assert "exact: sum of independent sojourn laws, exact for an open tandem" in out
     assert f"largest arrival rate meeting it: {fmt_g(lam)} jobs/s" in out
     assert "saturation arrival rate = 200 jobs/s" in out
     code, out, err = run("plot", str(path), "--out", str(tmp_path / "x.png"))

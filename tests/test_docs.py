@@ -134,3 +134,41 @@ def test_documented_commands_parse(where, command):
         cli.build_parser().parse_args(argv)
     except cli.UsageError as exc:
         pytest.fail(f"{where}: {command!r}: {exc}")
+
+
+# -- statements that lagged the code (issue 26 item 10) -------------------------------------
+@pytest.mark.parametrize(
+    ("page", "stale", "current"),
+    [
+        ("explanation/open-and-mixed.md", "percentile targets, the command-line",
+         '`qnmodel solve MODEL --target "p95 <= 30 ms"`'),
+        ("explanation/assumptions.md", "needs either\n  measurement or a distributional model",
+         "An SLA on the 99th percentile is answered\n  from the response-time law"),
+        ("explanation/assumptions.md", "the spread (percentiles) is not modelled at all",
+         "the percentile laws assume exponential service"),
+        ("explanation/fork-join.md", "fork-join, `fork_join` equals exact MVA.",
+         "Not with a multi-server or\nrate-curve queue"),
+        ("index.md", "models storage systems with closed queueing networks.",
+         "closed (a fixed\nnumber of clients), open (an arrival rate) and mixed"),
+    ],
+)  # fmt: skip
+def test_pages_state_what_the_code_does(page, stale, current):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert stale not in text
+    assert current in text
+
+
+def test_what_the_pages_now_claim_holds():
+    """The claims the pages above now make, checked on the code."""
+    import qnmodel as qn
+    from qnmodel.solvers.response_laws import response_time_law
+
+    net = qn.Network.from_demands(["2 ms", "5 ms"])
+    assert qn.max_arrival_rate(net, "p95 <= 30 ms") < qn.max_arrival_rate(net, "R <= 30 ms")
+    assert response_time_law(net, arrival_rate=100).exact
+    assert not response_time_law(net, population=4).exact
+    two = qn.Network([qn.Station("cpu", "1 ms"), qn.Station("disk", "2 ms", servers=2)],
+                     think_time="10 ms")  # fmt: skip
+    fj, exact = qn.fork_join(two, 5).throughput[-1], qn.mva(two, 5).throughput[-1]
+    assert fj / exact - 1 == pytest.approx(0.0102, abs=5e-4)  # 373.6 against 369.9
+    assert "approximate" in qn.fork_join(two, 5).method

@@ -21,6 +21,27 @@ def test_every_public_name_resolves():
         assert getattr(qn, name) is not None, name
 
 
+def test_the_rate_curve_fitter_is_public_and_named_where_users_look():
+    """issue 26 item 7: fit_rate_multipliers was reachable only as
+    qnmodel.calibration.rate_curve.fit_rate_multipliers."""
+    import re
+
+    from qnmodel.calibration.rate_curve import fit_rate_multipliers
+
+    assert "fit_rate_multipliers" in qn.__all__ and qn.fit_rate_multipliers is fit_rate_multipliers
+    assert "fit_rate_multipliers" in qn.calibration.__all__
+    assert qn.calibration.fit_rate_multipliers is fit_rate_multipliers
+    # The Station docstring names it, and every qnmodel name it cites resolves.
+    doc = qn.Station.__doc__
+    assert ":func:`qnmodel.fit_rate_multipliers`" in doc
+    for ref in re.findall(r":(?:func|class|mod):`(qnmodel[\w.]*)`", doc):
+        obj = qn
+        for part in ref.split(".")[1:]:
+            obj = getattr(obj, part)
+    fit = qn.fit_rate_multipliers([1, 2, 4], [100.0, 180.0, 280.0])
+    assert fit.rate_multipliers.tolist() == pytest.approx([1.0, 1.8, 2.3, 2.8], rel=1e-15)
+
+
 def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         qn.nope  # noqa: B018

@@ -36,6 +36,12 @@ TRACES = {
         engine="emu", dev_latency="5 ms", dev_rate="50 MB/s", bs="64 KiB", think="20 ms",
         jobs=[1, 2, 3, 4, 6, 8, 12, 16], runtime=2.0, warmup=0.2, interval=0.25, realtime=True,
     ),
+    # a device that serves 4 requests at once (constant service S = 6.31 ms per server), queue
+    # depths 1..16 without think time: X(j) = min(j, 4) / S, rate curve r(j) = min(j, 4)
+    "emu-queue-depth-4servers": dict(
+        engine="emu", dev_latency="5 ms", dev_rate="50 MB/s", bs="64 KiB", dev_servers=4,
+        jobs=[1, 2, 3, 4, 6, 8, 16], runtime=1.0, warmup=0.1, interval=0.25, realtime=True,
+    ),
     # four known-answer devices behind RAID0 / RAID5 (chunk 64 KiB), and one device alone,
     # for RAID speedup and efficiency
     "stripe-raid0-emu": dict(

@@ -7,6 +7,9 @@
   overhead + rate, CPU per unit / per packet);
 * :func:`fit_usl` - Universal Scalability Law coefficients and peak;
 * :func:`fit_nfs` - NFS case bandwidths b1, b2, b4;
+* :func:`fit_rate_multipliers`, :func:`rate_multipliers_from_curve` - the demand and rate
+  curve r(j) of a device that serves several requests at once (an SSD, an NVMe drive, an
+  array), from a queue-depth sweep;
 * :func:`service_demand_law`, :func:`utilization_regression` - demands from
   utilisation and throughput;
 * :func:`calibrate_and_compare` - calibrate -> predict -> compare
@@ -21,6 +24,7 @@ from .fit import CalibrationResult, fit_model
 from .nfs import fit_nfs
 from .parameters import Parameter, Parameters
 from .pipeline import Comparison, calibrate_and_compare
+from .rate_curve import RateCurveFit, fit_rate_multipliers, rate_multipliers_from_curve
 from .steady import SteadyStateResult, steady_state
 from .traces import Trace, load_trace, trace_from_document
 from .usl import fit_usl, usl_throughput
@@ -30,6 +34,7 @@ __all__ = [
     "Comparison",
     "Parameter",
     "Parameters",
+    "RateCurveFit",
     "SteadyStateResult",
     "Trace",
     "calibrate_and_compare",
@@ -39,8 +44,10 @@ __all__ = [
     "fit_link",
     "fit_model",
     "fit_nfs",
+    "fit_rate_multipliers",
     "fit_usl",
     "load_trace",
+    "rate_multipliers_from_curve",
     "service_demand_law",
     "steady_state",
     "trace_from_document",

@@ -297,6 +297,9 @@ class Comparison:
     band : {"bjb", "aba"}
         The bounds of :attr:`bounds`: balanced job bounds, or asymptotic
         bounds when a station has several servers (BJB assume single servers).
+    hints : tuple of str
+        What to try when the model misses the measurement (e.g. a rate curve
+        for a device that serves several requests at once); empty when none.
     """
 
     network: Network
@@ -312,6 +315,7 @@ class Comparison:
     calibration: dict[str, CalibrationResult] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     band: str = "bjb"
+    hints: tuple[str, ...] = ()
 
     @property
     def n_max(self) -> int:
@@ -415,7 +419,7 @@ def compare(
     frame = _measured_frame(measured)
     n = as_populations(frame["n"].to_numpy(), "measured n", allow_zero=False)
     N = int(n.max())
-    band = "aba" if net.has_multiserver else "bjb"
+    band = "aba" if net.has_multiserver or net.is_load_dependent.any() else "bjb"
     b = solve_bounds(net, N, method=band)
     aba = b if band == "aba" else solve_bounds(net, N, method="aba")
     m = solve_mva(net, N)

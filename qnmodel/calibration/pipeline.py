@@ -55,6 +55,7 @@ __all__ = [
     "check_traces_fit",
     "measured_curve",
     "compare",
+    "parallel_device_hint",
     "DEMO_DEVICE",
     "DEMO_SIZES",
 ]
@@ -280,7 +281,43 @@ def calibrate_and_compare(
         law = service_demand_law(U, X, stations=[f"dev{k}" for k in range(K)])
         law = _with_extra(law, model_demand_s=float(net.demands[0]))
         calibration["service demands from utilisation (cross-check)"] = law
-    return compare(net, measured, calibration=calibration, notes=notes)
+    cmp = compare(net, measured, calibration=calibration, notes=notes)
+    hint = parallel_device_hint(cmp, servers=e2e.options.get("dev_servers"))
+    return dataclasses.replace(cmp, hints=(hint,)) if hint else cmp
+
+
+#: MAPE of X (%) above which a single-queue model is called a poor fit.
+POOR_FIT_MAPE = 10.0
+
+
+def parallel_device_hint(cmp: Comparison, *, servers: Any = None) -> str | None:
+    """A hint naming :func:`~qnmodel.calibration.rate_curve.fit_rate_multipliers` when a
+    single-queue model misses a device that serves several requests at once, else None.
+
+    Given when the MAPE of X exceeds :data:`POOR_FIT_MAPE` (10 %) and some measured
+    throughput exceeds the model's saturation throughput 1/D_max by more than 10 %: no
+    network of single-server queues with these demands can reach it (the asymptotic
+    bound X(N) <= 1/D_max, [LZGS] sec. 5.2), so the device works on several requests at
+    once. ``servers`` (e.g. the trace's ``dev_servers``) is quoted when it is above 1.
+    """
+    mape = float(cmp.mape_throughput)
+    if not (math.isfinite(mape) and mape > POOR_FIT_MAPE):
+        return None
+    x = cmp.table["measured_throughput"].to_numpy(dtype=np.float64)
+    x_sat = float(cmp.bounds.saturation_throughput)
+    if not (np.isfinite(x).any() and np.nanmax(x) > 1.1 * x_sat):
+        return None
+    m = int(servers) if servers is not None and float(servers) > 1 else None
+    said = f" (the trace says {m} servers per device)" if m else ""
+    return (
+        f"the single-queue model misses X by MAPE {mape:.1f} % (> {POOR_FIT_MAPE:g} %), and "
+        f"the device reached {np.nanmax(x) / x_sat:.1f}x its one-queue limit 1/D_max = "
+        f"{x_sat:.4g}/s: it serves several requests at once{said}. Measure a queue-depth "
+        "sweep (jobs = 1, 2, 4, ..., no think time) and fit its rate curve with "
+        "qnmodel.fit_rate_multipliers (from a trace: qnmodel.calibration."
+        "rate_multipliers_from_curve(measured_curve(trace))); its .station(name) is a "
+        "Station with rate_multipliers"
+    )
 
 
 #: qnbench engines that measure a device serving requests of B bytes in about a + B/r seconds.

@@ -558,6 +558,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
                 "mape_response_time": cmp.mape_response_time,
                 "coverage_bjb": cmp.coverage,
                 "results": cmp.to_frame().to_dict(orient="records"),
+                "hints": list(cmp.hints),
             },
             sys.stdout,
         )
@@ -565,4 +566,5 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         write_csv(cmp.to_frame(), sys.stdout)
     else:
         sys.stdout.write(_calibration_text(cmp))
+        sys.stdout.write("".join(f"\nhint: {h}\n" for h in cmp.hints))
     return EXIT_OK

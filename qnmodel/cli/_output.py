@@ -110,15 +110,22 @@ def _multiclass_text(sol: modelfile.MultiClassSolution) -> str:
     lines.append(f"method = {r.method}")
     lines.append("")
     factor, unit = time_unit(r.response_time)
-    headers = ["class", "N", "Z", "X [jobs/s]", f"R [{unit}]"]
+    f = sol.to_frame()
+    if spec.is_open:  # open classes: the arrival rate in place of N and Z
+        headers = ["class", "lambda [jobs/s]", "X [jobs/s]", f"R [{unit}]"]
+        given = [[fmt_g(float(v))] for v in f["arrival_rate"]]
+    else:
+        headers = ["class", "N", "Z", "X [jobs/s]", f"R [{unit}]"]
+        given = [
+            [str(int(n)), fmt_time(float(z))] for n, z in zip(mc.N, mc.think_time, strict=True)
+        ]
     rows = [
         [
             c,
-            str(int(mc.N[i])),
-            fmt_time(float(mc.think_time[i])),
-            fmt_g(float(r.throughput[i])),
-            fmt_g(float(r.response_time[i]) * factor),
-        ]
+            *given[i],
+            fmt_g(float(f["throughput"][i])),
+            fmt_g(float(f["response_time"][i]) * factor),
+        ]  # fmt: skip
         for i, c in enumerate(mc.class_names)
     ]
     lines.append(_text_table(headers, rows).rstrip())

@@ -136,8 +136,13 @@ class Station:
     rate_multipliers : sequence of float, optional
         General load-dependent service: with j jobs present the station serves at
         ``rate_multipliers[min(j, L) - 1]`` times its rate with one job (the last value holds
-        beyond the curve); finite and > 0; a single-server queueing station only. Fitted from
-        a queue-depth sweep by :func:`qnmodel.calibration.fit_rate_multipliers`.
+        beyond the curve); finite and > 0; a single-server queueing station only. A device
+        that serves several requests at once (an SSD or NVMe drive, an array behind one
+        queue) gets its curve from a queue-depth sweep (jobs = 1, 2, 4, ..., no think time)
+        by :func:`qnmodel.fit_rate_multipliers` (also
+        :func:`qnmodel.calibration.fit_rate_multipliers`; from a measured curve:
+        :func:`qnmodel.calibration.rate_multipliers_from_curve`), whose ``.station(name)``
+        is this station.
     discipline : str, optional
         ``"FCFS"`` (default of a queue), ``"PS"``, ``"LCFS-PR"``, ``"IS"`` (a delay),
         ``"HOL"`` or ``"PRIO-PR"`` (priorities); see the module docstring. Case is ignored.

@@ -157,7 +157,7 @@ def aggregate_bandwidth(
     shared = {
         "network": net.station("network").demand,
         "server_cpu": net.station("server_cpu").demand / system.server_cpus,
-        "server_disk": net.station("server_disk").demand,
+        "server_disk": net.station("server_disk").demand / system.server_disks,
     }
     bn = max(shared, key=shared.__getitem__)
     dmax = shared[bn]

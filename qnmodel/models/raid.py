@@ -75,7 +75,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_choice, as_quantity
+from .._validate import as_choice, as_probability, as_quantity
 from ..errors import InvalidModelError, InvalidTypeError, MeasurementArtefactWarning
 from ..model import ForkJoin, Station
 from ..raid_levels import OPERATIONS, RAID, RAID_LEVELS
@@ -504,7 +504,7 @@ def disk_demands(
     single_disk_demand: float | str,
     level: str,
     disks: int,
-    op: str,
+    op: str | Mapping[str, float],
     pattern: str,
     table: Mapping[tuple[str, str, str], SpeedupEntry] | None = None,
 ) -> np.ndarray:
@@ -513,11 +513,45 @@ def disk_demands(
     ``single_disk_demand * disk_demand_multipliers(...)``: the per-station
     demands of the array's disks in a closed network.
 
+    ``op`` is ``"read"``, ``"write"`` or a **read/write mix** ``{"read": f_r, "write":
+    f_w}`` (fractions of the logical requests, each in [0, 1], summing to 1): the mean
+    demand of a request of the mix, D_i = sum_op f_op D m_i(op). This is one class with
+    averaged demands (utilisations, throughputs and the mean response time over all
+    requests); separate read and write response times need two classes
+    (:class:`~qnmodel.model.network.Network` with ``classes``).
+
     >>> disk_demands("8 ms", "raid5", 4, "write", "random")
     array([0.008, 0.008, 0.008, 0.008])
+    >>> disk_demands("8 ms", "raid5", 4, {"read": 0.7, "write": 0.3}, "random").round(6)
+    array([0.0038, 0.0038, 0.0038, 0.0038])
     """
     D = as_quantity(single_disk_demand, "single_disk_demand", "time")
-    return D * disk_demand_multipliers(level, disks, op, pattern, table)
+    if not isinstance(op, Mapping):
+        return D * disk_demand_multipliers(level, disks, op, pattern, table)
+    mix = as_op_mix(op)
+    return D * sum(f * disk_demand_multipliers(level, disks, o, pattern, table)
+                   for o, f in mix.items())  # fmt: skip
+
+
+def as_op_mix(op: Mapping[str, float], name: str = "op") -> dict[str, float]:
+    """A read/write mix ``{"read": f_r, "write": f_w}``: known operations, fractions in
+    [0, 1] summing to 1 (within 1e-9; never rescaled)."""
+    if not op:
+        raise InvalidModelError(f"{name} is an empty mix; give {{'read': 0.7, 'write': 0.3}}")
+    out = {}
+    for o, f in op.items():
+        if o not in ("read", "write"):
+            raise InvalidModelError(
+                f"{name}: unknown operation {o!r} in the mix; use 'read' and 'write'"
+            )
+        out[o] = as_probability(f, f"{name}[{o!r}]")
+    total = sum(out.values())
+    if abs(total - 1.0) > 1e-9:
+        raise InvalidModelError(
+            f"{name}: the mix's fractions sum to {total:g}, not 1: give the share of each "
+            f"operation among the requests, e.g. {{'read': 0.7, 'write': 0.3}}"
+        )
+    return out
 
 
 def disk_array_forkjoin(

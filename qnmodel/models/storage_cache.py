@@ -338,4 +338,10 @@ class CachedNFS:
                 net(dataclasses.replace(sys_, server_cpus=sys_.server_cpus + 1)),
             )
         )
+        out.append(
+            (
+                f"server disks: {sys_.server_disks + 1}",
+                net(dataclasses.replace(sys_, server_disks=sys_.server_disks + 1)),
+            )
+        )
         return self.network(), out

@@ -472,6 +472,7 @@ def write_report(
         f"D_max = {format_quantity(b.max_demand, 'time')}, Z = "
         f"{format_quantity(b.think_time, 'time')}, knee N* = {b.n_star:.3g}, saturation "
         f"X = {b.saturation_throughput:.5g}/s",
+        *(f"* **Hint**: {h}" for h in c.hints),
         "",
         f"![bounds vs measured]({png.name})",
         "",

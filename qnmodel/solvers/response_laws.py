@@ -25,17 +25,29 @@ Per-station laws
 
 Exactness
 ---------
-*Exact* (label ``"exact: ..."``) for an open network whose queueing stations are all
-single-server FCFS (with any delay stations): the sojourn times of a tandem of M/M/1 queues
-are independent ([Rei57]; [Bur69] for the tandem), so the response time is their
-(hypoexponential) sum; also exact for an open network with only one queueing station, an
-M/M/m. Otherwise the per-station laws are combined as if independent -- an
+*Exact* (label :data:`EXACT_TANDEM`, ``"exact: ..."``) for one structure only: an **open
+tandem** whose stations a job visits **once each, in order**, the queueing ones all
+single-server FCFS with exponential service (with any delay stations): the sojourn times of
+a tandem of M/M/1 queues are independent ([Rei57]; [Bur69] for the tandem), so the response
+time is their (hypoexponential) sum; also exact for an open network with only one queueing
+station, an M/M/m. Otherwise the per-station laws are combined as if independent -- an
 *approximation* (label ``"approximate: ..."``): in a closed network the sojourn times are
-correlated (a job that met a long queue at one station leaves fewer jobs elsewhere), and
-Burke showed that overtaking at an M/M/s (s >= 2) queue makes tandem sojourn times
-dependent ([Bur69]). Its error against ``qn.simulate`` quantiles is measured in
+correlated (a job that met a long queue at one station leaves fewer jobs elsewhere), so a
+closed network's law is not that sum; Burke showed that overtaking at an M/M/s (s >= 2)
+queue makes tandem sojourn times dependent ([Bur69]); a station given ``visits`` other than
+1 is not "visited once" (its sojourn is taken as one exponential of its mean residence time).
+The approximation's error against ``qn.simulate`` quantiles is measured in
 ``tests/solvers/test_capacity_targets.py`` (closed tandems of 2-4 stations: p95 and p99
 within a few per cent; see the test for the figures).
+
+**Arrays are not tandems.** A disk array written as k identical stations in series makes
+every request visit *every* member, and the law sums k sojourns: for a lone request to six
+exponential members of mean 5/6 ms each, an Erlang law of mean 5 ms and p99 = 10.9 ms. A
+random read goes to **one** member (the one-of-k structure): its law is one member's
+sojourn, so model one member at its share of the load (arrival rate lambda / k for a
+symmetric array): alone, p99 = 5 ms x ln 100 = 23.0 ms for an exponential 5 ms disk. When
+the stations summed include identical ones, the label says so and points to
+``docs/how-to/capacity.md`` ("Arrays: one request, one member").
 
 References
 ----------
@@ -58,6 +70,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +82,7 @@ from ..model import Network
 from ._mva_core import single_class
 from .open import erlang_c
 
-__all__ = ["ResponseTimeLaw", "response_time_law"]
+__all__ = ["EXACT_TANDEM", "ResponseTimeLaw", "response_time_law"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +243,46 @@ def _closed_marginals(D: np.ndarray, X: np.ndarray, n: int) -> np.ndarray:
     return p / p.sum(axis=1, keepdims=True)
 
 
+#: The label of the exact case: which structure the law is exact for, and why.
+EXACT_TANDEM = (
+    "exact: sum of independent sojourn laws, exact for an open tandem whose stations are "
+    "each visited once in order (M/M/1 FCFS and delay stations: Reich 1957, Burke 1969, or "
+    "one M/M/m), not for a closed network"
+)
+
+
+def _visits(s: Any) -> float:
+    """The visits of a single-class station (1 when it was given by its demand alone)."""
+    v = s.visits
+    if v is None:
+        return 1.0
+    if isinstance(v, Mapping):
+        vals = {float(x) for x in v.values()}
+        return vals.pop() if len(vals) == 1 else math.nan
+    return float(v)
+
+
+def _one_of_k_note(net: Network, D: np.ndarray) -> str:
+    """A note for what looks like an array written as stations in series: several identical
+    queueing stations (same demand, servers and rate curve), which the law sums."""
+    seen: dict[tuple, list[str]] = {}
+    for k, s in enumerate(net.stations):
+        if net.is_delay[k] or D[k] <= 0:
+            continue
+        r = None if s.rate_multipliers is None else tuple(np.asarray(s.rate_multipliers))
+        seen.setdefault((float(D[k]), int(s.servers), r), []).append(s.name)
+    groups = [g for g in seen.values() if len(g) >= 2]
+    if not groups:
+        return ""
+    g = max(groups, key=len)
+    return (
+        f"; the law sums {len(g)} identical stations ({', '.join(g[:3])}"
+        f"{', ...' if len(g) > 3 else ''}): a request that visits ONE of them (an array "
+        "member: a random read) is the one-of-k structure, whose law is one member's "
+        "sojourn at its share of the load (docs/how-to/capacity.md)"
+    )
+
+
 def response_time_law(
     net: Network, *, arrival_rate: Any = None, population: Any = None
 ) -> ResponseTimeLaw:
@@ -286,6 +339,16 @@ def response_time_law(
         if D[k] <= 0:
             continue
         mu = 1.0 / D[k]
+        v = _visits(s)
+        if v != 1.0:  # not "visited once": the tandem's laws do not apply
+            if not net.is_delay[k]:
+                queue_kinds.append(-1)
+            approx.append(
+                f"{s.name}: {v:g} visits taken as one exponential sojourn of its mean "
+                "residence time"
+            )
+            stages.append((np.ones(1), np.array([1.0 / R_k[k]])))
+            continue
         if net.is_delay[k]:
             stages.append((np.ones(1), np.array([mu])))
             continue
@@ -321,7 +384,7 @@ def response_time_law(
     rates = np.concatenate([r for _, r in stages])
     n_queues = len(queue_kinds)
     if is_open and not approx and (all(m == 1 for m in queue_kinds) or n_queues <= 1):
-        exact, method = True, "exact: sum of independent M/M/1, M/M/m and delay sojourn laws"
+        exact, method = True, EXACT_TANDEM
     elif is_open:
         exact = False
         method = (
@@ -336,6 +399,7 @@ def response_time_law(
         )
     if approx:
         method += "; " + "; ".join(approx)
+    method += _one_of_k_note(net, D)
     if math.isinf(float(np.max(1.0 / rates))):  # pragma: no cover - demands are finite
         raise UnstableModelError("a sojourn law has an infinite mean")
     return ResponseTimeLaw(alpha, rates, tuple(jumps), exact, method)

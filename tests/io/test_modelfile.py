@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qnmodel as qn
+from qnmodel.errors import InvalidModelError
 from qnmodel.io import modelfile
 from qnmodel.io.modelfile import ModelFileError, load, loads, with_values
 from tests._nets import pf_net
@@ -404,6 +405,39 @@ def test_nfs_system_equals_model_class():
     assert spec.network.is_delay.tolist() == ref.is_delay.tolist()
 
 
+def test_nfs_system_drive_count():
+    """issue 26 item 4: `server_disks` in the file is NFSSystem(server_disks=...): the
+    server disk station gets that many servers (drives fed from one queue)."""
+    from qnmodel.models.nfs import NFSBandwidth, NFSSystem
+    from qnmodel.models.nfs_network import aggregate_bandwidth
+
+    base = (EXAMPLES / "nfs.toml").read_text()
+    spec = loads(base.replace('b4 = "80 MB/s"', 'b4 = "80 MB/s"\nserver_disks = 4'))
+    system = NFSSystem(
+        NFSBandwidth("5 GB/s", "1 Gbit/s", "5 GB/s", "80 MB/s"),
+        client_link="100 Mbit/s", rsize="32 KiB", server_cpu_per_request="40 us",
+        disk_access_time="1 ms", server_disks=4,
+    )  # fmt: skip
+    ref = system.network("64 MiB", op="read", client_hit=0.0, server_hit=0.5)
+    assert spec.network.station("server_disk").servers == 4
+    assert spec.network.servers.tolist() == ref.servers.tolist()
+    np.testing.assert_array_equal(spec.network.demands, ref.demands)
+    # a disk-bound read (no cache hits, a slow drive): four drives saturate at four times one
+    slow = NFSBandwidth("5 GB/s", "10 Gbit/s", "5 GB/s", "20 MB/s")
+    one, four = NFSSystem(slow), NFSSystem(slow, server_disks=4)
+    assert one.bottleneck("read", 0.0, 0.0) == four.bottleneck("read", 0.0, 0.0) == "server_disk"
+    assert four.asymptotic_bandwidth("read", 0.0, 0.0) == pytest.approx(
+        4 * one.asymptotic_bandwidth("read", 0.0, 0.0), rel=closed_form(2)
+    )
+    agg = aggregate_bandwidth(four, 64, "64 MiB", "read", 0.0, 0.0)
+    assert agg.bandwidth[-1] <= 4 * 20e6 * (1 + 1e-12)
+    assert agg.bandwidth[-1] > 3.9 * 20e6  # 64 clients: near the 4-drive asymptote
+    # one streaming client is unchanged: one request at a time finds a free drive
+    assert four.bandwidth("read", 0.0, 0.0) == one.bandwidth("read", 0.0, 0.0)
+    with pytest.raises(ModelFileError, match=r"system\.server_disks: server_disks must be"):
+        loads(base.replace('b4 = "80 MB/s"', 'b4 = "80 MB/s"\nserver_disks = 0'))
+
+
 def test_nfs_system_read_cpu_per_byte_from_a_model_file():
     from qnmodel.models.nfs import NFSBandwidth, NFSSystem
 
@@ -468,6 +502,29 @@ def test_raid_system_errors():
         loads(base.replace('level = "raid5"', 'level = "raid7"'))
     with pytest.raises(ModelFileError, match="duplicate station name 'disk1'"):
         loads(base.replace('name = "host_cpu"', 'name = "disk1"'))
+
+
+def test_raid_system_read_write_mix():
+    """issue 26 item 4: `op = { read = 0.7, write = 0.3 }`, as disk_demands takes it."""
+    from qnmodel.models.raid import disk_demands
+
+    base = (EXAMPLES / "raid_array.toml").read_text()
+    assert 'op = "write"' in base
+    spec = loads(base.replace('op = "write"', "op = { read = 0.7, write = 0.3 }"))
+    py = disk_demands("8 ms", "raid5", 4, {"read": 0.7, "write": 0.3}, "random")
+    np.testing.assert_array_equal(spec.network.demands[:4], py)
+    # RAID5 random, 4 disks: reads T = 4 (m = 1/4), writes T = N/4 = 1 (m = 1):
+    # 0.7 x 8 ms / 4 + 0.3 x 8 ms = 3.8 ms per member (3 operations a side)
+    assert spec.network.demands[:4].tolist() == pytest.approx([3.8e-3] * 4, rel=closed_form(5))
+    for mix, message in [
+        ("{ read = 0.7, write = 0.2 }", r"system\.op: op: the mix's fractions sum to 0\.9, not 1"),
+        ("{ read = 1.5, write = -0.5 }", r"system\.op: op\['read'\] must be in \[0, 1\]"),
+        ("{ read = 0.5, trim = 0.5 }", r"system\.op: op: unknown operation 'trim' in the mix"),
+    ]:
+        with pytest.raises(ModelFileError, match=message):
+            loads(base.replace('op = "write"', f"op = {mix}"))
+    with pytest.raises(InvalidModelError, match="sum to 0.9, not 1"):
+        disk_demands("8 ms", "raid5", 4, {"read": 0.7, "write": 0.2}, "random")
 
 
 # -- multi-class models ----------------------------------------------------------------------
@@ -654,3 +711,160 @@ def test_multiclass_file_builds_the_l1_description():
     a, b = spec.solve().result, qn.mva_multiclass(ref)
     np.testing.assert_allclose(a.throughput, b.throughput, rtol=1e-14)
     assert load(EXAMPLES / "demo_storage.toml").multiclass is None
+
+
+# -- rate_multipliers (issue 26 item 4) ----------------------------------------------------
+NVME = toml(
+    """
+    [model]
+    name = "nvme"
+    population = 32
+
+    [[station]]
+    name = "nvme"
+    demand = "102 us"
+    rate_multipliers = [1, 1.888, 2.6, 3.367, 4.5, 5.306]
+    """
+)
+
+
+def test_rate_multipliers_in_a_model_file_equal_the_python_station():
+    spec = loads(NVME)
+    st = spec.network.station("nvme")
+    assert st.rate_multipliers.tolist() == [1, 1.888, 2.6, 3.367, 4.5, 5.306]
+    py = qn.Network([qn.Station("nvme", "102 us", rate_multipliers=[1, 1.888, 2.6, 3.367, 4.5,
+                                                                   5.306])])  # fmt: skip
+    sol = spec.solve()
+    got = sol.mva
+    assert sol.bjb is None  # BJB assume load-independent stations; ABA hold (max r / D)
+    ref = qn.mva(py, 32)
+    assert got.throughput.tolist() == ref.throughput.tolist()
+    # one station, no think time: X(j) = r(min(j, L)) / D (the last multiplier holds beyond)
+    assert got.throughput[0] == pytest.approx(1 / 102e-6, rel=closed_form(2))
+    assert got.throughput[-1] == pytest.approx(5.306 / 102e-6, rel=closed_form(2))
+    # an open model takes it too (the birth-death chain of open_network)
+    open_spec = loads(NVME.replace("population = 32", 'arrival_rate = "20000/s"'))
+    assert open_spec.solve().result.response_time[0] == pytest.approx(
+        qn.open_network(py, 20000).response_time[0], rel=1e-15
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("[1, 0, 2]", r"rate_multipliers\[1\] must be finite and > 0"),
+        ("[]", "is empty: give the rate multiplier at 1, 2, ... jobs"),
+        ('"1.8"', "must be a sequence of positive numbers, one per queue depth"),
+        ('[1, "2"]', r"rate_multipliers\[1\] must be a number, got '2'"),
+    ],
+)
+def test_rate_multipliers_errors_are_the_python_validators(value, message):
+    text = NVME.replace("[1, 1.888, 2.6, 3.367, 4.5, 5.306]", value)
+    with pytest.raises(ModelFileError, match=r"<string>:8: station\[0\]\.rate_multipliers: "):
+        loads(text)
+    with pytest.raises(ModelFileError, match=message):
+        loads(text)
+
+
+def test_rate_multipliers_with_servers_or_on_a_delay_are_refused():
+    with pytest.raises(ModelFileError, match=r"rate_multipliers: give either servers = 2 or "):
+        loads(NVME.replace("rate_multipliers", "servers = 2\nrate_multipliers"))
+    with pytest.raises(ModelFileError, match="rate_multipliers apply to a queueing station"):
+        loads(NVME.replace("rate_multipliers", 'kind = "delay"\nrate_multipliers'))
+
+
+# -- open multi-class files (issue 26 item 4) -----------------------------------------------
+OPEN_MIX = toml(
+    """
+    [model]
+    name = "open-mix"
+
+    [[class]]
+    name = "read"
+    arrival_rate = "50/s"
+
+    [[class]]
+    name = "write"
+    arrival_rate = "20/s"
+
+    [[station]]
+    name = "cpu"
+    demand = { read = "1 ms", write = "2 ms" }
+    discipline = "PS"
+
+    [[station]]
+    name = "disk"
+    demand = { read = "4 ms", write = "8 ms" }
+    discipline = "PS"
+    """
+)
+
+
+def test_open_multiclass_file_equals_the_python_description():
+    spec = loads(OPEN_MIX)
+    assert spec.is_open and spec.is_multiclass
+    py = qn.Network(
+        [qn.Station("cpu", {"read": "1 ms", "write": "2 ms"}, discipline="PS"),
+         qn.Station("disk", {"read": "4 ms", "write": "8 ms"}, discipline="PS")],
+        classes=[qn.OpenClass("read", 50), qn.OpenClass("write", 20)],
+    )  # fmt: skip
+    ref = qn.open_network(py)
+    frame = spec.solve().to_frame()
+    assert frame["class"].tolist() == ["read", "write"]
+    assert frame["arrival_rate"].tolist() == [50.0, 20.0]
+    assert frame["response_time"].tolist() == ref.response_time[0].tolist()
+    # BCMP: U = sum_c lambda_c D_c = 0.05 + 0.04 (cpu), 0.2 + 0.16 (disk); R_c = sum_k D_ck/(1-U_k)
+    assert frame["response_time"][0] == pytest.approx(
+        1e-3 / (1 - 0.09) + 4e-3 / (1 - 0.36), rel=closed_form(10)
+    )
+    assert spec.solve().summary()["bottleneck"] == "disk"
+    sol = spec.solve()
+    assert sol.to_dict()["summary"]["bottleneck_utilization"] == pytest.approx(0.36, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('arrival_rate = "20/s"', "population = 3"),
+         r"class: the classes of a model file are all closed \(population\) or all open"),
+        (('arrival_rate = "20/s"', 'arrival_rate = "20/s"\npopulation = 3'),
+         r"class\[1\]: every class needs a name and either a population \(closed\) or an "
+         r"arrival_rate \(open\)"),
+        (('arrival_rate = "20/s"', 'arrival_rate = "20 MB/s"'), r"class\[1\]\.arrival_rate: "),
+        (('arrival_rate = "20/s"', 'arrival_rate = ["20/s", "30/s"]'),
+         r"class\[1\]\.arrival_rate: must be one rate"),
+        (('arrival_rate = "20/s"', 'arrival_rate = "20/s"\nthink_time = "1 s"'),
+         r"class\[1\]\.think_time: an open class \(arrival_rate\) has no think time"),
+        (('name = "open-mix"', 'name = "open-mix"\narrival_rate = "5/s"'),
+         r"model\.arrival_rate: arrival_rate under \[model\] makes a single-class open model; "
+         r"with \[\[class\]\] tables, give each class its own arrival_rate"),
+    ],
+)  # fmt: skip
+def test_open_multiclass_file_errors(change, message):
+    with pytest.raises(ModelFileError, match=message):
+        loads(OPEN_MIX.replace(*change))
+
+
+def test_open_multiclass_file_from_the_command_line(tmp_path):
+    import contextlib
+    import io
+
+    from qnmodel.cli import main
+
+    path = tmp_path / "mix.toml"
+    path.write_text(OPEN_MIX)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["solve", str(path)]) == 0
+    text = out.getvalue()
+    assert "lambda [jobs/s]" in text and "read" in text and "write" in text
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["solve", str(path), "--set", "class.write.arrival_rate=40/s"]) == 0
+    assert "write" in out.getvalue()
+    assert with_values(loads(OPEN_MIX), {"class.write.arrival_rate": "40/s"}).multiclass.classes[
+        1
+    ].arrival_rate == pytest.approx(40.0)
+    grid = modelfile.sweep_model(loads(OPEN_MIX), {"class.read.arrival_rate": ["10/s", "60/s"]})
+    assert grid.columns.tolist()[:3] == ["class.read.arrival_rate", "bottleneck", "class"]
+    assert grid["arrival_rate"].tolist() == [10.0, 20.0, 60.0, 20.0]

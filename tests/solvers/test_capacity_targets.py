@@ -96,6 +96,56 @@ def test_open_tandem_law_is_the_hypoexponential_one():
     assert law.mean == pytest.approx(mean, rel=closed_form(16))
 
 
+def test_the_exact_label_names_the_structure_it_is_exact_for():
+    """issue 26 item 6: the label said "exact: sum of independent M/M/1" without the structure."""
+    from qnmodel.solvers.response_laws import EXACT_TANDEM
+
+    net = qn.Network.from_demands(["2 ms", "5 ms"], names=["cpu", "disk"])
+    law = response_time_law(net, arrival_rate=150)
+    assert law.exact and law.method == EXACT_TANDEM
+    for words in ("open tandem", "visited once in order", "Reich 1957", "Burke 1969",
+                  "not for a closed network"):  # fmt: skip
+        assert words in law.method
+    # a closed network's law is not that sum: approximate, and no "exact" in the label
+    closed = response_time_law(net, population=5)
+    assert not closed.exact and "exact" not in closed.method
+    # a station visited other than once is not the tandem: approximate, and it says why
+    half = qn.Network([qn.Station("cpu", "2 ms"),
+                       qn.Station("disk", service_time="5 ms", visits=0.5)])  # fmt: skip
+    law = response_time_law(half, arrival_rate=150)
+    assert not law.exact and law.method.startswith("approximate")
+    assert "disk: 0.5 visits taken as one exponential sojourn of its mean residence time" in (
+        law.method
+    )
+    # the mean stays the open network's: D / (1 - lambda D) summed, 2 x 3 operations
+    r = 0.002 / (1 - 150 * 0.002) + 0.0025 / (1 - 150 * 0.0025)
+    assert law.mean == pytest.approx(r, rel=closed_form(8) / (1 - 150 * 0.0025))
+
+
+def test_an_array_written_in_series_is_pointed_to_the_one_of_k_structure():
+    """Six identical members in series: the law sums six sojourns; a random read visits ONE
+    member, whose law alone (an exponential 5 ms disk) has p99 = 5 ms ln 100 = 23.0 ms."""
+    disks = [f"disk{i}" for i in range(1, 7)]
+    series = qn.Network.from_demands([5e-3 / 6] * 6, names=disks)
+    law = response_time_law(series, arrival_rate=1e-9)  # a lone request
+    assert law.exact
+    assert "the law sums 6 identical stations (disk1, disk2, disk3, ...)" in law.method
+    assert "ONE of them" in law.method and "one-of-k" in law.method
+    # an Erlang(6) law of mean 5 ms: p99 = 10.92 ms (scipy.stats.gamma.ppf(0.99, 6, scale=5/6))
+    assert law.quantile(0.99) == pytest.approx(hypoexponential_quantile(0.99, [1200.0] * 6),
+                                               rel=PH_QUANTILE)  # fmt: skip
+    assert law.quantile(0.99) == pytest.approx(10.9237e-3, rel=1e-4)
+    member = response_time_law(qn.Network.from_demands(["5 ms"]), arrival_rate=1e-9)
+    assert member.quantile(0.99) == pytest.approx(5e-3 * math.log(100), rel=1e-8)
+    assert round(member.quantile(0.99) * 1e3, 1) == 23.0
+    assert "identical" not in member.method
+    # distinct stations in series get no such note
+    assert (
+        "identical"
+        not in response_time_law(qn.Network.from_demands(["2 ms", "5 ms"]), arrival_rate=150).method
+    )
+
+
 def test_open_mmm_sojourn_law_is_the_erlang_c_mixture():
     """M/M/m sojourn: with prob. C(m, a) an Exp(m mu - lambda) wait, then Exp(mu) service."""
     m, D, lam = 4, 0.005, 700.0

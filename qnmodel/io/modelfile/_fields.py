@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validate import check_memory
+from ..._validate import as_rate_multipliers, check_memory
 from ...errors import InvalidModelError, InvalidTypeError
 from ...model import DISCIPLINES, STATION_KINDS, Station
 from ...units import bare_number_fix
@@ -25,7 +25,7 @@ _MODEL_KEYS = (
     "target",
 )
 _STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers",
-                 "discipline", "scv")  # fmt: skip
+                 "rate_multipliers", "discipline", "scv")  # fmt: skip
 _TOP_KEYS = ("model", "station", "system", "class")
 SYSTEM_TYPES = ("networked_raid", "nfs", "raid")
 _NFS_BANDWIDTHS = ("b1", "b2", "b3", "b4")
@@ -39,6 +39,7 @@ _NFS_SYSTEM_KEYS = (
     "async_merge_size",
     "client_link",
     "server_cpus",
+    "server_disks",
     "read_cpu_per_byte",
 )
 _NFS_JOB_KEYS = ("file_size", "op", "client_hit", "server_hit")
@@ -298,6 +299,20 @@ def _station(
             raise ctx.error((*path, "scv"), f"must be a number >= 0 (0 constant, 1 exponential), "
                                             f"got {scv!r}")  # fmt: skip
         extra["scv"] = float(scv)
+    if "rate_multipliers" in st:  # the Python validator, its message under the file's key
+        rpath = (*path, "rate_multipliers")
+        try:
+            extra["rate_multipliers"] = as_rate_multipliers(
+                st["rate_multipliers"], "rate_multipliers"
+            )
+        except (InvalidModelError, InvalidTypeError) as exc:
+            raise ctx.error(rpath, str(exc).removeprefix("rate_multipliers ")) from None
+        if "servers" in st:
+            raise ctx.error(
+                rpath,
+                f"give either servers = {servers} or rate_multipliers, not both (m servers are "
+                "rate_multipliers = [1, 2, ..., m])",
+            )
     try:
         station = Station(name, demand, kind=None if discipline else kind, servers=servers,
                           discipline=discipline, **extra)  # fmt: skip
@@ -306,38 +321,69 @@ def _station(
     return station, per_class, by_visit
 
 
-def _classes(ctx: _Ctx, raw: Any, default_think: float) -> tuple[tuple, np.ndarray, np.ndarray]:
-    """Names, populations (C,) and think times (C,) of the [[class]] tables."""
+def _classes(
+    ctx: _Ctx, raw: Any, default_think: float
+) -> tuple[tuple, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Names, populations (C,), think times (C,) and, for open classes, arrival rates (C,)
+    (else None) of the [[class]] tables: all closed (``population``) or all open
+    (``arrival_rate``)."""
     if not isinstance(raw, list) or not raw:
         raise ctx.error(("class",), "must be an array of tables: write [[class]] per class")
-    names, pops, thinks = [], [], []
+    names, pops, thinks, rates = [], [], [], []
     for c, table in enumerate(raw):
         path = ("class", c)
         if not isinstance(table, Mapping):
             raise ctx.error(path, "must be a table ([[class]])")
-        _unknown(ctx, table, ("name", "population", "think_time"), path)
-        if "name" not in table or "population" not in table:
-            raise ctx.error(path, "every class needs a name and a population")
+        _unknown(ctx, table, ("name", "population", "think_time", "arrival_rate"), path)
+        if "name" not in table or ("population" in table) == ("arrival_rate" in table):
+            raise ctx.error(
+                path,
+                "every class needs a name and either a population (closed) or an "
+                "arrival_rate (open)",
+            )
         name = _string(ctx, table["name"], (*path, "name"))
         if name in names:
             raise ctx.error((*path, "name"), f"duplicate class name {name!r}")
         names.append(name)
+        if "arrival_rate" in table:
+            if "think_time" in table:
+                raise ctx.error(
+                    (*path, "think_time"), "an open class (arrival_rate) has no think time"
+                )
+            rates.append(float(_arrival_rates(ctx, table, (*path, "arrival_rate"), False)[0]))
+            pops.append(0)
+            thinks.append(0.0)
+            continue
         pops.append(_integer(ctx, table["population"], (*path, "population"), minimum=0))
         thinks.append(
             _quantity(ctx, table["think_time"], (*path, "think_time"), "time")
             if "think_time" in table
             else default_think  # [model] think_time, already read
         )
-    if sum(pops) < 1:
+    if rates and len(rates) != len(names):
+        raise ctx.error(
+            ("class",),
+            "the classes of a model file are all closed (population) or all open "
+            "(arrival_rate); a mixed network is described in Python (qnmodel.Network with "
+            "ClosedClass and OpenClass, solved by qnmodel.mixed_network)",
+        )
+    if not rates and sum(pops) < 1:
         raise ctx.error(("class",), "all class populations are 0: give a class at least one job")
-    return tuple(names), np.array(pops, dtype=np.int64), np.array(thinks, dtype=np.float64)
+    return (
+        tuple(names),
+        np.array(pops, dtype=np.int64),
+        np.array(thinks, dtype=np.float64),
+        np.array(rates, dtype=np.float64) if rates else None,
+    )
 
 
-def _arrival_rates(ctx: _Ctx, model: Mapping) -> np.ndarray | None:
-    """The open model's arrival rate(s), jobs/s, or None for a closed model."""
+def _arrival_rates(
+    ctx: _Ctx, model: Mapping, path: tuple = ("model", "arrival_rate"), sweep: bool = True
+) -> np.ndarray | None:
+    """The open model's arrival rate(s), jobs/s, or None for a closed model (a class's one
+    rate with ``sweep=False``)."""
     if "arrival_rate" not in model:
         return None
-    path = ("model", "arrival_rate")
     for key in ("population", "populations"):
         if key in model:
             raise ctx.error(
@@ -345,6 +391,8 @@ def _arrival_rates(ctx: _Ctx, model: Mapping) -> np.ndarray | None:
                 f"give either {key} (a closed model) or arrival_rate (an open model), not both",
             )
     raw = model["arrival_rate"]
+    if isinstance(raw, list) and not sweep:
+        raise ctx.error(path, f"must be one rate such as '40/s', got the list {raw!r}")
     values = raw if isinstance(raw, list) else [raw]
     if not values:
         raise ctx.error(path, "is empty; give a rate such as '40000/s'")

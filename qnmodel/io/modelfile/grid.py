@@ -37,7 +37,8 @@ def sweep_model(
         Tidy: one column per varied key (as given), then ``bottleneck, n,
         throughput, response_time`` (exact MVA at the model's populations), one
         row per grid point and population; for a multi-class model ``class,
-        population`` replace ``n``, one row per grid point and class; for an open model
+        population`` (open classes: ``class, arrival_rate``) replace ``n``, one row per
+        grid point and class; for an open model
         ``arrival_rate`` does, one row per grid point and arrival rate. A varied key that
         is one of these columns (``arrival_rate``, ``population``) appears once, in SI units.
     """
@@ -50,7 +51,8 @@ def sweep_model(
         point = dict(zip(keys, combo, strict=True))
         res = with_values(spec, point).solve()
         if isinstance(res, MultiClassSolution):
-            f = res.to_frame()[["class", "population", "throughput", "response_time"]]
+            given = "arrival_rate" if res.spec.is_open else "population"
+            f = res.to_frame()[["class", given, "throughput", "response_time"]]
         elif isinstance(res, OpenModelSolution):
             f = res.to_frame()[["arrival_rate", "throughput", "response_time"]]
         else:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._validate import read_text_file
 from ...errors import InvalidModelError, InvalidTypeError
-from ...model import ClosedClass, Network, Station
+from ...model import ClosedClass, Network, OpenClass, Station
 from ._fields import (
     _MODEL_KEYS,
     _STATION_KEYS,
@@ -87,10 +87,11 @@ def with_values(
             _, cname, ckey = (key.split(".", 2) + ["", ""])[:3]
             tables = doc.get("class")
             names_c = [t.get("name") for t in tables] if isinstance(tables, list) else []
-            if cname not in names_c or ckey not in ("population", "think_time"):
+            if cname not in names_c or ckey not in ("population", "think_time", "arrival_rate"):
                 raise InvalidModelError(
-                    f"cannot set {key!r}: use 'class.<name>.population' or "
-                    f"'class.<name>.think_time' with a class among {names_c}"
+                    f"cannot set {key!r}: use 'class.<name>.population', "
+                    f"'class.<name>.think_time' or 'class.<name>.arrival_rate' with a class "
+                    f"among {names_c}"
                 )
             tables[names_c.index(cname)][ckey] = value
             continue
@@ -198,10 +199,11 @@ def _multiclass_network(
     think_times: np.ndarray,
     D: np.ndarray,
     by_visit: list,
+    rates: np.ndarray | None = None,
 ) -> Network:
     """The description of a file with [[class]] tables: per-class demands (or, where the file
     gives them, per-class service times and visits: a FCFS station whose classes share the
-    service time stays product form), closed classes."""
+    service time stays product form), closed classes (or open ones, with ``rates``)."""
     per_class = []
     for k, s in enumerate(stations):
         kw: dict = {"discipline": s.discipline, "servers": s.servers,
@@ -219,6 +221,8 @@ def _multiclass_network(
         ClosedClass(c, int(n), float(z))
         for c, n, z in zip(classes, populations, think_times, strict=True)
     ]
+    if rates is not None:
+        closed = [OpenClass(c, float(lam)) for c, lam in zip(classes, rates, strict=True)]
     try:
         return Network(tuple(per_class), classes=tuple(closed))
     except (InvalidModelError, InvalidTypeError) as exc:
@@ -242,8 +246,8 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     if arrival_rates is not None and "class" in doc:
         raise ctx.error(
             ("model", "arrival_rate"),
-            "arrival_rate makes a single-class open model; a file with [[class]] tables is "
-            "closed (remove arrival_rate or the classes)",
+            "arrival_rate under [model] makes a single-class open model; with [[class]] "
+            "tables, give each class its own arrival_rate in its table",
         )
     if "class" in doc:
         for key in ("population", "populations"):
@@ -253,8 +257,8 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
                     "a multi-class model takes its populations from the [[class]] tables; "
                     "remove this key",
                 )
-        classes, class_pops, class_thinks = _classes(ctx, doc["class"], think)
-        populations = np.array([int(class_pops.sum())], dtype=np.int64)
+        classes, class_pops, class_thinks, class_rates = _classes(ctx, doc["class"], think)
+        populations = np.array([max(int(class_pops.sum()), 1)], dtype=np.int64)
     elif arrival_rates is not None:
         populations = np.array([1], dtype=np.int64)  # unused: the model is open
     else:
@@ -302,10 +306,10 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     multiclass = None
     if classes:
         D = np.array(per_class_demands, dtype=np.float64).T  # (C, K)
-        if not np.any(D.sum(axis=1) + class_thinks > 0):
+        if class_rates is None and not np.any(D.sum(axis=1) + class_thinks > 0):
             raise ctx.error(("station",), "all demands and think times are zero")
         multiclass = _multiclass_network(ctx, stations, classes, class_pops, class_thinks, D,
-                                         per_class_visits)  # fmt: skip
+                                         per_class_visits, class_rates)  # fmt: skip
     return ModelSpec(
         network=net,
         populations=populations,

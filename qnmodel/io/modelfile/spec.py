@@ -71,7 +71,10 @@ class ModelSpec:
 
     @property
     def is_open(self) -> bool:
-        """True when the file gives ``[model] arrival_rate`` (an open model)."""
+        """True when the file gives ``[model] arrival_rate``, or ``[[class]]`` tables with
+        ``arrival_rate`` (an open model)."""
+        if self.multiclass is not None:
+            return bool(self.multiclass.compiled.is_open.all())
         return self.arrival_rates is not None
 
     @property
@@ -115,13 +118,15 @@ def _row_frame(lead: dict[str, Any], r: Any) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class MultiClassSolution:
-    """Exact multi-class MVA of a model file at its population vector.
+    """Exact multi-class MVA of a model file at its population vector, or the open
+    multi-class network at its classes' arrival rates.
 
     Attributes
     ----------
     spec : ModelSpec
-    result : MultiClassResult
-        From :func:`qnmodel.solvers.mva_multiclass.mva_multiclass`.
+    result : MultiClassResult or OpenResult
+        From :func:`qnmodel.solvers.mva_multiclass.mva_multiclass` (closed classes), or
+        :func:`qnmodel.open_network` (open classes: one operating point).
     """
 
     spec: ModelSpec
@@ -130,17 +135,29 @@ class MultiClassSolution:
     def to_frame(self) -> Any:
         """One row per class: ``class, population, think_time`` (s), ``throughput``
         (jobs/s), ``response_time`` (s), then ``utilization_<station>`` per station."""
-        mc = self.spec.multiclass
-        lead = {
-            "class": list(mc.class_names),
-            "population": np.array(mc.N),
-            "think_time": np.array(mc.think_time),
-        }
-        return _row_frame(lead, self.result)
+        import pandas as pd
+
+        mc, r = self.spec.multiclass, self.result
+        if self.spec.is_open:  # one operating point: rows of the (1, C[, K]) arrays
+            cols: dict[str, Any] = {"class": list(mc.class_names),
+                                    "arrival_rate": r.arrival_rate[0].copy()}  # fmt: skip
+            X, R, U = r.throughput[0], r.response_time[0], r.utilization[0]
+        else:
+            cols = {
+                "class": list(mc.class_names),
+                "population": np.array(mc.N),
+                "think_time": np.array(mc.think_time),
+            }
+            X, R, U = r.throughput, r.response_time, r.utilization
+        cols["throughput"], cols["response_time"] = X, R
+        for k, name in enumerate(r.station_names):
+            cols[f"utilization_{name}"] = U[:, k]
+        return pd.DataFrame(cols)
 
     def summary(self) -> dict:
         """The method, the bottleneck (largest total utilisation) and its utilisation."""
-        total = self.result.utilization.sum(axis=0)
+        U = self.result.utilization
+        total = (U[0] if self.spec.is_open else U).sum(axis=0)
         k = int(np.argmax(total))
         return {
             "method": self.result.method,
@@ -252,6 +269,8 @@ def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
     """
     if not isinstance(spec, ModelSpec):
         raise InvalidTypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    if spec.multiclass is not None and spec.is_open:  # open classes: exact means (BCMP)
+        return MultiClassSolution(spec=spec, result=open_network(spec.multiclass))
     if spec.is_open:
         return solve_open(spec)
     if spec.multiclass is not None:
@@ -263,7 +282,9 @@ def solve(spec: ModelSpec) -> ModelSolution | MultiClassSolution:
             result = amva(spec.multiclass, method="linearizer")
         return MultiClassSolution(spec=spec, result=result)
     net, N = spec.network, spec.max_population
-    bjb = None if net.has_multiserver else _bounds(net, N, method="bjb")
+    # BJB assume load-independent single servers: none with several servers or a rate curve
+    ld = net.has_multiserver or bool(net.is_load_dependent.any())
+    bjb = None if ld else _bounds(net, N, method="bjb")
     return ModelSolution(spec=spec, mva=_mva(net, N), aba=_bounds(net, N, method="aba"), bjb=bjb)
 
 

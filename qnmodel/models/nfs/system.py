@@ -66,6 +66,14 @@ class NFSSystem:
         100 Mbit/s Ethernet, the server 1 GbE). ``None``: no separate link.
     server_cpus : int
         Server processors (>= 1): the server CPU station has this many servers.
+    server_disks : int
+        Drives behind the server (>= 1, default 1), fed from the server's one queue of
+        disk requests: the ``server_disk`` station has this many servers, each a drive
+        of the ``b4`` and ``disk_access_time`` above (so one streaming client, one
+        request at a time, is unchanged and many clients saturate at ``server_disks``
+        times one drive). An M/M/d shared queue; drives each with its own queue, a
+        request placed on one at random, wait longer (the one-of-k structure: d
+        stations of 1/d of the demand).
     form : {"corrected", "paper"}
         The write path of one streaming client (:meth:`bandwidth` with
         ``op="write"``, :meth:`write_bandwidth`, :meth:`case_bandwidths`).
@@ -137,6 +145,7 @@ class NFSSystem:
     server_cpus: int = 1
     form: str = "corrected"
     read_cpu_per_byte: float = 0.0
+    server_disks: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.bandwidths, NFSBandwidth):
@@ -162,6 +171,7 @@ class NFSSystem:
                 as_quantity(self.client_link, "client_link", "rate", positive=True),
             )
         s(self, "server_cpus", as_positive_int(self.server_cpus, "server_cpus", 1))
+        s(self, "server_disks", as_positive_int(self.server_disks, "server_disks", 1))
         as_choice(self.form, "form", FORMS)
         s(self, "read_cpu_per_byte", as_cost_per_byte(self.read_cpu_per_byte, "read_cpu_per_byte"))
 
@@ -324,7 +334,7 @@ class NFSSystem:
 
         The saturation bound ``1 / max_k (t_k / m_k)`` over the shared
         stations (network, server CPU with ``server_cpus`` servers, server
-        disk); per-client stations never saturate in aggregate. ``inf`` when
+        disk with ``server_disks``); per-client stations never saturate in aggregate. ``inf`` when
         every read hits the client cache. This is the asymptote of
         :func:`qnmodel.models.nfs_network.aggregate_bandwidth` as the number
         of clients grows.
@@ -333,7 +343,7 @@ class NFSSystem:
         shared = [
             np.asarray(t["network"]),
             np.asarray(t["server_cpu"]) / self.server_cpus,
-            np.asarray(t["server_disk"]),
+            np.asarray(t["server_disk"]) / self.server_disks,
         ]
         worst = np.maximum.reduce(np.broadcast_arrays(*shared))
         with np.errstate(divide="ignore"):
@@ -347,7 +357,7 @@ class NFSSystem:
         shared = {
             "network": t["network"],
             "server_cpu": t["server_cpu"] / self.server_cpus,
-            "server_disk": t["server_disk"],
+            "server_disk": t["server_disk"] / self.server_disks,
         }
         return max(shared, key=shared.__getitem__)
 
@@ -407,7 +417,8 @@ class NFSSystem:
 
         Stations (see :meth:`demands`): ``client`` and ``client_link``
         (delay: every client has its own), ``network``, ``server_cpu``
-        (``server_cpus`` servers) and ``server_disk`` (queueing). The
+        (``server_cpus`` servers) and ``server_disk`` (queueing, ``server_disks``
+        servers). The
         population is the number of clients; X(n) * nbytes is the aggregate
         bandwidth.
         """
@@ -418,7 +429,9 @@ class NFSSystem:
                 k,
                 v,
                 kind=kinds.get(k, "queue"),
-                servers=self.server_cpus if k == "server_cpu" else 1,
+                servers={"server_cpu": self.server_cpus, "server_disk": self.server_disks}.get(
+                    k, 1
+                ),
             )
             for k, v in d.items()
         ]
@@ -441,6 +454,7 @@ class NFSSystem:
             "async_merge_size": self.async_merge_size,
             "client_link": self.client_link,
             "server_cpus": self.server_cpus,
+            "server_disks": self.server_disks,
             "form": self.form,
             "read_cpu_per_byte": self.read_cpu_per_byte,
         }

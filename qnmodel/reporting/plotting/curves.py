@@ -188,7 +188,7 @@ def bounds_vs_measured(
         raise InvalidTypeError(f"net must be a Network, got {type(net).__name__}")
     results = []
     for m in methods:
-        if m == "bjb" and net.has_multiserver:
+        if m == "bjb" and (net.has_multiserver or net.is_load_dependent.any()):
             continue
         results.append(_bounds(net, N, method=m))
     if not results:
