@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException
 
 from .errors import InvalidTypeError, UnitError
 
@@ -232,7 +232,7 @@ def parse_quantity(text: str) -> tuple[float, str]:
     factor, dim = _UNITS[unit]
     try:
         value = float(Decimal(m.group("num").replace("_", "")) * factor)
-    except (InvalidOperation, OverflowError):  # pragma: no cover - regex admits only numbers
+    except (DecimalException, OverflowError):  # an exponent beyond Decimal's range
         raise UnitError(f"{text!r} is not a finite quantity") from None
     if not math.isfinite(value):
         raise UnitError(f"{text!r} is not a finite quantity")
