@@ -98,15 +98,16 @@ def test_populations_usage_errors(argv, message):
 
 
 def test_memory_refusal_names_the_command_line_way_out(monkeypatch):
-    # 1 MiB: the file's 10000 rows fit (64 B each), the exact curve's do not (8 (3K + 3) B each,
-    # K = 5 stations): the solver refuses, and the command says what to do in its own terms
+    # 1 MiB: N = 10000 rows of a model file's solution and table need about 22.6 MiB
+    # (qnmodel.io.modelfile._fields.SOLVE_BYTES / PRINT_BYTES, measured): refused when the
+    # file and its options are read, before any work, naming the option and the limit
     monkeypatch.setenv("QNMODEL_MAX_MEMORY", "1 MiB")
     code, out, err = run("solve", str(DEMO), "-N", "10000")
-    assert code == 1 and out == ""
-    assert "would need about 1.373 MiB, more than the allowed 1 MiB" in err
-    assert "give a smaller -N (or a smaller largest --populations)" in err
-    assert "QNMODEL_MAX_MEMORY='8 GiB'" in err
-    assert "keep=" not in err and "max_memory" not in err
+    assert code == 2 and out == ""
+    assert "-N 10000: model.population: N = 10000 populations" in err
+    assert "would need about 22.58 MiB, more than the allowed 1 MiB" in err
+    assert "$QNMODEL_MAX_MEMORY" in err and "solve fewer populations" in err
+    assert "keep=" not in err
     code, _, err = run("plot", str(DEMO), "-N", "10000", "--out", "/nonexistent-dir-x/p.png")
     assert code in (1, 2) and "keep=" not in err
 

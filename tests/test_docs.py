@@ -141,7 +141,7 @@ def test_documented_commands_parse(where, command):
     ("page", "stale", "current"),
     [
         ("explanation/open-and-mixed.md", "percentile targets, the command-line",
-         '`qnmodel solve MODEL --target "p95 <= 30 ms"`'),
+         "`qnmodel solve model.toml --target 'p95 <= 80 ms'`"),
         ("explanation/assumptions.md", "needs either\n  measurement or a distributional model",
          "An SLA on the 99th percentile is answered\n  from the response-time law"),
         ("explanation/assumptions.md", "the spread (percentiles) is not modelled at all",

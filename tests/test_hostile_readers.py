@@ -159,7 +159,7 @@ NET = qn.Network.from_demands([0.01, 0.02], think_time=1.0)
 )
 def test_measured_csv_values_must_be_possible(tmp_path, row, match):
     p = tmp_path / "m.csv"
-    p.write_text(f"n,throughput,response_time\n1,1,0.03\n2,2,0.03\n{row}\n")
+    p.write_text(f"n,throughput,response_time_s\n1,1,0.03\n2,2,0.03\n{row}\n")
     with pytest.raises(InvalidModelError, match=r"m\.csv:? " + match):
         read_measured(p)
 

@@ -1085,7 +1085,7 @@ ROWS: list[Row] = [
     Row(CLI, "`qnmodel plot --measured m.csv` with NaN measured response times", "Exit1",
         r"row 1, column 'response_time' must be a finite number >= 0 .*got nan",
         _cli("plot", "{tmp}/m.toml", "--measured", "{tmp}/m.csv", "--out", "{tmp}/o.png",
-             files={"m.toml": GOOD_MODEL, "m.csv": "n,response_time\n1,nan\n"})),
+             files={"m.toml": GOOD_MODEL, "m.csv": "n,response_time_s\n1,nan\n"})),
     Row(JMVA, "a duplicate `<servicetime>` for one class (the second once won)", "InvalidModelError",
         r"JMVA station 'disk': <servicetime> for customerclass 'a' appears twice",
         _jmva(re.sub(r"(<servicetime [^>]*>[^<]*</servicetime>)", r"\1\1", JMVA_TEXT, count=1))),
