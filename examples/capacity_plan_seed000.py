@@ -41,8 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import qnmodel as qn
-from qnmodel.model import ClosedClass, Network
-from qnmodel.model import Station
+from qnmodel.model import ClosedClass, Network, Station
 
 MEASURED_2MB = 65_000e6  # bytes/s, [He14] sec. 6.2 and fig. 15 (read at 2 MB blocks)
 BLOCKS = (4096, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024)  # the paper's block sizes
