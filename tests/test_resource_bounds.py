@@ -202,7 +202,9 @@ def test_model_file_population_memory_is_within_the_estimate(K, fmt):
     print(f"\nqnmodel solve --format {fmt} N={N} K={K}: peak {m['peak_bytes'] / MiB:.1f} MiB, "
           f"estimate {estimate / MiB:.1f} MiB")  # fmt: skip
     assert m["peak_bytes"] <= estimate
-    if fmt == "table":  # the estimate is the largest format's: not a gross overestimate
+    # the estimate is the largest format's, JSON's (a table prints a few thinned rows of a
+    # long curve; JSON keeps every row): not a gross overestimate there
+    if fmt == "json":
         assert m["peak_bytes"] >= 0.5 * estimate
 
 
