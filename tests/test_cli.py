@@ -6,7 +6,6 @@ import io
 import json
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -18,17 +17,11 @@ from qnmodel import cli
 from qnmodel.io import modelfile
 
 from ._ci import IN_CI
+from ._cli import run
 from ._tol import closed_form
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "demo_storage.toml"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def demo_network() -> qn.Network:

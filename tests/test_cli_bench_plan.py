@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 import io
-from contextlib import redirect_stderr, redirect_stdout
 
 import pandas as pd
 
-from qnmodel import cli
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        rc = cli.main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
+from ._cli import run
 
 
 def test_plan_printed_and_as_csv():

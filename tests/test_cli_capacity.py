@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 import qnmodel as qn
-from qnmodel import cli
 from qnmodel.io import modelfile
 from qnmodel.reporting.report import fmt_g
 from qnmodel.solvers.response_laws import response_time_law
 from tests._tol import PH_QUANTILE, closed_form
+
+from ._cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "demo_storage.toml"
@@ -33,13 +32,6 @@ demand = "2 ms"
 name = "disk"
 demand = "5 ms"
 """
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_solve_with_a_mean_target_answers_the_three_questions():

@@ -5,20 +5,18 @@ refuses traces that do not fit it."""
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
 import warnings
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from qnmodel import cli
 from qnmodel.calibration import calibrate_and_compare
 from qnmodel.calibration.pipeline import check_traces_fit
 from qnmodel.errors import TraceError, TraceMismatchWarning
 
+from ._cli import run
 from ._user_env import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,13 +24,6 @@ DEMO = ROOT / "examples" / "demo_storage.toml"
 RAID = ROOT / "examples" / "networked_raid.toml"
 TRACES = ROOT / "data" / "traces"
 SWEEP, LOOP = TRACES / "emu-size-sweep.json", TRACES / "emu-closed-loop.json"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- --version ---------------------------------------------------------------------------------

@@ -3,27 +3,19 @@ with ``--populations``, and a refusal for memory told in the command's own terms
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import qnmodel as qn
-from qnmodel import cli
 from qnmodel.io import modelfile
 from qnmodel.reporting.report import MAX_TABLE_ROWS, thin_rows, write_model_report
 
+from ._cli import run
+
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo_storage.toml"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def table_ns(out: str) -> list[int]:

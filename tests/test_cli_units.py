@@ -7,8 +7,6 @@ refusal names the option or column, the value and the fix; a unit in the header 
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -16,20 +14,14 @@ import pandas as pd
 import pytest
 
 import qnmodel as qn
-from qnmodel import cli
 from qnmodel.calibration.comparison import read_measured
 from qnmodel.calibration.traces import load_trace
 from qnmodel.errors import InvalidModelError, TraceError
 
+from ._cli import run
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "demo_storage.toml"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- options -----------------------------------------------------------------------------------
