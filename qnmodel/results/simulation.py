@@ -160,7 +160,7 @@ class SimulationResult:
         return float(v - h), float(v + h)
 
     def to_frame(self, level: str = "class") -> Any:
-        """A pandas DataFrame of the estimates and their half-widths (``_hw`` columns).
+        """A pandas DataFrame of the estimates and their half-widths (``_halfwidth`` columns).
 
         ``level="class"``: one row per class (throughput, response time, quantiles ``p50``
         ...); ``"station"``: one row per class and station; ``"branch"``: one row per fork-join
@@ -173,17 +173,17 @@ class SimulationResult:
                 "population": self.population,
                 "arrival_rate": self.arrival_rate,
                 "throughput": self.throughput,
-                "throughput_hw": self.throughput_halfwidth,
+                "throughput_halfwidth": self.throughput_halfwidth,
                 "response_time": self.response_time,
-                "response_time_hw": self.response_time_halfwidth,
+                "response_time_halfwidth": self.response_time_halfwidth,
             }
             for i, q in enumerate(self.quantiles):
                 label = f"p{100 * q:g}"
                 data[label] = self.response_time_quantiles[:, i]
-                data[f"{label}_hw"] = self.response_time_quantiles_halfwidth[:, i]
+                data[f"{label}_halfwidth"] = self.response_time_quantiles_halfwidth[:, i]
             if self.loss_probability is not None:
                 data["loss_probability"] = self.loss_probability
-                data["loss_probability_hw"] = self.loss_probability_halfwidth
+                data["loss_probability_halfwidth"] = self.loss_probability_halfwidth
             return pd.DataFrame(data)
         if level == "station":
             C, K = self.utilization.shape
@@ -191,24 +191,24 @@ class SimulationResult:
                 "class": np.repeat(list(self.class_names), K),
                 "station": list(self.station_names) * C,
                 "utilization": self.utilization.ravel(),
-                "utilization_hw": self.utilization_halfwidth.ravel(),
+                "utilization_halfwidth": self.utilization_halfwidth.ravel(),
                 "queue_length": self.queue_length.ravel(),
-                "queue_length_hw": self.queue_length_halfwidth.ravel(),
+                "queue_length_halfwidth": self.queue_length_halfwidth.ravel(),
                 "residence_time": self.residence_time.ravel(),
-                "residence_time_hw": self.residence_time_halfwidth.ravel(),
+                "residence_time_halfwidth": self.residence_time_halfwidth.ravel(),
             }
             if self.loss_rate is not None:
                 rows["loss_rate"] = self.loss_rate.ravel()
-                rows["loss_rate_hw"] = self.loss_rate_halfwidth.ravel()
+                rows["loss_rate_halfwidth"] = self.loss_rate_halfwidth.ravel()
             return pd.DataFrame(rows)
         if level == "branch":
             return pd.DataFrame(
                 {
                     "branch": list(self.branch_names),
                     "utilization": self.branch_utilization,
-                    "utilization_hw": self.branch_utilization_halfwidth,
+                    "utilization_halfwidth": self.branch_utilization_halfwidth,
                     "queue_length": self.branch_queue_length,
-                    "queue_length_hw": self.branch_queue_length_halfwidth,
+                    "queue_length_halfwidth": self.branch_queue_length_halfwidth,
                 }
             )
         raise InvalidModelError(f"level must be 'class', 'station' or 'branch', got {level!r}")

@@ -65,7 +65,7 @@ def test_result_object():
         r.throughput[0] = 1.0
     f = r.to_frame()
     assert list(f.columns[:3]) == ["class", "population", "arrival_rate"]
-    assert {"p50", "p99_hw", "response_time_hw"} <= set(f.columns)
+    assert {"p50", "p99_halfwidth", "response_time_halfwidth"} <= set(f.columns)
     assert len(r.to_frame("station")) == 3
     assert r.events > r.visits > 0
     assert "simulation" not in repr(r) or "seed=1" in repr(r)

@@ -137,8 +137,8 @@ def test_loss_in_result_frames_and_repr():
     net = qn.Network([qn.Station("q", 0.01, capacity=2)])
     r = qn.simulate(net, arrival_rate=80.0, seed=1, run_length=20.0)
     assert "loss=" in repr(r)
-    assert {"loss_probability", "loss_probability_hw"} <= set(r.to_frame().columns)
-    assert {"loss_rate", "loss_rate_hw"} <= set(r.to_frame("station").columns)
+    assert {"loss_probability", "loss_probability_halfwidth"} <= set(r.to_frame().columns)
+    assert {"loss_rate", "loss_rate_halfwidth"} <= set(r.to_frame("station").columns)
 
 
 def test_deadlock_is_reported():
