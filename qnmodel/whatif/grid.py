@@ -22,10 +22,10 @@ Columns of the returned frame
     bytes/s) for numeric parameters, the string for choices (``raid``, ``op``).
 ``n``
     Population (concurrent jobs), int.
-``aba_throughput_lower``, ``aba_throughput_upper`` (jobs/s), ``aba_response_time_lower``,
-``aba_response_time_upper`` (s)
+``throughput_aba_lower``, ``throughput_aba_upper`` (jobs/s), ``response_time_aba_lower``,
+``response_time_aba_upper`` (s)
     Asymptotic bounds ([LZGS] sec. 5.2).
-``bjb_throughput_lower``, ..., ``bjb_response_time_upper``
+``throughput_bjb_lower``, ..., ``response_time_bjb_upper``
     Balanced job bounds ([LZGS] sec. 5.3; [Cui06] eq. 1 for Z = 0); NaN for
     networks with multi-server or load-dependent (rate-curve) stations, where BJB does not
     apply (it assumes single-server load-independent queues).
@@ -68,16 +68,16 @@ METHODS = ("aba", "bjb", "mva")
 #: result columns per method, in frame order
 RESULT_COLUMNS = {
     "aba": [
-        "aba_throughput_lower",
-        "aba_throughput_upper",
-        "aba_response_time_lower",
-        "aba_response_time_upper",
+        "throughput_aba_lower",
+        "throughput_aba_upper",
+        "response_time_aba_lower",
+        "response_time_aba_upper",
     ],
     "bjb": [
-        "bjb_throughput_lower",
-        "bjb_throughput_upper",
-        "bjb_response_time_lower",
-        "bjb_response_time_upper",
+        "throughput_bjb_lower",
+        "throughput_bjb_upper",
+        "response_time_bjb_lower",
+        "response_time_bjb_upper",
     ],
     "mva": ["mva_throughput", "mva_response_time"],
 }

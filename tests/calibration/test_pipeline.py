@@ -169,9 +169,9 @@ def test_compare_checks_multiserver_models_against_the_asymptotic_band():
     net = qn.Network((qn.Station("cpu", "10 ms", servers=2), qn.Station("disk", "4 ms")))
     m = qn.mva(net, 8)
     c = compare(net, {"n": [1, 8], "throughput": m.throughput[[0, 7]]})
-    assert c.band == "aba" and "aba_throughput_lower" in c.table
+    assert c.band == "aba" and "throughput_aba_lower" in c.table
     aba = qn.bounds(net, 8, method="aba")
-    assert c.table["aba_throughput_upper"].tolist() == aba.throughput_upper[[0, 7]].tolist()
+    assert c.table["throughput_aba_upper"].tolist() == aba.throughput_upper[[0, 7]].tolist()
     assert c.mape_throughput == pytest.approx(0.0, abs=1e-12) and c.coverage == 1.0
 
 

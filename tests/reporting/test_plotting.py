@@ -288,7 +288,7 @@ def test_default_labels_carry_readable_names_and_known_units():
     np.testing.assert_allclose(drawn, np.sort(df.mva_response_time * 1e3), rtol=DRAWN)
     ax = plotting.sensitivity(df, "link_rate", "mva_throughput", yscale=2.0)
     assert ax.get_ylabel() == "throughput X, exact MVA"  # unknown scale: no unit, not a wrong one
-    ax = plotting.sensitivity(df, "n", "bjb_response_time_upper")
+    ax = plotting.sensitivity(df, "n", "response_time_bjb_upper")
     assert (ax.get_xlabel(), ax.get_ylabel()) == (
         "population n [jobs]",
         "response time R, BJB upper bound [s]",

@@ -211,7 +211,7 @@ def test_multiserver_network_falls_back_exactly_and_bjb_is_nan():
         np.testing.assert_allclose(sub.mva_throughput, m.throughput[[0, 9, 39]], rtol=tol)
         b = qn.bounds(point, 40, method="aba")
         np.testing.assert_allclose(
-            sub.aba_throughput_upper, b.throughput_upper[[0, 9, 39]], rtol=BOUNDS_RTOL
+            sub.throughput_aba_upper, b.throughput_upper[[0, 9, 39]], rtol=BOUNDS_RTOL
         )
 
 
@@ -226,8 +226,8 @@ def test_rate_curves_are_honoured_and_bounded():
     first = df[df.think_time == 0.002]
     np.testing.assert_allclose(first.mva_throughput, ref.throughput, rtol=recursion(5, 8))
     assert first.mva_throughput.iloc[-1] == pytest.approx(1642.7289048473967, rel=1e-12)
-    assert (df.aba_throughput_lower <= df.mva_throughput * (1 + 1e-12)).all()
-    assert (df.mva_throughput <= df.aba_throughput_upper * (1 + 1e-12)).all()
+    assert (df.throughput_aba_lower <= df.mva_throughput * (1 + 1e-12)).all()
+    assert (df.mva_throughput <= df.throughput_aba_upper * (1 + 1e-12)).all()
     assert df[RESULT_COLUMNS["bjb"]].isna().all().all()
     other = qn.mva(net.with_think_time("4 ms"), 5)
     np.testing.assert_allclose(df[df.think_time == 0.004].mva_throughput, other.throughput,
@@ -241,8 +241,8 @@ def test_solve_grid_keeps_the_order_of_n_and_brackets_mva():
     out = solve_grid(D, n, think_time=rng.uniform(0, 2, 500))
     x = out["mva_throughput"]
     for meth in ("aba", "bjb"):
-        assert np.all(out[f"{meth}_throughput_lower"] <= x * (1 + 1e-12))
-        assert np.all(x <= out[f"{meth}_throughput_upper"] * (1 + 1e-12))
+        assert np.all(out[f"throughput_{meth}_lower"] <= x * (1 + 1e-12))
+        assert np.all(x <= out[f"throughput_{meth}_upper"] * (1 + 1e-12))
     net = qn.Network.from_demands(list(D[42]), think_time=0.0)
     one = solve_grid(D[42:43], n)
     np.testing.assert_allclose(
