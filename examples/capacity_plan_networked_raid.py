@@ -87,10 +87,10 @@ def main(argv=None) -> int:
         rows.append(
             {
                 "upgrade": name,
-                "n_mva": largest_n(g.mva_response_time.to_numpy(), sla),
+                "n_mva": largest_n(g.response_time_mva.to_numpy(), sla),
                 "n_guaranteed": largest_n(g.response_time_bjb_upper.to_numpy(), sla),
                 "n_at_most": largest_n(g.response_time_bjb_lower.to_numpy(), sla),
-                "R1_s": float(g.mva_response_time.iloc[0]),
+                "R1_s": float(g.response_time_mva.iloc[0]),
                 "bottleneck": str(g.bottleneck.iloc[0]),
             }
         )

@@ -281,7 +281,7 @@ def test_plot_and_report(tmp_path):
         {
             "n": [1, 5, 10, 20, 40],
             "throughput": ref.throughput[[0, 4, 9, 19, 39]] * 0.97,
-            "throughput_err": [1.0, 2, 3, 4, 5],
+            "throughput_halfwidth": [1.0, 2, 3, 4, 5],
             "response_time_s": ref.response_time[[0, 4, 9, 19, 39]] * 1.05,
         }
     ).to_csv(meas, index=False)
@@ -635,7 +635,7 @@ def test_plot_and_report_take_a_qnbench_trace_as_measured(tmp_path):
     assert [int(r.split("|")[1]) for r in rows] == measured["n"].tolist()
     b = qn.bounds(modelfile.load(model).network, 16, method="bjb")
     i = measured["n"].to_numpy() - 1
-    x, e = measured["throughput"].to_numpy(), measured["throughput_err"].to_numpy()
+    x, e = measured["throughput"].to_numpy(), measured["throughput_halfwidth"].to_numpy()
     ok = (b.throughput_lower[i] <= x + e) & (x - e <= b.throughput_upper[i])
     inside = (b.throughput_lower[i] <= x) & (x <= b.throughput_upper[i])
     assert [r.split("|")[8].strip() for r in rows] == ["yes" if v else "no" for v in inside]
@@ -699,7 +699,7 @@ def test_report_and_calibrate_use_one_sign_convention(tmp_path):
     x_err = np.array([float(r.split("|")[7]) for r in rows])
     assert x_err == pytest.approx(100 * (x_mva - x_meas) / x_meas, abs=0.06)
     # calibrate prints the same convention
-    mva, meas = cal["mva_throughput"], cal["measured_throughput"]
+    mva, meas = cal["throughput_mva"], cal["throughput_measured"]
     # 100 (m - x) / x: the same 3 operations each side
     assert cal["throughput_error_pct"].tolist() == pytest.approx(
         100 * (mva - meas) / meas, rel=closed_form(3)

@@ -88,12 +88,12 @@ def test_measured_csv_reads_the_unit_in_the_header(tmp_path, header, factor):
 
 def test_measured_csv_error_bars_and_kilo_iops(tmp_path):
     p = _write(tmp_path, {"n": [1, 2], "throughput [kIOPS]": [1.5, 2.0],
-                          "throughput_err [kIOPS]": [0.1, 0.2], "R_ms": [0.7, 1.0],
+                          "throughput_halfwidth [kIOPS]": [0.1, 0.2], "R_ms": [0.7, 1.0],
                           "R_err_ms": [0.05, 0.1]})  # fmt: skip
     frame = read_measured(p)
     assert frame["throughput"].tolist() == [1500.0, 2000.0]
-    assert frame["throughput_err"].tolist() == [100.0, 200.0]
-    np.testing.assert_allclose(frame["response_time_err"], [5e-5, 1e-4], rtol=1e-15)
+    assert frame["throughput_halfwidth"].tolist() == [100.0, 200.0]
+    np.testing.assert_allclose(frame["response_time_halfwidth"], [5e-5, 1e-4], rtol=1e-15)
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,7 @@ def test_measured_csv_error_bars_and_kilo_iops(tmp_path):
          "unit, e.g. 'response_time_ms', 'response_time_s' or 'response_time [ms]'"),
         ({"n": [1], "latency_mean": [12.5]},
          "column 'latency_mean' holds times without a unit (first value 12.5)"),
-        ({"n": [1], "R": [3.0], "throughput_err": [1.0]},
+        ({"n": [1], "R": [3.0], "throughput_halfwidth": [1.0]},
          "column 'R' holds times without a unit"),
         ({"n": [1], "R [MB/s]": [3.0]}, "column 'R [MB/s]' has a unit of rate, but "
          "response_time is a time"),

@@ -101,7 +101,7 @@ def whatif_heatmap():
         master_cache_hit=np.linspace(0.0, 0.8, 5),
     )
     ax = plotting.heatmap(
-        grid, "link_rate", "master_cache_hit", "mva_response_time", annotate=True, logx=True,
+        grid, "link_rate", "master_cache_hit", "response_time_mva", annotate=True, logx=True,
         xlabel="link rate [B/s]", ylabel="master cache hit rate P_m", label="R(32) [s]",
     )  # fmt: skip
     return ax.figure
@@ -122,7 +122,7 @@ def sensitivity_curves():
     grid = qn.sweep(
         system, N=range(1, 33), methods=("mva",), link_rate=np.array([12.5e6, 62.5e6, 125e6])
     )
-    ax = plotting.sensitivity(grid, "n", "mva_response_time", hue="link_rate")
+    ax = plotting.sensitivity(grid, "n", "response_time_mva", hue="link_rate")
     return ax.figure
 
 

@@ -46,7 +46,13 @@ __all__ = [
     "sample_interval",
 ]
 
-_MEASURED_COLUMNS = ("n", "throughput", "response_time", "throughput_err", "response_time_err")
+_MEASURED_COLUMNS = (
+    "n",
+    "throughput",
+    "response_time",
+    "throughput_halfwidth",
+    "response_time_halfwidth",
+)
 
 
 def _as_trace(trace: Any) -> Trace:
@@ -84,9 +90,9 @@ def measured_curve(
     """The measured closed-loop curve, one row per population N.
 
     Columns: ``n``, ``throughput`` (X, jobs/s, over the whole measured
-    interval), ``throughput_err`` (half-width of the ``ci_level`` interval of
+    interval), ``throughput_halfwidth`` (half-width of the ``ci_level`` interval of
     the mean of the per-interval samples, Student t), ``response_time``
-    (``latency_mean_s``, s), ``response_time_err`` (propagated from X by
+    (``latency_mean_s``, s), ``response_time_halfwidth`` (propagated from X by
     Little's law, ``N / X^2 * err_X``), ``think_time`` (measured mean, s),
     ``steady`` and ``steady_from_s`` (steady-state detection on the samples),
     ``samples``.
@@ -114,9 +120,9 @@ def measured_curve(
             {
                 "n": N,
                 "throughput": X,
-                "throughput_err": xerr,
+                "throughput_halfwidth": xerr,
                 "response_time": float(p["latency_mean_s"]),
-                "response_time_err": N / X**2 * xerr if X > 0 else math.nan,
+                "response_time_halfwidth": N / X**2 * xerr if X > 0 else math.nan,
                 "think_time": float(p.get("think_s_mean", 0.0)),
                 "steady": bool(st.steady) if st is not None else False,
                 "steady_from_s": st.start_time if st is not None else None,
@@ -140,13 +146,13 @@ def _measured_column(p: Path, header: Any, first: Any) -> tuple[str, float] | No
         base, factor, dim = split_header(str(header))
     except UnitError as exc:
         raise InvalidModelError(f"{p}: {exc}") from None
-    err = base.endswith("_err")
-    stem = base.removesuffix("_err")
+    err = base.endswith(("_halfwidth", "_err"))  # R_err_ms: the short form of a CSV header
+    stem = base.removesuffix("_halfwidth").removesuffix("_err")
     for canon, names in _MEASURED_NAMES.items():
         if stem not in names:
             continue
         want = "frequency" if canon == "throughput" else "time"
-        name = canon + ("_err" if err else "")
+        name = canon + ("_halfwidth" if err else "")
         if factor is None:
             if canon == "throughput":
                 return name, 1.0  # throughput: completions per second, by definition
@@ -168,14 +174,14 @@ def read_measured(path: str | Path) -> pd.DataFrame:
     """Measured points from a CSV, or from a qnbench closed-loop trace (JSON).
 
     A CSV has a column ``n`` and a throughput and/or a response-time column, each
-    optionally with its error-bar half-width (``<name>_err``). Times carry their unit in the
-    column name -- ``response_time_ms``, ``R_s``, ``latency_mean_ms``, ``"R [ms]"``,
-    ``"response_time_err [ms]"`` -- and a time column without one is refused: a measured
+    optionally with its error-bar half-width (``<name>_halfwidth``, or ``<name>_err``). Times
+    carry their unit in the column name -- ``response_time_ms``, ``R_s``, ``latency_mean_ms``,
+    ``"R [ms]"``, ``"response_time_halfwidth [ms]"`` -- and a time column without one is refused: a measured
     ``12.5`` may be milliseconds as well as seconds. Throughput is per second (``X``,
     ``throughput``, or with a unit: ``"X [kIOPS]"``, ``throughput_ops_s``). The names:
     ``R``, ``response_time``, ``latency_mean``, ``latency`` (mean response time); ``X``,
     ``throughput``. The frame returned has ``n``, ``throughput``, ``response_time`` (and
-    their ``_err``) in SI (jobs/s, s), other columns as read. A ``.json`` file is a qnbench
+    their ``_halfwidth``) in SI (jobs/s, s), other columns as read. A ``.json`` file is a qnbench
     closed loop read by :func:`measured_curve`.
 
     Raises
@@ -221,7 +227,7 @@ def read_measured(path: str | Path) -> pd.DataFrame:
         raise InvalidModelError(
             f"{p}: a measurement CSV needs columns n and a throughput (X, throughput) and/or a "
             "response time with its unit (R_ms, response_time_s, latency_mean_ms, 'R [ms]'), "
-            f"optionally their _err; it has {list(frame.columns)}"
+            f"optionally their _halfwidth; it has {list(frame.columns)}"
         )
     frame = pd.DataFrame(out)
     check_measured(frame, str(p))
@@ -229,8 +235,8 @@ def read_measured(path: str | Path) -> pd.DataFrame:
 
 
 #: measured columns: may a value be missing (NaN)?
-_MEASURED = {"throughput": False, "response_time": False, "throughput_err": True,
-             "response_time_err": True}  # fmt: skip
+_MEASURED = {"throughput": False, "response_time": False, "throughput_halfwidth": True,
+             "response_time_halfwidth": True}  # fmt: skip
 
 
 def check_measured(frame: pd.DataFrame, source: str = "measured") -> None:
@@ -272,10 +278,10 @@ class Comparison:
     measured : pandas.DataFrame
         The measured points (e.g. :func:`measured_curve` output).
     table : pandas.DataFrame
-        One row per measured N: ``n``, ``measured_throughput``,
-        ``throughput_err``, ``mva_throughput``, ``<band>_throughput_lower``,
-        ``<band>_throughput_upper``, ``throughput_error_pct``,
-        ``measured_response_time``, ``mva_response_time``,
+        One row per measured N: ``n``, ``throughput_measured``,
+        ``throughput_halfwidth``, ``throughput_mva``, ``throughput_<band>_lower``,
+        ``throughput_<band>_upper``, ``throughput_error_pct``,
+        ``response_time_measured``, ``response_time_mva``,
         ``response_time_error_pct``, ``inside_bounds``, ``inside_aba``,
         ``inside_bounds_with_error`` (the error bar overlaps the band). A
         quantity that was not measured is NaN.
@@ -385,7 +391,7 @@ def compare(
     measured : DataFrame or mapping
         Columns ``n`` (the population of each point: integers >= 1),
         ``throughput`` (jobs/s) and/or ``response_time`` (s), optionally
-        ``throughput_err`` (error-bar half-width), e.g. from
+        ``throughput_halfwidth`` (error-bar half-width), e.g. from
         :func:`measured_curve` or :func:`read_measured`.
     calibration : mapping, optional
         Fits the network was built from (carried into the report).
@@ -426,7 +432,7 @@ def compare(
     idx = n - 1
     X = _column(frame, "throughput")
     R = _column(frame, "response_time")
-    xe = _column(frame, "throughput_err")
+    xe = _column(frame, "throughput_halfwidth")
     xe = np.where(np.isfinite(xe), xe, 0.0)
     Xm, Rm = m.throughput[idx], m.response_time[idx]
     lo, hi = b.throughput_lower[idx], b.throughput_upper[idx]
@@ -438,14 +444,14 @@ def compare(
     table = pd.DataFrame(
         {
             "n": n,
-            "measured_throughput": X,
-            "throughput_err": xe,
-            "mva_throughput": Xm,
+            "throughput_measured": X,
+            "throughput_halfwidth": xe,
+            "throughput_mva": Xm,
             f"throughput_{band}_lower": lo,
             f"throughput_{band}_upper": hi,
             "throughput_error_pct": errX,
-            "measured_response_time": R,
-            "mva_response_time": Rm,
+            "response_time_measured": R,
+            "response_time_mva": Rm,
             "response_time_error_pct": errR,
             "inside_bounds": inside,
             "inside_aba": inside_aba,

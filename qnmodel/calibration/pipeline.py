@@ -303,7 +303,7 @@ def parallel_device_hint(cmp: Comparison, *, servers: Any = None) -> str | None:
     mape = float(cmp.mape_throughput)
     if not (math.isfinite(mape) and mape > POOR_FIT_MAPE):
         return None
-    x = cmp.table["measured_throughput"].to_numpy(dtype=np.float64)
+    x = cmp.table["throughput_measured"].to_numpy(dtype=np.float64)
     x_sat = float(cmp.bounds.saturation_throughput)
     if not (np.isfinite(x).any() and np.nanmax(x) > 1.1 * x_sat):
         return None

@@ -45,7 +45,7 @@ class RateCurveFit:
     ----------
     jobs : ndarray (M,)
         Measured queue depths.
-    throughput, throughput_err : ndarray (M,)
+    throughput, throughput_halfwidth : ndarray (M,)
         Measured X(j) and its error (NaN if unknown), jobs/s.
     demand, demand_err : float
         D = 1 / X(1) and its error, seconds.
@@ -55,7 +55,7 @@ class RateCurveFit:
 
     jobs: np.ndarray
     throughput: np.ndarray
-    throughput_err: np.ndarray
+    throughput_halfwidth: np.ndarray
     demand: float
     demand_err: float
     rate_multipliers: np.ndarray
@@ -73,7 +73,9 @@ class RateCurveFit:
         )
 
 
-def fit_rate_multipliers(jobs: Any, throughput: Any, throughput_err: Any = None) -> RateCurveFit:
+def fit_rate_multipliers(
+    jobs: Any, throughput: Any, throughput_halfwidth: Any = None
+) -> RateCurveFit:
     """D and r(1..max jobs) from throughputs measured at queue depths ``jobs``.
 
     Parameters
@@ -82,7 +84,7 @@ def fit_rate_multipliers(jobs: Any, throughput: Any, throughput_err: Any = None)
         Queue depths (distinct, >= 1, including 1).
     throughput : sequence of float
         X(j), jobs/s (> 0), one per depth.
-    throughput_err : sequence of float, optional
+    throughput_halfwidth : sequence of float, optional
         Error of each X(j) (e.g. a 95 % confidence half-width); NaN or omitted: unknown.
 
     Raises
@@ -111,8 +113,8 @@ def fit_rate_multipliers(jobs: Any, throughput: Any, throughput_err: Any = None)
         raise InvalidModelError(f"throughput[{i}] must be finite and > 0, got {X[i]!r}")
     E = (
         np.full(j.size, np.nan)
-        if throughput_err is None
-        else np.asarray(throughput_err, dtype=np.float64).reshape(j.shape)
+        if throughput_halfwidth is None
+        else np.asarray(throughput_halfwidth, dtype=np.float64).reshape(j.shape)
     )
     order = np.argsort(j)
     j, X, E = j[order], X[order], E[order]
@@ -126,7 +128,7 @@ def fit_rate_multipliers(jobs: Any, throughput: Any, throughput_err: Any = None)
     return RateCurveFit(
         jobs=j,
         throughput=X,
-        throughput_err=E,
+        throughput_halfwidth=E,
         demand=1.0 / X1,
         demand_err=E1 / X1**2 if math.isfinite(E1) else math.nan,
         rate_multipliers=r_all,
@@ -137,7 +139,7 @@ def fit_rate_multipliers(jobs: Any, throughput: Any, throughput_err: Any = None)
 def rate_multipliers_from_curve(curve: Any, max_client_share: float = 0.05) -> RateCurveFit:
     """:func:`fit_rate_multipliers` on the output of
     :func:`qnmodel.calibration.pipeline.measured_curve` (columns ``n``, ``throughput``,
-    ``throughput_err``, ``think_time``).
+    ``throughput_halfwidth``, ``think_time``).
 
     The clients must keep the device busy: a point where they spend more than
     ``max_client_share`` of the time outside the device (X Z / n) is refused, since the
@@ -154,5 +156,5 @@ def rate_multipliers_from_curve(curve: Any, max_client_share: float = 0.05) -> R
             f"device (think time {Z[i]:.3g} s); a rate curve needs a sweep without think time "
             f"(at most {max_client_share:.0%})"
         )
-    err = curve["throughput_err"] if "throughput_err" in curve else None
+    err = curve["throughput_halfwidth"] if "throughput_halfwidth" in curve else None
     return fit_rate_multipliers(n, X, err)

@@ -58,7 +58,7 @@ the bottleneck, and the single upgrades ranked by the target's metric.
   qnmodel plot model.toml --measured cl.json --out vs_measured.png
 
 --measured takes a CSV with columns n, throughput (jobs/s), response_time (s)
-and, optionally, throughput_err and response_time_err (error-bar half-widths),
+and, optionally, throughput_halfwidth and response_time_halfwidth (error-bar half-widths),
 or the JSON trace of a qnbench closed loop (one point per client count).
 """,
     "bench": """examples:

@@ -191,9 +191,9 @@ def comparison_columns(c: Comparison) -> dict[str, list[str]]:
     (model - measured) / measured. A quantity that was not measured has no columns.
     """
     t = c.table
-    has_x = bool(np.any(np.isfinite(t["measured_throughput"])))
-    has_r = bool(np.any(np.isfinite(t["measured_response_time"])))
-    r_all = [t["mva_response_time"]] + ([t["measured_response_time"]] if has_r else [])
+    has_x = bool(np.any(np.isfinite(t["throughput_measured"])))
+    has_r = bool(np.any(np.isfinite(t["response_time_measured"])))
+    r_all = [t["response_time_mva"]] + ([t["response_time_measured"]] if has_r else [])
     factor, unit = time_unit(np.concatenate([np.asarray(v) for v in r_all]))
     B = c.band.upper()
     recs = t.to_dict(orient="records")
@@ -203,17 +203,17 @@ def comparison_columns(c: Comparison) -> dict[str, list[str]]:
 
     cols: dict[str, list[str]] = {"n": [str(int(r["n"])) for r in recs]}
     if has_x:
-        cols["X meas [jobs/s]"] = [fmt_g(r["measured_throughput"]) for r in recs]
-        cols["+/-"] = [fmt_g(r["throughput_err"], 2) for r in recs]
-        cols["X MVA"] = [fmt_g(r["mva_throughput"]) for r in recs]
+        cols["X meas [jobs/s]"] = [fmt_g(r["throughput_measured"]) for r in recs]
+        cols["+/-"] = [fmt_g(r["throughput_halfwidth"], 2) for r in recs]
+        cols["X MVA"] = [fmt_g(r["throughput_mva"]) for r in recs]
         cols[f"X {B} lower"] = [fmt_g(r[f"throughput_{c.band}_lower"]) for r in recs]
         cols[f"X {B} upper"] = [fmt_g(r[f"throughput_{c.band}_upper"]) for r in recs]
         cols["X err %"] = [f"{r['throughput_error_pct']:+.1f}" for r in recs]
         cols[f"in {B}"] = [yes(r["inside_bounds"]) for r in recs]
         cols[f"bar meets {B}"] = [yes(r["inside_bounds_with_error"]) for r in recs]
     if has_r:
-        cols[f"R meas [{unit}]"] = [fmt_g(r["measured_response_time"] * factor) for r in recs]
-        cols[f"R MVA [{unit}]"] = [fmt_g(r["mva_response_time"] * factor) for r in recs]
+        cols[f"R meas [{unit}]"] = [fmt_g(r["response_time_measured"] * factor) for r in recs]
+        cols[f"R MVA [{unit}]"] = [fmt_g(r["response_time_mva"] * factor) for r in recs]
         cols["R err %"] = [f"{r['response_time_error_pct']:+.1f}" for r in recs]
     return cols
 

@@ -29,7 +29,7 @@ Columns of the returned frame
     Balanced job bounds ([LZGS] sec. 5.3; [Cui06] eq. 1 for Z = 0); NaN for
     networks with multi-server or load-dependent (rate-curve) stations, where BJB does not
     apply (it assumes single-server load-independent queues).
-``mva_throughput`` (jobs/s), ``mva_response_time`` (s)
+``throughput_mva`` (jobs/s), ``response_time_mva`` (s)
     Exact MVA; response time excludes the think time.
 ``bottleneck``
     Name of the station with the largest per-server demand (categorical).
@@ -79,7 +79,7 @@ RESULT_COLUMNS = {
         "response_time_bjb_lower",
         "response_time_bjb_upper",
     ],
-    "mva": ["mva_throughput", "mva_response_time"],
+    "mva": ["throughput_mva", "response_time_mva"],
 }
 
 
@@ -228,8 +228,8 @@ def solve_grid(
             X, R = _mva_per_point(D, delay, m, Z, n_arr, template)
         else:
             X, R = _mva_vectorised(D, delay, Z, n_arr)
-        out["mva_throughput"] = X
-        out["mva_response_time"] = R
+        out["throughput_mva"] = X
+        out["response_time_mva"] = R
     return out
 
 

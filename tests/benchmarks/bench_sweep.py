@@ -78,8 +78,8 @@ def check(df, n_hits, results, what) -> float:
             ]
         else:
             pairs = [
-                (part.mva_throughput.to_numpy(), res.throughput),
-                (part.mva_response_time.to_numpy(), res.response_time),
+                (part.throughput_mva.to_numpy(), res.throughput),
+                (part.response_time_mva.to_numpy(), res.response_time),
             ]
         for a, b in pairs:
             worst = max(worst, float(np.max(np.abs(a - b) / np.abs(b))))

@@ -95,10 +95,10 @@ def test_calibrated_model_predicts_the_measured_closed_loop(qnbench, tmp_path):
     # must lie inside its own Student-t interval at 99.9 % (the 95 % half-width of the
     # per-interval samples, rescaled by t_0.9995 / t_0.975) widened by the 1 % of the fit.
     m = c.measured
-    for row, mva in zip(m.itertuples(), c.table["mva_throughput"], strict=True):
+    for row, mva in zip(m.itertuples(), c.table["throughput_mva"], strict=True):
         k = int(row.samples)
         scale = stats.t.ppf(0.9995, k - 1) / stats.t.ppf(0.975, k - 1)
-        bound = scale * row.throughput_err + 0.01 * mva
+        bound = scale * row.throughput_halfwidth + 0.01 * mva
         assert abs(mva - row.throughput) <= bound, (row.n, mva, row.throughput, bound, why)
     # The MAPE summary: the per-point standard errors here are 3-5 % of X (1 s points split
     # into interval samples), so pure sampling noise gives E[MAPE] = sqrt(2/pi) * 3.8 % = 3 %

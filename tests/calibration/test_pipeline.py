@@ -89,8 +89,8 @@ def test_measured_curve_error_bars_and_littles_law_propagation():
     half = stats.t.ppf(0.975, 9) * s.std(ddof=1) / np.sqrt(10)
     # the same t half-width on both sides: mean, 10 squared deviations, a square root, 3
     # products (about 40 roundings; measured 0); Little's law adds 3 more
-    assert row["throughput_err"] == pytest.approx(half, rel=closed_form(40))
-    assert row["response_time_err"] == pytest.approx(
+    assert row["throughput_halfwidth"] == pytest.approx(half, rel=closed_form(40))
+    assert row["response_time_halfwidth"] == pytest.approx(
         8 / row["throughput"] ** 2 * half, rel=closed_form(43)
     )
     assert bool(row["steady"])

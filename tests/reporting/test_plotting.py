@@ -61,9 +61,9 @@ def test_bounds_vs_measured_structure(net):
         {
             "n": [1, 10, 30],
             "throughput": [7.0, 70.0, 120.0],
-            "throughput_err": [0.5, 2.0, 3.0],
+            "throughput_halfwidth": [0.5, 2.0, 3.0],
             "response_time": [0.016, 0.04, 0.15],
-            "response_time_err": [0.001, 0.002, 0.01],
+            "response_time_halfwidth": [0.001, 0.002, 0.01],
         }
     )
     axes = plotting.bounds_vs_measured(net, N, measured)
@@ -270,7 +270,7 @@ def test_default_labels_carry_readable_names_and_known_units():
         link_rate=["100 Mbit/s", "1 Gbit/s", "10 Gbit/s"],
         master_cache_hit=[0.0, 0.5],
     )
-    ax = plotting.sensitivity(df, "link_rate", "mva_response_time", hue="master_cache_hit")
+    ax = plotting.sensitivity(df, "link_rate", "response_time_mva", hue="master_cache_hit")
     assert (ax.get_xlabel(), ax.get_ylabel()) == (
         "Ethernet link rate [B/s]",
         "response time R, exact MVA [s]",  # 68 s .. 204 s: drawn in seconds
@@ -278,22 +278,22 @@ def test_default_labels_carry_readable_names_and_known_units():
     assert ax.get_legend().get_title().get_text() == "master cache hit rate"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0", "0.5"]
     # a legend of rates in readable units, not 1.25e+07 (the gallery's sensitivity figure)
-    ax = plotting.sensitivity(df, "master_cache_hit", "mva_response_time", hue="link_rate")
+    ax = plotting.sensitivity(df, "master_cache_hit", "response_time_mva", hue="link_rate")
     assert ax.get_legend().get_title().get_text() == "Ethernet link rate"
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["12.5 MB/s", "125 MB/s", "1.25 GB/s"]
-    ax = plotting.sensitivity(df, "link_rate", "mva_response_time", yscale=1e3)
+    ax = plotting.sensitivity(df, "link_rate", "response_time_mva", yscale=1e3)
     assert ax.get_ylabel() == "response time R, exact MVA [ms]"
     drawn = np.sort(ax.get_lines()[0].get_ydata())
-    np.testing.assert_allclose(drawn, np.sort(df.mva_response_time * 1e3), rtol=DRAWN)
-    ax = plotting.sensitivity(df, "link_rate", "mva_throughput", yscale=2.0)
+    np.testing.assert_allclose(drawn, np.sort(df.response_time_mva * 1e3), rtol=DRAWN)
+    ax = plotting.sensitivity(df, "link_rate", "throughput_mva", yscale=2.0)
     assert ax.get_ylabel() == "throughput X, exact MVA"  # unknown scale: no unit, not a wrong one
     ax = plotting.sensitivity(df, "n", "response_time_bjb_upper")
     assert (ax.get_xlabel(), ax.get_ylabel()) == (
         "population n [jobs]",
         "response time R, BJB upper bound [s]",
     )
-    ax = plotting.heatmap(df, "link_rate", "master_cache_hit", "mva_throughput")
+    ax = plotting.heatmap(df, "link_rate", "master_cache_hit", "throughput_mva")
     assert (ax.get_xlabel(), ax.get_ylabel()) == (
         "Ethernet link rate [B/s]",
         "master cache hit rate",
@@ -302,7 +302,7 @@ def test_default_labels_carry_readable_names_and_known_units():
     assert cbar.get_ylabel() == "throughput X, exact MVA [jobs/s]"
     ax = plotting.bottleneck_map(df, "link_rate", "master_cache_hit")
     assert ax.get_xlabel() == "Ethernet link rate [B/s]"
-    ax = plotting.sensitivity(df, "n", "mva_throughput", xlabel="clients", ylabel="X")
+    ax = plotting.sensitivity(df, "n", "throughput_mva", xlabel="clients", ylabel="X")
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("clients", "X")  # given labels win
 
 

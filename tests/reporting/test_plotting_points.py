@@ -84,7 +84,7 @@ def test_model_vs_measurement_shows_every_point_the_model_gets_wrong():
         _assert_in_view(ax)
         assert ax.get_ylim()[0] == 0.0
     r = measured["response_time"].to_numpy() * 1e3
-    r_err = measured["response_time_err"].to_numpy() * 1e3
+    r_err = measured["response_time_halfwidth"].to_numpy() * 1e3
     assert axes[1].get_ylim()[1] >= float(np.max(r + r_err))
     # the model's range is kept: the exact curve and the bands are drawn as before
     assert axes[0].get_xlim() == (1.0, 16.0)
@@ -96,9 +96,9 @@ def test_measured_points_beyond_the_models_populations_and_below_zero_error_bars
         {
             "n": [1, 5, 40],  # the model is solved to 20 only
             "throughput": [8.0, 40.0, 130.0],
-            "throughput_err": [9.0, 2.0, 3.0],  # the first bar reaches below 0
+            "throughput_halfwidth": [9.0, 2.0, 3.0],  # the first bar reaches below 0
             "response_time": [0.02, 0.05, 0.4],
-            "response_time_err": [0.001, 0.002, 0.02],
+            "response_time_halfwidth": [0.001, 0.002, 0.02],
         }
     )
     fig, axes = _figure()
@@ -114,7 +114,7 @@ def test_legend_goes_beside_the_axes_when_every_corner_holds_a_point():
     n = np.arange(1, 31)
     # points along all four edges of the throughput axes: no corner is free
     x = np.where(n % 2 == 0, 0.0, 200.0) + np.where(n % 3 == 0, 100.0, 0.0)
-    measured = pd.DataFrame({"n": n, "throughput": x, "throughput_err": np.full(30, 5.0)})
+    measured = pd.DataFrame({"n": n, "throughput": x, "throughput_halfwidth": np.full(30, 5.0)})
     fig, axes = _figure()
     plotting.bounds_vs_measured(net, 30, measured, axes=axes)
     _saved(fig)

@@ -52,7 +52,7 @@ def test_from_a_measured_curve_and_refusals():
         {
             "n": [1, 2, 4],
             "throughput": _x(np.array([1, 2, 4])),
-            "throughput_err": [1.0, 2.0, 3.0],
+            "throughput_halfwidth": [1.0, 2.0, 3.0],
             "think_time": [0.0, 0.0, 0.0],
         }
     )

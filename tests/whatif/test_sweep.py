@@ -41,8 +41,8 @@ def check_rows_against_solvers(df: pd.DataFrame, net: qn.Network, n_values):
             np.testing.assert_allclose(rows[f"{meth}_{f}"], want, rtol=BOUNDS_RTOL)
     m = qn.mva(net, max(n_values))
     idx = np.asarray(n_values) - 1
-    np.testing.assert_allclose(rows["mva_throughput"], m.throughput[idx], rtol=RTOL)
-    np.testing.assert_allclose(rows["mva_response_time"], m.response_time[idx], rtol=RTOL)
+    np.testing.assert_allclose(rows["throughput_mva"], m.throughput[idx], rtol=RTOL)
+    np.testing.assert_allclose(rows["response_time_mva"], m.response_time[idx], rtol=RTOL)
 
 
 def test_networked_raid_grid_equals_per_point_solutions():
@@ -102,7 +102,7 @@ def test_combinations_are_checked_per_point_not_per_axis():
     df = sweep(base, N=[4], raid=["raid1", "raid5"], STP_m=[2])
     for raid in ("raid1", "raid5"):
         want = base.replace(raid=raid, STP_m=2).mva(4).response_time[-1]
-        assert df[df.raid == raid].mva_response_time.item() == pytest.approx(want, rel=RTOL)
+        assert df[df.raid == raid].response_time_mva.item() == pytest.approx(want, rel=RTOL)
     with pytest.raises(InvalidModelError, match="must be 2 for raid1"):
         sweep(base, N=[4], raid=["raid1"], STP_m=[2, 3])
 
@@ -208,7 +208,7 @@ def test_multiserver_network_falls_back_exactly_and_bjb_is_nan():
         sub = df[df.cpu == d]
         # load-dependent MVA: 40 steps, each ~3 n operations more for the 4-server marginals
         tol = recursion(40, 4 * 2 + 2 + 3 * 40)
-        np.testing.assert_allclose(sub.mva_throughput, m.throughput[[0, 9, 39]], rtol=tol)
+        np.testing.assert_allclose(sub.throughput_mva, m.throughput[[0, 9, 39]], rtol=tol)
         b = qn.bounds(point, 40, method="aba")
         np.testing.assert_allclose(
             sub.throughput_aba_upper, b.throughput_upper[[0, 9, 39]], rtol=BOUNDS_RTOL
@@ -224,13 +224,13 @@ def test_rate_curves_are_honoured_and_bounded():
     ref = qn.mva(net, 5)
     df = sweep(net, 5, think_time=["2 ms", "4 ms"])
     first = df[df.think_time == 0.002]
-    np.testing.assert_allclose(first.mva_throughput, ref.throughput, rtol=recursion(5, 8))
-    assert first.mva_throughput.iloc[-1] == pytest.approx(1642.7289048473967, rel=1e-12)
-    assert (df.throughput_aba_lower <= df.mva_throughput * (1 + 1e-12)).all()
-    assert (df.mva_throughput <= df.throughput_aba_upper * (1 + 1e-12)).all()
+    np.testing.assert_allclose(first.throughput_mva, ref.throughput, rtol=recursion(5, 8))
+    assert first.throughput_mva.iloc[-1] == pytest.approx(1642.7289048473967, rel=1e-12)
+    assert (df.throughput_aba_lower <= df.throughput_mva * (1 + 1e-12)).all()
+    assert (df.throughput_mva <= df.throughput_aba_upper * (1 + 1e-12)).all()
     assert df[RESULT_COLUMNS["bjb"]].isna().all().all()
     other = qn.mva(net.with_think_time("4 ms"), 5)
-    np.testing.assert_allclose(df[df.think_time == 0.004].mva_throughput, other.throughput,
+    np.testing.assert_allclose(df[df.think_time == 0.004].throughput_mva, other.throughput,
                                rtol=recursion(5, 8))  # fmt: skip
 
 
@@ -239,14 +239,14 @@ def test_solve_grid_keeps_the_order_of_n_and_brackets_mva():
     D = rng.uniform(0.001, 0.1, size=(500, 5))
     n = [64, 1, 17, 3]
     out = solve_grid(D, n, think_time=rng.uniform(0, 2, 500))
-    x = out["mva_throughput"]
+    x = out["throughput_mva"]
     for meth in ("aba", "bjb"):
         assert np.all(out[f"throughput_{meth}_lower"] <= x * (1 + 1e-12))
         assert np.all(x <= out[f"throughput_{meth}_upper"] * (1 + 1e-12))
     net = qn.Network.from_demands(list(D[42]), think_time=0.0)
     one = solve_grid(D[42:43], n)
     np.testing.assert_allclose(
-        one["mva_throughput"][0], qn.mva(net, 64).throughput[np.array(n) - 1], rtol=RTOL
+        one["throughput_mva"][0], qn.mva(net, 64).throughput[np.array(n) - 1], rtol=RTOL
     )
 
 
@@ -320,8 +320,8 @@ def test_solve_grid_equals_the_solvers_property(demands, z, delay):
         m = qn.mva(net, 30)
         idx = np.array(n) - 1
         tol = recursion(30, 4 * 3 + 2)  # N = 30 on K = 3
-        np.testing.assert_allclose(out["mva_throughput"][p], m.throughput[idx], rtol=tol)
-        np.testing.assert_allclose(out["mva_response_time"][p], m.response_time[idx], rtol=tol)
+        np.testing.assert_allclose(out["throughput_mva"][p], m.throughput[idx], rtol=tol)
+        np.testing.assert_allclose(out["response_time_mva"][p], m.response_time[idx], rtol=tol)
         for meth in ("aba", "bjb"):
             b = qn.bounds(net, 30, method=meth)
             for f in BOUND_FIELDS:
@@ -352,10 +352,10 @@ def test_sweep_and_mva_give_identical_numbers_through_the_shared_kernel(compiled
         for p in range(P):
             m = qn.mva(qn.Network.from_demands(list(D[p]), float(Z[p]), kinds=kinds), 500)
             idx = np.array(n) - 1
-            np.testing.assert_array_equal(out["mva_throughput"][p], m.throughput[idx])
-            np.testing.assert_array_equal(out["mva_response_time"][p], m.response_time[idx])
+            np.testing.assert_array_equal(out["throughput_mva"][p], m.throughput[idx])
+            np.testing.assert_array_equal(out["response_time_mva"][p], m.response_time[idx])
             if p == 0:
-                np.testing.assert_array_equal(df["mva_throughput"], m.throughput[idx])
+                np.testing.assert_array_equal(df["throughput_mva"], m.throughput[idx])
 
 
 def test_qnmodel_sweep_is_the_function_and_no_module_hides_it():

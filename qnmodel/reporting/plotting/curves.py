@@ -117,14 +117,21 @@ def _measured_columns(measured: Any) -> dict[str, np.ndarray]:
         cols = {
             c: np.asarray(measured[c], dtype=np.float64)
             for c in measured.columns
-            if c in ("n", "throughput", "response_time", "throughput_err", "response_time_err")
+            if c
+            in (
+                "n",
+                "throughput",
+                "response_time",
+                "throughput_halfwidth",
+                "response_time_halfwidth",
+            )
         }
     elif isinstance(measured, Mapping):
         cols = {k: np.asarray(v, dtype=np.float64) for k, v in measured.items()}
     else:
         raise InvalidTypeError(
             "measured must be a DataFrame or a mapping with columns n, throughput, "
-            f"response_time (optionally throughput_err, response_time_err), got "
+            f"response_time (optionally throughput_halfwidth, response_time_halfwidth), got "
             f"{type(measured).__name__}"
         )
     if "n" not in cols:
@@ -161,8 +168,8 @@ def bounds_vs_measured(
         Largest population drawn (>= 1).
     measured : DataFrame or mapping, optional
         Measured points: columns ``n``, ``throughput`` (jobs/s) and/or
-        ``response_time`` (seconds), and optionally ``throughput_err`` and
-        ``response_time_err`` (half-widths of the error bars, same units), as
+        ``response_time`` (seconds), and optionally ``throughput_halfwidth`` and
+        ``response_time_halfwidth`` (half-widths of the error bars, same units), as
         produced by a closed-loop qnbench run. The axes always show every point
         and both ends of its error bar, and the legends cover none of them
         (:mod:`qnmodel.reporting.plotting._points`).
@@ -219,7 +226,7 @@ def bounds_vs_measured(
         points = []
         if cols is not None and q in cols:
             scale = factor if q == "response_time" else 1.0
-            err = cols.get(f"{q}_err")
+            err = cols.get(f"{q}_halfwidth")
             # every point and error bar in view, whatever range the model needed
             points.append(
                 draw_measured(

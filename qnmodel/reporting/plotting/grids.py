@@ -61,7 +61,7 @@ def _describe(column: Any) -> tuple[str, str | None]:
     What-if frames hold SI values: a networked-RAID parameter has the dimension of its
     entry in :data:`~qnmodel.models.storage.PARAMETERS` (``link_rate``: "Ethernet link
     rate", a rate), a result column names its quantity and method
-    (``mva_response_time``: "response time R, exact MVA", a time), ``n`` is the population.
+    (``response_time_mva``: "response time R, exact MVA", a time), ``n`` is the population.
     Other columns keep their name; one ending in ``_s`` or holding ``think_time`` is a time.
     """
     from ...models.storage import PARAMETERS
