@@ -176,7 +176,8 @@ def read_measured(path: str | Path) -> pd.DataFrame:
     A CSV has a column ``n`` and a throughput and/or a response-time column, each
     optionally with its error-bar half-width (``<name>_halfwidth``, or ``<name>_err``). Times
     carry their unit in the column name -- ``response_time_ms``, ``R_s``, ``latency_mean_ms``,
-    ``"R [ms]"``, ``"response_time_halfwidth [ms]"`` -- and a time column without one is refused: a measured
+    ``"R [ms]"``, ``"response_time_halfwidth [ms]"`` -- and a time column without one is
+    refused: a measured
     ``12.5`` may be milliseconds as well as seconds. Throughput is per second (``X``,
     ``throughput``, or with a unit: ``"X [kIOPS]"``, ``throughput_ops_s``). The names:
     ``R``, ``response_time``, ``latency_mean``, ``latency`` (mean response time); ``X``,
