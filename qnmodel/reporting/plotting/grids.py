@@ -44,13 +44,15 @@ def _frame_column(frame: Any, name: str, what: str) -> np.ndarray:
 
 _SCALED_TIME_UNITS = {1.0: "s", 1e3: "ms", 1e6: "us"}
 _PARAMETER_UNITS = {"size": "B", "rate": "B/s", "time": "s"}
-_METHODS = {"mva": "exact MVA", "aba": "ABA", "bjb": "BJB", "amva": "approximate MVA"}
+_METHODS = {"mva": "exact MVA", "aba": "ABA", "bjb": "BJB", "amva": "approximate MVA",
+            "measured": "measured"}  # fmt: skip
 _QUANTITIES = {
     "throughput": ("throughput X", "throughput"),
     "response_time": ("response time R", "time"),
 }
-_RESULT = re.compile(
-    r"^(?:(?P<method>[a-z]+)_)?(?P<q>throughput|response_time)(?:_(?P<side>lower|upper))?$"
+_RESULT = re.compile(  # <quantity>[_<method>][_<side>] (docs/reference/names.md)
+    r"^(?P<q>throughput|response_time)(?:_(?P<method>(?!lower$|upper$)[a-z]+))?"
+    r"(?:_(?P<side>lower|upper))?$"
 )
 
 
