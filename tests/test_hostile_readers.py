@@ -242,7 +242,7 @@ def test_a_duplicate_jmva_visit_and_class_are_refused():
 
 
 # -- LINE JSON -----------------------------------------------------------------------------------
-LINE = to_line_json(NET, 4)
+LINE = json.loads(to_line_json(NET, 4))
 
 
 def _line(edit):

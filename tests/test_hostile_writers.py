@@ -280,7 +280,7 @@ def test_model_exporters_refuse_a_link(tmp_path, victim, writer):
     link = tmp_path / "m.out"
     link.symlink_to(victim)
     with pytest.raises(InvalidModelError, match="is a symbolic link"):
-        (write_jmva if writer == "jmva" else write_line_json)(link, net, 3)
+        (write_jmva if writer == "jmva" else write_line_json)(net, link, 3)
     assert victim.read_text() == "keep me"
 
 

@@ -28,11 +28,11 @@ class Exported:
     discipline: tuple[str, ...]
 
 
-def export_classes(net: Any, population: Any, writer: str, sayable: set[str]):
+def export_classes(net: Any, N: Any, writer: str, sayable: set[str]):
     """``(model, is_open, population, arrival_rate, think_time)`` of ``net`` for ``writer``.
 
-    A network without classes is one closed class of ``population`` jobs (required then)
-    with the network's think time; ``population`` is refused with classes (they carry their
+    A network without classes is one closed class of ``N`` jobs (required then)
+    with the network's think time; ``N`` is refused with classes (they carry their
     own). A feature outside ``sayable`` (keys of :data:`qnmodel.model.FEATURES`) is refused,
     naming it and where it is used: the file would describe another model.
     """
@@ -55,14 +55,15 @@ def export_classes(net: Any, population: Any, writer: str, sayable: set[str]):
     is_open, pop = np.array(cm.is_open), np.array(cm.N)
     lam, Z = np.array(cm.arrival_rate), np.array(cm.Z)
     if net.single:
-        if population is None:
+        if N is None:
             raise InvalidModelError(
-                f"{writer}: population is required to export a network without classes"
+                f"{writer}: N (the population) is required to export a network without "
+                f"classes: {writer}(net, N=...)"
             )
-        pop[:] = as_population(population, "population")
-    elif population is not None:
+        pop[:] = as_population(N, "N")
+    elif N is not None:
         raise InvalidModelError(
-            f"{writer}: population applies to a network without classes (classes carry theirs)"
+            f"{writer}: N applies to a network without classes (classes carry theirs)"
         )
     m = Exported(
         D=np.array(cm.D), names=cm.station_names, class_names=cm.class_names,

@@ -66,17 +66,18 @@ def _f(x: float) -> str:
     return repr(float(x))
 
 
-def to_jmva(net: Any, population: Any = None) -> str:
-    """The JMVA XML text of a model.
+def to_jmva(net: Any, N: Any = None) -> str:
+    """The JMVA XML text of a model (:func:`write_jmva` writes it to a file).
 
     Parameters
     ----------
     net : Network
         A single-class :class:`~qnmodel.model.network.Network` is one closed class of
-        ``population`` jobs (required then).
-    population : int, optional
+        ``N`` jobs (required then).
+    N : int, optional
+        Population of a network without classes (refused with classes: they carry theirs).
     """
-    m, is_open, pop, lam, Z = export_classes(net, population, "to_jmva", JMVA_SAYS)
+    m, is_open, pop, lam, Z = export_classes(net, N, "to_jmva", JMVA_SAYS)
     D, C, K = m.D, m.D.shape[0], m.D.shape[1]
     class_names = m.class_names
     total = int(pop[~is_open].sum())
@@ -296,11 +297,12 @@ def from_jmva(text: str, source: str = "") -> Network:
     return Network(stations, classes=classes)
 
 
-def write_jmva(path: str | Path, net: Any, population: Any = None) -> Path:
-    """Write :func:`to_jmva` to ``path`` (conventionally ``*.jmva``); returns the path."""
+def write_jmva(net: Any, path: str | Path, N: Any = None) -> Path:
+    """Write :func:`to_jmva` of ``net`` to ``path`` (conventionally ``*.jmva``); returns the
+    path. Arguments in the order of every writer: model, path, then the population."""
     from .._files import write_output
 
-    return write_output(path, to_jmva(net, population))
+    return write_output(path, to_jmva(net, N))
 
 
 def read_jmva(path: str | Path) -> Network:

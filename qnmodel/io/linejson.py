@@ -76,25 +76,32 @@ def _exp(mean: float) -> dict:
     return {"type": "Exp", "params": {"lambda": 1.0 / float(mean)}}
 
 
-def to_line_json(net: Any, population: Any = None, name: str = "qnmodel") -> dict:
-    """The LINE JSON document (a dict; ``json.dumps`` it) of a model.
+def to_line_json(net: Any, N: Any = None, name: str = "qnmodel") -> str:
+    """The LINE JSON text of a model (:func:`write_line_json` writes it to a file;
+    ``json.loads`` gives the document as a dict, e.g. for LINE's ``model_from_dict``).
 
     Parameters
     ----------
     net : Network
         A single-class :class:`~qnmodel.model.network.Network` is one closed class of
-        ``population`` jobs (required then).
-    population : int, optional
+        ``N`` jobs (required then).
+    N : int, optional
+        Population of a network without classes (refused with classes: they carry theirs).
     name : str
         The model's name in the document.
 
     Raises
     ------
     InvalidModelError
-        A single-class network without ``population``; a load-dependent station in a
+        A single-class network without ``N``; a load-dependent station in a
         model with open classes (LINE's scaling vector is written per population).
     """
-    m, is_open, pop, lam, Z = export_classes(net, population, "to_line_json", LINE_SAYS)
+    return json.dumps(_line_doc(net, N, name), indent=2)
+
+
+def _line_doc(net: Any, N: Any, name: str) -> dict:
+    """The LINE JSON document of :func:`to_line_json`, as a dict."""
+    m, is_open, pop, lam, Z = export_classes(net, N, "to_line_json", LINE_SAYS)
     D, (C, K) = m.D, m.D.shape
     cn = m.class_names
     clash = {THINK_NODE, SOURCE_NODE, SINK_NODE} & set(m.names)
@@ -438,11 +445,12 @@ def from_line_json(doc: Any) -> Network:
     return Network(out_stations, classes=out_classes)
 
 
-def write_line_json(path: str | Path, net: Any, population: Any = None) -> Path:
-    """Write :func:`to_line_json` to ``path`` (``*.json``); returns the path."""
+def write_line_json(net: Any, path: str | Path, N: Any = None) -> Path:
+    """Write :func:`to_line_json` of ``net`` to ``path`` (``*.json``); returns the path.
+    Arguments in the order of every writer: model, path, then the population."""
     from .._files import write_output
 
-    return write_output(path, json.dumps(to_line_json(net, population), indent=2))
+    return write_output(path, to_line_json(net, N))
 
 
 def read_line_json(path: str | Path) -> Network:

@@ -289,7 +289,7 @@ def _fifo_export(tmp: Path):
     from qnmodel.io.jmva import write_jmva
 
     os.mkfifo(tmp / "m.jmva")
-    return write_jmva(tmp / "m.jmva", _net(), 3)
+    return write_jmva(_net(), tmp / "m.jmva", 3)
 
 
 FIO_DOC = {
@@ -1022,7 +1022,7 @@ ROWS: list[Row] = [
     Row(CLI, "`qnmodel report m.toml --out DIR` where `DIR` is a planted link to another directory", "Exit1",
         r"output directory '.*/d' is a symbolic link",
         _planted("report", "{tmp}/m.toml", "--out", "{tmp}/d", link="d", directory=True)),
-    Row(PY, "an export to a FIFO: `write_jmva(fifo, net)` (opening it would block)", "InvalidModelError",
+    Row(PY, "an export to a FIFO: `write_jmva(net, fifo)` (opening it would block)", "InvalidModelError",
         r"output '.*m\.jmva' is not a regular file", _fifo_export),
     # -- issue 29: parsers are linear; over-long strings are refused by their length ------
     Row(PY, 'a quantity of 60 000 spaces: `units.parse("1 a" + 60000 * " " + "b")`', "UnitError",

@@ -105,7 +105,7 @@ def _line_template() -> dict:
          qn.Station("lan", {"a": 0.002, "b": 0.0}, kind="delay")),
         classes=(qn.ClosedClass("a", 3, 1.0), qn.OpenClass("b", 5.0)),
     )  # fmt: skip
-    return to_line_json(net)
+    return json.loads(to_line_json(net))
 
 
 def _line_ld_template() -> dict:
@@ -113,7 +113,7 @@ def _line_ld_template() -> dict:
         (qn.Station("disk", 0.01, rate_multipliers=[1.0, 1.8, 2.4]), qn.Station("cpu", 0.004)),
         think_time=0.5,
     )
-    return to_line_json(net, population=4)
+    return json.loads(to_line_json(net, N=4))
 
 
 LINE = _line_template()

@@ -42,7 +42,7 @@ def test_closed_network_round_trip(tmp_path):
         kinds=["queue", "queue", "delay"],
         servers=[1, 4, 1],
     )
-    path = write_jmva(tmp_path / "m.jmva", net, population=12)
+    path = write_jmva(net, tmp_path / "m.jmva", N=12)
     model = read_jmva(path)
     back = model.class_network(0)
     np.testing.assert_array_equal(back.demands, net.demands)  # repr() keeps every bit
@@ -87,7 +87,7 @@ def test_load_dependent_station_round_trip_rescales_to_r1_one():
         [qn.Station("nvme", 0.04, rate_multipliers=rm[0]), qn.Station("cpu", 0.01)],
         think_time=0.2,
     )
-    text = to_jmva(net, population=9)
+    text = to_jmva(net, N=9)
     assert "<ldstation" in text and text.count(";") == 8  # S(1..9)
     model = from_jmva(text)
     # written with a round-tripping repr and read back
@@ -178,5 +178,7 @@ def test_bad_documents_are_named(text, match):
 
 
 def test_export_needs_a_population_for_a_network():
-    with pytest.raises(InvalidModelError, match="population is required"):
+    with pytest.raises(
+        InvalidModelError, match=r"N \(the population\) is required.*to_jmva\(net, N=...\)"
+    ):
         to_jmva(qn.Network.from_demands([0.1]))
