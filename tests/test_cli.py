@@ -129,7 +129,7 @@ def test_solve_table_names_bottleneck():
 
 
 def test_solve_populations_list(tmp_path):
-    text = modelfile.DEMO_MODEL_TOML.replace("population = 40", "populations = [1, 10, 200]")
+    text = modelfile.DEMO_MODEL_TOML.replace("N = 40", "populations = [1, 10, 200]")
     f = tmp_path / "m.toml"
     f.write_text(text)
     code, out, _ = run("solve", str(f), "--format", "json")
@@ -180,8 +180,8 @@ def test_usage_errors_exit_2(argv):
 
 def test_debug_shows_traceback(tmp_path):
     f = tmp_path / "bad.toml"
-    f.write_text("[model]\npopulation = 0\n[[station]]\nname='a'\ndemand='1 ms'\n")
-    with pytest.raises(modelfile.ModelFileError, match="population"):
+    f.write_text("[model]\nN = 0\n[[station]]\nname='a'\ndemand='1 ms'\n")
+    with pytest.raises(modelfile.ModelFileError, match=r"model\.N: must be an integer >= 1"):
         cli.main(["--debug", "solve", str(f)])
 
 
@@ -357,9 +357,7 @@ def test_multiclass_solve_and_plot_refusal(tmp_path):
     assert code == 0 and "bottleneck = disk" in out and out.splitlines()[-1].startswith("write")
     code, out, err = run("plot", str(mix), "--out", str(tmp_path / "p.png"))
     assert code == 1 and "draws single-class models" in err
-    code, out, err = run(
-        "sweep", str(mix), "--vary", "class.write.population=0,10", "--format", "csv"
-    )
+    code, out, err = run("sweep", str(mix), "--vary", "class.write.N=0,10", "--format", "csv")
     assert code == 0, err
     frame = pd.read_csv(io.StringIO(out))
     assert len(frame) == 4 and set(frame["class"]) == {"read", "write"}
@@ -575,7 +573,7 @@ def test_networked_raid_form_on_the_command_line():
             ["solve", str(DEMO), "--set", "disk.visits=abc"],
             "--set disk.visits=abc: station[4].visits: must be a number >= 0, got 'abc'",
         ),
-        (["solve", str(DEMO), "-N", "0"], "-N 0: model.population: must be an integer >= 1, got 0"),
+        (["solve", str(DEMO), "-N", "0"], "-N 0: model.N: must be an integer >= 1, got 0"),
         (
             ["sweep", str(DEMO), "--vary", "think_time=1 s,5 parsecs"],
             "--vary think_time=5 parsecs: model.think_time: unknown unit 'parsecs' in '5 parsecs'",
@@ -584,7 +582,7 @@ def test_networked_raid_form_on_the_command_line():
         (
             ["solve", str(ROOT / "examples" / "read_write_mix.toml"), "-N", "5"],
             "-N sets the population of a single-class model; this one has classes "
-            "['read', 'write']: use --set class.read.population=N",
+            "['read', 'write']: use --set class.read.N=...",
         ),
     ],
 )
@@ -611,7 +609,7 @@ def test_plot_and_report_take_a_qnbench_trace_as_measured(tmp_path):
     trace = ROOT / "data" / "traces" / "emu-closed-loop.json"
     model = tmp_path / "emu.toml"
     model.write_text(
-        '[model]\nname = "emu"\nthink_time = "20 ms"\npopulation = 16\n'
+        '[model]\nname = "emu"\nthink_time = "20 ms"\nN = 16\n'
         '[[station]]\nname = "device"\nservice_time = "6.31072 ms"\n'
     )
     out = tmp_path / "vs.png"
@@ -687,7 +685,7 @@ def test_report_and_calibrate_use_one_sign_convention(tmp_path):
     net = qn.Network.from_demands([5e-3 + 65536 / 50e6], think_time="20 ms")
     model = tmp_path / "emu.toml"
     model.write_text(
-        '[model]\nname = "emu"\nthink_time = "20 ms"\npopulation = 16\n'
+        '[model]\nname = "emu"\nthink_time = "20 ms"\nN = 16\n'
         f'[[station]]\nname = "device"\ndemand = "{float(net.demands[0])!r} s"\n'
     )
     code, _, err = run("report", str(model), "--measured", closed, "--out", str(tmp_path / "r"))

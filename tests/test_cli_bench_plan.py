@@ -23,7 +23,7 @@ def test_plan_printed_and_as_csv():
 def test_plan_of_a_model_file(tmp_path):
     f = tmp_path / "m.toml"
     f.write_text(
-        '[model]\nname = "m"\nthink_time = "40 ms"\npopulation = 20\n'
+        '[model]\nname = "m"\nthink_time = "40 ms"\nN = 20\n'
         '[[station]]\nname = "cpu"\ndemand = "5 ms"\n'
         '[[station]]\nname = "disk"\ndemand = "10 ms"\n'
     )

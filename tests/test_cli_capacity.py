@@ -41,7 +41,7 @@ def test_solve_with_a_mean_target_answers_the_three_questions():
     n = qn.max_population(net, "50 ms")
     assert f"largest population meeting it: {n}\n" in out
     assert "fewest servers at the bottleneck 'network' (at n = 40): none:" in out
-    up = qn.best_upgrade(net, population=40)
+    up = qn.best_upgrade(net, N=40)
     first = out.split("single upgrades at n = 40, ranked by R")[1].splitlines()[3]
     assert first.split()[:3] == up.best.split()
 
@@ -54,7 +54,7 @@ def test_solve_with_a_percentile_target_as_json():
     net = modelfile.load(DEMO).network
     assert cap["metric"] == "p95" and cap["method"].startswith("approximate")
     assert cap["max_population"] == qn.max_population(net, "p95 <= 300 ms")
-    p95 = response_time_law(net, population=40).quantile(0.95)
+    p95 = response_time_law(net, N=40).quantile(0.95)
     assert cap["baseline"] == pytest.approx(p95, rel=PH_QUANTILE)  # the same law's quantile
     assert [u["value"] for u in cap["upgrades"]] == sorted(u["value"] for u in cap["upgrades"])
     assert doc["schema"] == "qnmodel.solve" and len(doc["results"]) == 40
@@ -82,8 +82,10 @@ def test_open_model_file_with_its_own_target(tmp_path):
 
 
 def test_population_and_arrival_rate_conflict():
-    text = OPEN_MODEL.replace('arrival_rate = "150/s"', 'arrival_rate = "150/s"\npopulation = 4')
-    with pytest.raises(modelfile.ModelFileError, match="population .* or arrival_rate .*not both"):
+    text = OPEN_MODEL.replace('arrival_rate = "150/s"', 'arrival_rate = "150/s"\nN = 4')
+    with pytest.raises(
+        modelfile.ModelFileError, match="give either N .* or arrival_rate .*not both"
+    ):
         modelfile.loads(text)
 
 
@@ -105,7 +107,7 @@ def test_bad_target_on_the_command_line_is_a_usage_error():
 RAID_WITH_CACHE = """
 [model]
 name = "raid-cache"
-population = 8
+N = 8
 target = "R <= 60 s"
 
 [system]

@@ -96,7 +96,7 @@ def test_memory_refusal_names_the_command_line_way_out(monkeypatch):
     monkeypatch.setenv("QNMODEL_MAX_MEMORY", "1 MiB")
     code, out, err = run("solve", str(DEMO), "-N", "10000")
     assert code == 2 and out == ""
-    assert "-N 10000: model.population: N = 10000 populations" in err
+    assert "-N 10000: model.N: N = 10000 populations" in err
     assert "would need about 22.58 MiB, more than the allowed 1 MiB" in err
     assert "$QNMODEL_MAX_MEMORY" in err and "solve fewer populations" in err
     assert "keep=" not in err
@@ -116,7 +116,7 @@ def test_thin_rows():
 
 
 def test_markdown_report_table_is_thinned_too(tmp_path):
-    spec = modelfile.with_values(modelfile.load(DEMO), {"population": 1000})
+    spec = modelfile.with_values(modelfile.load(DEMO), {"N": 1000})
     paths = write_model_report(spec, tmp_path)
     md = paths["markdown"].read_text(encoding="utf-8")
     assert "10 of 1000 populations shown; the CSV holds every one." in md

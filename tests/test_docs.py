@@ -166,7 +166,7 @@ def test_what_the_pages_now_claim_holds():
     net = qn.Network.from_demands(["2 ms", "5 ms"])
     assert qn.max_arrival_rate(net, "p95 <= 30 ms") < qn.max_arrival_rate(net, "R <= 30 ms")
     assert response_time_law(net, arrival_rate=100).exact
-    assert not response_time_law(net, population=4).exact
+    assert not response_time_law(net, N=4).exact
     two = qn.Network([qn.Station("cpu", "1 ms"), qn.Station("disk", "2 ms", servers=2)],
                      think_time="10 ms")  # fmt: skip
     fj, exact = qn.fork_join(two, 5).throughput[-1], qn.mva(two, 5).throughput[-1]

@@ -34,7 +34,7 @@ demand = "10 ms"
 """
 
 
-def _model(population: str = "population = 10", extra: str = "") -> str:
+def _model(population: str = "N = 10", extra: str = "") -> str:
     return MODEL.format(population=population, extra=extra)
 
 
@@ -63,8 +63,8 @@ def test_a_billion_servers_equal_n_servers_through_the_api():
 @pytest.mark.parametrize(
     ("population", "key", "shown"),
     [
-        ("population = 10_000_000", "population", "10000000"),
-        ("population = 1_000_000", "population", "1000000"),
+        ("N = 10_000_000", "N", "10000000"),
+        ("N = 1_000_000", "N", "1000000"),
         ("populations = [1, 5_000_000]", "populations", "5000000"),
         ("populations = { start = 4_000_000, stop = 4_000_001 }", "populations", "4000001"),
     ],
@@ -80,15 +80,15 @@ def test_a_population_past_memory_is_refused_when_the_file_is_read(population, k
 
 def test_the_estimate_grows_with_the_stations():
     many = "".join(f'[[station]]\nname = "s{k}"\ndemand = "1 ms"\n' for k in range(400))
-    text = _model("population = 300_000") + many
+    text = _model("N = 300_000") + many
     with pytest.raises(InvalidModelError, match=r"N = 300000 populations .* at 401 station"):
         loads(text, source="m.toml")
-    loads(_model("population = 300_000"))  # one station: fits
+    loads(_model("N = 300_000"))  # one station: fits
 
 
 def test_the_limit_is_the_users(monkeypatch):
     monkeypatch.setenv("QNMODEL_MAX_MEMORY", "64 GiB")
-    assert loads(_model("population = 10_000_000")).max_population == 10_000_000
+    assert loads(_model("N = 10_000_000")).max_population == 10_000_000
 
 
 # -- disks ---------------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ RAID = """\
 [model]
 name = "r"
 think_time = "1 s"
-population = 4
+N = 4
 [system]
 type = "raid"
 level = "raid5"

@@ -22,7 +22,7 @@ MODEL = """\
 [model]
 name = "m"
 think_time = "1 s"
-population = 4
+N = 4
 description = \"\"\"
 {body}
 \"\"\"

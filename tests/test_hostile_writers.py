@@ -21,7 +21,7 @@ MODEL = """\
 [model]
 name = "m"
 think_time = "1 s"
-population = 3
+N = 3
 
 [[station]]
 name = "disk"

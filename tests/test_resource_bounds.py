@@ -178,7 +178,7 @@ _SOLVE_FILE = """
 import contextlib, os
 from qnmodel.cli import main
 open("/tmp/qnmodel-peak-{tag}.toml", "w").write(
-    '[model]\\nname = "m"\\nthink_time = "1 s"\\npopulation = {N}\\n'
+    '[model]\\nname = "m"\\nthink_time = "1 s"\\nN = {N}\\n'
     + "".join('[[station]]\\nname = "s%d"\\ndemand = "10 ms"\\n' % k for k in range({K}))
 )
 with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):

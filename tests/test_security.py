@@ -72,7 +72,7 @@ MODEL = """\
 [model]
 name = {name}
 think_time = "1 s"
-population = 3
+N = 3
 
 [[station]]
 name = "disk"

@@ -52,8 +52,8 @@ def capacity_answers(spec: modelfile.ModelSpec, target: Any) -> dict:
         bottleneck = open_network(net, 0.0).bottleneck
     else:
         N = spec.max_population
-        workload = {"population": N}
-        out["workload"] = {"population": N}
+        workload = {"N": N}
+        out["workload"] = {"N": N}
         if tgt.is_response_time:
             out["max_population"] = _or_reason(lambda: max_population(net, tgt))
         from ..solvers.bounds import bounds
@@ -110,7 +110,7 @@ def capacity_text(ans: dict) -> str:
             "  largest arrival rate meeting it: "
             + show(ans["max_arrival_rate"], lambda v: f"{fmt_g(v)} jobs/s")
         )
-    at = f"n = {w['population']}" if "population" in w else f"{fmt_g(w['arrival_rate'])} jobs/s"
+    at = f"n = {w['N']}" if "N" in w else f"{fmt_g(w['arrival_rate'])} jobs/s"
     lines.append(
         f"  fewest servers at the bottleneck {ans['bottleneck']!r} (at {at}): "
         + show(ans["min_servers"], str)

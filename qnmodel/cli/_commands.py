@@ -95,7 +95,7 @@ def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
     given = []
     chosen = [
         (opt, v)
-        for opt, v in (("-N", getattr(args, "population", None)),
+        for opt, v in (("-N", getattr(args, "N", None)),
                        ("--populations", getattr(args, "populations", None)))
         if v is not None
     ]  # fmt: skip
@@ -106,11 +106,11 @@ def _load_with_overrides(args: argparse.Namespace) -> modelfile.ModelSpec:
         raise UsageError(
             f"{chosen[0][0]} sets the population{'s' if chosen[0][0] != '-N' else ''} of a "
             "single-class model; this one has classes "
-            f"{list(spec.multiclass.class_names)}: use --set class.{first}.population=N"
+            f"{list(spec.multiclass.class_names)}: use --set class.{first}.N=..."
         )
-    if getattr(args, "population", None) is not None:
-        values["population"] = args.population
-        given.append(f"-N {args.population}")
+    if getattr(args, "N", None) is not None:
+        values["N"] = args.N
+        given.append(f"-N {args.N}")
     if getattr(args, "populations", None) is not None:
         values["populations"] = _parse_populations(args.populations)
         given.append(f"--populations {args.populations}")

@@ -97,7 +97,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="TOML model file (see docs/reference/model-files.md)")
     p.add_argument(
         "-N",
-        "--population",
+        dest="N",
         type=int,
         metavar="N",
         help="solve n = 1..N instead of the file's populations",

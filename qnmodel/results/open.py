@@ -371,7 +371,7 @@ class UpgradeResult:
     baseline_response_time : float
         R without any upgrade, seconds (inf if the open network is unstable).
     workload : str
-        The workload solved (``"arrival_rate=..."`` or ``"population=..."``).
+        The workload solved (``"arrival_rate=..."`` or ``"N=..."``).
     metric : str
         What ``response_time`` holds: ``"R"`` (the mean, default) or a percentile
         such as ``"p95"``.

@@ -62,22 +62,22 @@ def _target(value: Any) -> Target:
     return as_target(value, "target")
 
 
-def _metric(net: Network, tgt: Target, arrival_rate: Any, population: Any) -> float:
+def _metric(net: Network, tgt: Target, arrival_rate: Any, N: Any) -> float:
     """The target's metric at one workload: R, a percentile of R, or X (inf/0 if unstable)."""
-    if (arrival_rate is None) == (population is None):
-        raise InvalidModelError("give exactly one of arrival_rate (open) or population (closed)")
+    if (arrival_rate is None) == (N is None):
+        raise InvalidModelError("give exactly one of arrival_rate (open) or N (closed)")
     if tgt.metric == "mean":
-        return _workload_R(net, arrival_rate, population)
+        return _workload_R(net, arrival_rate, N)
     if tgt.metric == "throughput":
         if arrival_rate is not None:
             raise InvalidModelError(
                 f"target {tgt.text!r}: in an open network X equals the arrival rate; give a "
                 "response-time target, or a population"
             )
-        return float(mva(net, population, keep="last").throughput[-1])
+        return float(mva(net, N, keep="last").throughput[-1])
     try:
         with _probing():
-            law = response_time_law(net, arrival_rate=arrival_rate, population=population)
+            law = response_time_law(net, arrival_rate=arrival_rate, N=N)
     except UnstableModelError:
         return float("inf")
     return law.quantile(tgt.q)
@@ -253,15 +253,15 @@ def _with_station(net: Network, k: int, **changes: Any) -> Network:
     return Network(tuple(stations), think_time=net.think_time)
 
 
-def _workload_R(net: Network, arrival_rate: Any, population: Any) -> float:
-    if (arrival_rate is None) == (population is None):
-        raise InvalidModelError("give exactly one of arrival_rate (open) or population (closed)")
+def _workload_R(net: Network, arrival_rate: Any, N: Any) -> float:
+    if (arrival_rate is None) == (N is None):
+        raise InvalidModelError("give exactly one of arrival_rate (open) or N (closed)")
     if arrival_rate is not None:
         try:
             return float(open_network(net, arrival_rate).response_time[0])
         except UnstableModelError:
             return float("inf")
-    return float(mva(net, population, keep="last").response_time[-1])
+    return float(mva(net, N, keep="last").response_time[-1])
 
 
 def min_servers(
@@ -270,7 +270,7 @@ def min_servers(
     target: Any,
     *,
     arrival_rate: Any = None,
-    population: Any = None,
+    N: Any = None,
     max_servers: int = 1_000_000,
 ) -> int:
     """Fewest servers at ``station`` that meet ``target`` at the given workload.
@@ -282,9 +282,9 @@ def min_servers(
         A queueing station of ``net``.
     target : Target, str or float
         ``"R <= 50 ms"``, ``"p95 <= 80 ms"``, ``"X >= 2000/s"`` (closed workloads
-        only: the throughput at ``population``), or a bare time (mean target).
-    arrival_rate, population
-        The workload: exactly one of an open arrival rate or a closed population.
+        only: the throughput at ``N``), or a bare time (mean target).
+    arrival_rate, N
+        The workload: exactly one of an open arrival rate or a closed population N.
     max_servers : int
         Search limit.
 
@@ -307,12 +307,12 @@ def min_servers(
     max_servers = as_positive_int(max_servers, "max_servers")
 
     def ok(m: int) -> bool:
-        return _meets(_metric(_with_station(net, k, servers=m), tgt, arrival_rate, population), tgt)
+        return _meets(_metric(_with_station(net, k, servers=m), tgt, arrival_rate, N), tgt)
 
     # Infinitely many servers make the station a delay (no waiting): if even that misses
     # the target, no number of servers meets it.
     limit = _with_station(net, k, discipline="IS")
-    if not _meets(_metric(limit, tgt, arrival_rate, population), tgt):
+    if not _meets(_metric(limit, tgt, arrival_rate, N), tgt):
         raise InvalidModelError(
             f"target {tgt} is not met even with {max_servers} servers at {station!r}, nor "
             "with unlimited servers (no waiting there): its service time or another station "
@@ -349,7 +349,7 @@ def best_upgrade(
     net: Any,
     *,
     arrival_rate: Any = None,
-    population: Any = None,
+    N: Any = None,
     speedup: float = 2.0,
     target: Any = None,
 ) -> UpgradeResult:
@@ -365,8 +365,8 @@ def best_upgrade(
         :class:`qnmodel.models.storage_cache.CachedNetworkedRAID` or
         :class:`~qnmodel.models.storage_cache.CachedNFS`): its own candidates --
         more cache, a faster link, a faster device, one more server.
-    arrival_rate, population
-        The workload: exactly one of an open arrival rate or a closed population.
+    arrival_rate, N
+        The workload: exactly one of an open arrival rate or a closed population N.
     speedup : float
         Factor of a faster device (> 1).
     target : Target or str, optional
@@ -397,20 +397,16 @@ def best_upgrade(
             f"got {type(net).__name__}"
         )
     metric = tgt if tgt is not None else Target("mean", float("inf"), None, "R")
-    base = _metric(base_net, metric, arrival_rate, population)
+    base = _metric(base_net, metric, arrival_rate, N)
     options = [label for label, _ in candidates]
-    R = [_metric(n, metric, arrival_rate, population) for _, n in candidates]
+    R = [_metric(n, metric, arrival_rate, N) for _, n in candidates]
     order = np.argsort(np.asarray(R), kind="stable")
     values = np.asarray(R, dtype=np.float64)[order]
     return UpgradeResult(
         options=tuple(options[i] for i in order),
         response_time=values,
         baseline_response_time=base,
-        workload=(
-            f"arrival_rate={arrival_rate}"
-            if arrival_rate is not None
-            else f"population={population}"
-        ),
+        workload=(f"arrival_rate={arrival_rate}" if arrival_rate is not None else f"N={N}"),
         metric=metric.label,
         target=None if tgt is None else str(tgt),
         meets_target=None if tgt is None else values <= tgt.value,

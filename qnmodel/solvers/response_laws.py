@@ -284,7 +284,7 @@ def _one_of_k_note(net: Network, D: np.ndarray) -> str:
 
 
 def response_time_law(
-    net: Network, *, arrival_rate: Any = None, population: Any = None
+    net: Network, *, arrival_rate: Any = None, N: Any = None
 ) -> ResponseTimeLaw:
     """The response-time law of a single-class network at one workload.
 
@@ -293,7 +293,7 @@ def response_time_law(
     net : Network
     arrival_rate : float or str, optional
         Open workload (jobs/s, or ``"40000/s"``).
-    population : int, optional
+    N : int, optional
         Closed workload: N jobs (think time as in ``net``; the law excludes it).
 
     Returns
@@ -310,8 +310,8 @@ def response_time_law(
     from .open import open_network
 
     net = single_class(net, "response_time_law")
-    if (arrival_rate is None) == (population is None):
-        raise InvalidModelError("give exactly one of arrival_rate (open) or population (closed)")
+    if (arrival_rate is None) == (N is None):
+        raise InvalidModelError("give exactly one of arrival_rate (open) or N (closed)")
     stages: list[tuple[np.ndarray, np.ndarray]] = []  # (alpha over the chain, rates)
     D = np.asarray(net.demands, dtype=np.float64)
     is_open = arrival_rate is not None
@@ -320,7 +320,7 @@ def response_time_law(
         res = open_network(net, lam)  # raises UnstableModelError at saturation
         R_k = np.asarray(res.residence_time).reshape(-1)
     else:
-        N = as_population(population, "population")
+        N = as_population(N, "N")
         res = mva(net, N)
         X = np.asarray(res.throughput, dtype=np.float64)
         R_k = np.asarray(res.residence_time)[-1]

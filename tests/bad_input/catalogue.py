@@ -82,7 +82,7 @@ GOOD_MODEL = """\
 [model]
 name = "m"
 think_time = "1 s"
-population = 4
+N = 4
 
 [[station]]
 name = "disk"
@@ -343,7 +343,7 @@ RAID_FILE = """\
 [model]
 name = "r"
 think_time = "1 s"
-population = 4
+N = 4
 [system]
 type = "raid"
 level = "raid5"
@@ -571,26 +571,26 @@ ROWS: list[Row] = [
     Row(TOML, "a demand as a boolean", "InvalidModelError",
         r"station\[0\]\.demand: must be a time .* got True",
         _model(GOOD_MODEL.replace('"10 ms"', "true"))),
-    Row(TOML, "population zero", "InvalidModelError", r"model\.population: .*>= 1, got 0",
-        _model(GOOD_MODEL.replace("population = 4", "population = 0"))),
+    Row(TOML, "population zero", "InvalidModelError", r"model\.N: .*>= 1, got 0",
+        _model(GOOD_MODEL.replace("N = 4", "N = 0"))),
     Row(TOML, 'population as a string (`"ten"`)', "InvalidModelError",
-        r"model\.population: .*'ten'",
-        _model(GOOD_MODEL.replace("population = 4", 'population = "ten"'))),
+        r"model\.N: .*'ten'",
+        _model(GOOD_MODEL.replace("N = 4", 'N = "ten"'))),
     Row(TOML, "an empty populations list", "InvalidModelError",
         r"model\.populations: is empty",
-        _model(GOOD_MODEL.replace("population = 4", "populations = []"))),
-    Row(TOML, "both population and populations", "InvalidModelError",
-        r"give either population or populations, not both",
-        _model(GOOD_MODEL.replace("population = 4", "population = 4\npopulations = [1, 2]"))),
-    Row(TOML, "a population past memory (`population = 10_000_000_000`)",
-        "InvalidModelError", r"model\.population: N = 10000000000 populations .* more than the allowed",
-        _model(GOOD_MODEL.replace("population = 4", "population = 10_000_000_000"))),
+        _model(GOOD_MODEL.replace("N = 4", "populations = []"))),
+    Row(TOML, "both N and populations", "InvalidModelError",
+        r"give either N or populations, not both",
+        _model(GOOD_MODEL.replace("N = 4", "N = 4\npopulations = [1, 2]"))),
+    Row(TOML, "a population past memory (`N = 10_000_000_000`)",
+        "InvalidModelError", r"model\.N: N = 10000000000 populations .* more than the allowed",
+        _model(GOOD_MODEL.replace("N = 4", "N = 10_000_000_000"))),
     Row(TOML, "a population range past memory (`{ start = 1, stop = 10**12, step = 1 }`)",
         "InvalidModelError", r"model\.populations: N = 1000000000000 populations .* more than the allowed",
-        _model(GOOD_MODEL.replace("population = 4", "populations = { start = 1, stop = 1_000_000_000_000 }"))),
+        _model(GOOD_MODEL.replace("N = 4", "populations = { start = 1, stop = 1_000_000_000_000 }"))),
     Row(TOML, "a range with stop below start", "InvalidModelError",
         r"model\.populations\.stop: must be >= start \(8\), got 2",
-        _model(GOOD_MODEL.replace("population = 4", "populations = { start = 8, stop = 2 }"))),
+        _model(GOOD_MODEL.replace("N = 4", "populations = { start = 8, stop = 2 }"))),
     Row(TOML, "zero servers", "InvalidModelError", r"station\[0\]\.servers: must be an integer >= 1, got 0",
         _model(GOOD_MODEL + "servers = 0\n")),
     Row(TOML, "an unknown station kind", "InvalidModelError", r"station\[0\]\.kind: .*'disk'",
@@ -614,7 +614,7 @@ ROWS: list[Row] = [
         _model(GOOD_MODEL.replace('"10 ms"', "0.01"))),
     Row(TOML, "a target with a bare bound (`target = \"R <= 5\"`)", "InvalidModelError",
         r"model\.target: target 'R <= 5': the bound 5 has no unit; write 'R <= 5 ms' or "
-        r"'R <= 5 s'", _model(GOOD_MODEL.replace("population = 4", 'population = 4\ntarget = "R <= 5"'))),
+        r"'R <= 5 s'", _model(GOOD_MODEL.replace("N = 4", 'N = 4\ntarget = "R <= 5"'))),
     Row(TOML, "a time where a rate is expected (`rate = \"5 ms\"`)", "InvalidModelError",
         r"station\[0\]\.rate: '5 ms' is a time",
         _model(GOOD_MODEL.replace('demand = "10 ms"', 'size = "64 KiB"\nrate = "5 ms"'))),
@@ -622,7 +622,7 @@ ROWS: list[Row] = [
         _model(GOOD_MODEL + '[system]\ntype = "san"\n')),
     Row(TOML, 'a networked RAID with an unknown `form` (`"corrected"` or `"paper"`)', "InvalidModelError",
         r"m\.toml:6: system\.form: form must be one of 'paper', 'corrected'; got 'Paper'",
-        _model('[model]\npopulation = 4\n[system]\ntype = "networked_raid"\nreference = "cui2006"\n'
+        _model('[model]\nN = 4\n[system]\ntype = "networked_raid"\nreference = "cui2006"\n'
                'form = "Paper"\n')),
     Row(TOML, "an empty file", "InvalidModelError", r"missing \[model\] table", _model("")),
     Row(TOML, "a truncated file (cut inside a string)", "InvalidModelError",
@@ -867,14 +867,14 @@ ROWS: list[Row] = [
         _study('[raid]\nservers = 3\n')),
     Row(PY, "a validation study naming a topology file that does not exist", "InvalidModelError", r"cannot read topology .*missing\.toml",
         _study('[study]\nkind = "raid"\ntopology = "missing.toml"\n')),
-    Row(TOML, "`arrival_rate` and `population` in one model", "InvalidModelError", r"model\.arrival_rate: give either population .* or arrival_rate",
-        _model(GOOD_MODEL.replace("population = 4", 'population = 4\narrival_rate = "100/s"'))),
+    Row(TOML, "`arrival_rate` and `N` in one model", "InvalidModelError", r"model\.arrival_rate: give either N .* or arrival_rate",
+        _model(GOOD_MODEL.replace("N = 4", 'N = 4\narrival_rate = "100/s"'))),
     Row(TOML, "`arrival_rate = \"40 MB/s\"` (a byte rate, not a request rate)", "InvalidModelError", r"model\.arrival_rate: '40 MB/s' is a rate \(bytes/s\).*frequency",
-        _model(GOOD_MODEL.replace("population = 4", 'arrival_rate = "40 MB/s"'))),
+        _model(GOOD_MODEL.replace("N = 4", 'arrival_rate = "40 MB/s"'))),
     Row(TOML, "a negative `arrival_rate`", "InvalidModelError", r"model\.arrival_rate: must be finite and >= 0, got '-5/s'",
-        _model(GOOD_MODEL.replace("population = 4", 'arrival_rate = "-5/s"'))),
+        _model(GOOD_MODEL.replace("N = 4", 'arrival_rate = "-5/s"'))),
     Row(TOML, "a `target` that does not parse", "InvalidModelError", r"model\.target: target 'R <= soon'",
-        _model(GOOD_MODEL.replace("population = 4", 'population = 4\ntarget = "R <= soon"'))),
+        _model(GOOD_MODEL.replace("N = 4", 'N = 4\ntarget = "R <= soon"'))),
     Row(QNB, "`--rate -5/s` (open loop)", "Exit2", r"--rate: rate '-5/s' is negative", _qnbench("--engine", "emu", "--rate", "-5/s")),
     Row(QNB, "`--rate 5MB/s` (a byte rate for the arrival rate)", "Exit2", r"--rate: unknown or ambiguous unit 'MB/s'", _qnbench("--engine", "emu", "--rate", "5MB/s")),
     Row(QNB, "`--arrivals burst`", "Exit2", r"--arrivals: 'burst' is not one of poisson,constant", _qnbench("--engine", "emu", "--rate", "100/s", "--arrivals", "burst")),
@@ -1035,12 +1035,12 @@ ROWS: list[Row] = [
         r"target 'R <= 1 a +'\.\.\. has 1048585 characters, more than the 200",
         _call(lambda: qn.solvers.targets.as_target("R <= 1 a" + 2**20 * " " + "b"))),
     # -- issue 29: memory and work are bounded before anything is allocated or run --------
-    Row(TOML, "a population of ten million (`population = 10_000_000`): solving and printing needs 22 GiB", "InvalidModelError",
-        r"model\.population: N = 10000000 populations .* at 1 station\(s\) would need about 2\.258e\+04 MiB, more than the allowed 1024 MiB",
-        _model(GOOD_MODEL.replace("population = 4", "population = 10_000_000"))),
+    Row(TOML, "a population of ten million (`N = 10_000_000`): solving and printing needs 22 GiB", "InvalidModelError",
+        r"model\.N: N = 10000000 populations .* at 1 station\(s\) would need about 2\.258e\+04 MiB, more than the allowed 1024 MiB",
+        _model(GOOD_MODEL.replace("N = 4", "N = 10_000_000"))),
     Row(TOML, "a population list whose largest entry is past memory (`populations = [1, 5_000_000]`)", "InvalidModelError",
         r"model\.populations: N = 5000000 populations .* more than the allowed",
-        _model(GOOD_MODEL.replace("population = 4", "populations = [1, 5_000_000]"))),
+        _model(GOOD_MODEL.replace("N = 4", "populations = [1, 5_000_000]"))),
     Row(TOML, "a RAID of a hundred million disks (`disks = 100_000_000`)", "InvalidModelError",
         r"system\.disks?.*disks must be at most 4096 \(qnmodel\.models\.raid\.MAX_DISKS\) for raid5, got 100000000",
         _model(RAID_FILE)),

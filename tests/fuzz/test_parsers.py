@@ -104,15 +104,15 @@ def test_model_file_one_station_field_replaced(i, key, value):
 
 
 @FUZZ
-@given(st.sampled_from(["name", "think_time", "population", "populations", "description"]),
+@given(st.sampled_from(["name", "think_time", "N", "populations", "description"]),
        toml_values)  # fmt: skip
 def test_model_file_one_model_field_replaced(key, value):
     doc = copy.deepcopy(MODEL)
     doc["model"].pop("populations")
-    doc["model"]["population"] = 3
+    doc["model"]["N"] = 3
     doc["model"][key] = value
     if key == "populations":
-        doc["model"].pop("population")
+        doc["model"].pop("N")
     spec = ours_or_value(load_model_text, model_text(doc))
     if spec is not None and int(spec.populations.max()) <= 10_000:
         ours_or_value(solve, spec)
@@ -311,7 +311,9 @@ def test_jmva_truncated(n):
     ours_or_value(from_jmva, JMVA[:n])
 
 
-MODEL_1 = "[model]\nname = 'm'\nthink_time = '{z}'\npopulation = 2\n[[station]]\nname = 'd'\ndemand = '{d}'\n"
+MODEL_1 = (
+    "[model]\nname = 'm'\nthink_time = '{z}'\nN = 2\n[[station]]\nname = 'd'\ndemand = '{d}'\n"
+)
 
 
 def test_model_file_denormal_demand_solves_finite():

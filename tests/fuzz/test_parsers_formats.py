@@ -270,7 +270,7 @@ rates_text = st.one_of(
 
 @FUZZ
 @given(
-    st.sampled_from(["arrival_rate", "target", "population", "think_time"]),
+    st.sampled_from(["arrival_rate", "target", "N", "think_time"]),
     st.one_of(toml_values, rates_text, st.text(max_size=12)),
 )
 def test_open_model_field_replaced(key, value):

@@ -26,7 +26,7 @@ BASIC = toml(
     [model]
     name = "basic"
     think_time = "1 s"
-    population = 5
+    N = 5
 
     [[station]]
     name = "cpu"
@@ -84,7 +84,7 @@ def test_load_uses_file_stem_as_default_name(tmp_path):
 @pytest.mark.parametrize(
     ("populations", "expected"),
     [
-        ("population = 3", [1, 2, 3]),
+        ("N = 3", [1, 2, 3]),
         ("populations = [50, 1, 10]", [1, 10, 50]),
         ("populations = { start = 10, stop = 50, step = 20 }", [10, 30, 50]),
         ("populations = { start = 10, stop = 45, step = 20 }", [10, 30, 45]),
@@ -92,7 +92,7 @@ def test_load_uses_file_stem_as_default_name(tmp_path):
     ],
 )
 def test_population_forms(populations, expected):
-    spec = loads(BASIC.replace("population = 5", populations))
+    spec = loads(BASIC.replace("N = 5", populations))
     assert spec.populations.tolist() == expected
     assert spec.max_population == expected[-1]
 
@@ -145,8 +145,8 @@ BAD = [
     (("servers = 2", "servers = 0"), "station[2].servers", "servers = 0", "integer >= 1"),
     (("servers = 2", "servers = 1.5"), "station[2].servers", "servers = 1.5", "integer >= 1"),
     (('kind = "delay"', 'kind = "fifo"'), "station[3].kind", 'kind = "fifo"', "'queue', 'delay'"),
-    (("population = 5", "population = 0"), "model.population", "population = 0", "integer >= 1"),
-    (("population = 5", "populations = []"), "model.populations", "populations = []", "empty"),
+    (("N = 5", "N = 0"), "model.N", "N = 0", "integer >= 1"),
+    (("N = 5", "populations = []"), "model.populations", "populations = []", "empty"),
     (
         ('think_time = "1 s"', 'think_time = "1 KiB"'),
         "model.think_time",
@@ -206,17 +206,17 @@ def test_missing_pieces():
     with pytest.raises(ModelFileError, match=r"missing \[model\]"):
         loads('[[station]]\nname = "a"\ndemand = "1 ms"\n')
     with pytest.raises(ModelFileError, match="no stations"):
-        loads("[model]\npopulation = 3\n")
+        loads("[model]\nN = 3\n")
     with pytest.raises(ModelFileError, match=r"write \[\[station\]\], not \[station\]"):
-        loads('[model]\npopulation = 3\n[station]\nname = "a"\n')
+        loads('[model]\nN = 3\n[station]\nname = "a"\n')
     with pytest.raises(ModelFileError, match="missing population"):
         loads('[model]\n[[station]]\nname = "a"\ndemand = "1 ms"\n')
-    with pytest.raises(ModelFileError, match="either population or populations"):
-        loads('[model]\npopulation = 3\npopulations = [1]\n[[station]]\nname="a"\ndemand=1\n')
+    with pytest.raises(ModelFileError, match="either N or populations"):
+        loads('[model]\nN = 3\npopulations = [1]\n[[station]]\nname="a"\ndemand=1\n')
     with pytest.raises(ModelFileError, match="all demands and the think time are zero"):
-        loads('[model]\npopulation = 3\n[[station]]\nname = "a"\ndemand = 0\n')
+        loads('[model]\nN = 3\n[[station]]\nname = "a"\ndemand = 0\n')
     with pytest.raises(ModelFileError, match="stop.*must be >= start"):
-        loads(BASIC.replace("population = 5", "populations = {start = 5, stop = 2}"))
+        loads(BASIC.replace("N = 5", "populations = {start = 5, stop = 2}"))
 
 
 def test_missing_file(tmp_path):
@@ -226,7 +226,7 @@ def test_missing_file(tmp_path):
 
 def test_with_values_revalidates_and_replaces_forms():
     spec = loads(BASIC)
-    s2 = with_values(spec, {"link.rate": "1 Gbit/s", "think_time": "10 ms", "population": 2})
+    s2 = with_values(spec, {"link.rate": "1 Gbit/s", "think_time": "10 ms", "N": 2})
     assert s2.network.station("link").demand == pytest.approx(10 * 1500 / 125e6, rel=1e-15)
     assert s2.network.think_time == 0.01 and s2.populations.tolist() == [1, 2]
     s3 = with_values(spec, {"disk.demand": "3 ms"})  # replaces service_time and visits
@@ -257,7 +257,7 @@ names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
 )
 def test_roundtrip_equals_python_api(demands, think, N):
     """A model file in seconds solves exactly like the Python API (plain numbers, SI)."""
-    lines = ["[model]", f'think_time = "{think!r} s"', f"population = {N}"]
+    lines = ["[model]", f'think_time = "{think!r} s"', f"N = {N}"]
     for i, d in enumerate(demands):
         lines += ["[[station]]", f'name = "s{i}"', f'demand = "{d!r} s"']
     spec = loads("\n".join(lines) + "\n")
@@ -310,7 +310,7 @@ def test_networked_raid_without_reference_and_with_values():
     text = toml(
         """
         [model]
-        population = 4
+        N = 4
         [system]
         type = "networked_raid"
         job_size = "1 MiB"
@@ -358,7 +358,7 @@ def test_networked_raid_without_reference_names_every_missing_parameter(tmp_path
         toml(
             """
             [model]
-            population = 4
+            N = 4
             [system]
             type = "networked_raid"
             link_rate = "1 Gbit/s"
@@ -615,7 +615,7 @@ def test_one_class_model_equals_single_class_mva():
         think_time = "1 s"
         [[class]]
         name = "only"
-        population = 25
+        N = 25
         [[station]]
         name = "a"
         demand = { only = "10 ms" }
@@ -652,13 +652,13 @@ def test_one_class_model_equals_single_class_mva():
             ">= 0",
         ),
         (
-            ('name = "write"\npopulation = 10', 'name = "write"\npopulation = -1'),
-            "class[1].population",
+            ('name = "write"\nN = 10', 'name = "write"\nN = -1'),
+            "class[1].N",
             "integer >= 0",
         ),
         (
-            ('think_time = "200 ms"', 'think_time = "200 ms"\npopulation = 5'),
-            "model.population",
+            ('think_time = "200 ms"', 'think_time = "200 ms"\nN = 5'),
+            "model.N",
             "from the [[class]] tables",
         ),
         (('name = "write"', 'name = "read"'), "class[1].name", "duplicate class"),
@@ -682,11 +682,11 @@ def test_per_class_table_in_single_class_model_is_an_error():
 
 def test_with_values_class_population():
     spec = loads(_mix_ps())
-    s2 = with_values(spec, {"class.write.population": 0})
+    s2 = with_values(spec, {"class.write.N": 0})
     assert s2.multiclass.N.tolist() == [40, 0]
     assert s2.solve().result.throughput[1] == 0.0
-    with pytest.raises(qn.InvalidModelError, match="class.<name>.population"):
-        with_values(spec, {"class.scan.population": 3})
+    with pytest.raises(qn.InvalidModelError, match="class.<name>.N"):
+        with_values(spec, {"class.scan.N": 3})
 
 
 def test_multiclass_file_builds_the_l1_description():
@@ -718,7 +718,7 @@ NVME = toml(
     """
     [model]
     name = "nvme"
-    population = 32
+    N = 32
 
     [[station]]
     name = "nvme"
@@ -743,7 +743,7 @@ def test_rate_multipliers_in_a_model_file_equal_the_python_station():
     assert got.throughput[0] == pytest.approx(1 / 102e-6, rel=closed_form(2))
     assert got.throughput[-1] == pytest.approx(5.306 / 102e-6, rel=closed_form(2))
     # an open model takes it too (the birth-death chain of open_network)
-    open_spec = loads(NVME.replace("population = 32", 'arrival_rate = "20000/s"'))
+    open_spec = loads(NVME.replace("N = 32", 'arrival_rate = "20000/s"'))
     assert open_spec.solve().result.response_time[0] == pytest.approx(
         qn.open_network(py, 20000).response_time[0], rel=1e-15
     )
@@ -825,10 +825,10 @@ def test_open_multiclass_file_equals_the_python_description():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (('arrival_rate = "20/s"', "population = 3"),
-         r"class: the classes of a model file are all closed \(population\) or all open"),
-        (('arrival_rate = "20/s"', 'arrival_rate = "20/s"\npopulation = 3'),
-         r"class\[1\]: every class needs a name and either a population \(closed\) or an "
+        (('arrival_rate = "20/s"', "N = 3"),
+         r"class: the classes of a model file are all closed \(N\) or all open"),
+        (('arrival_rate = "20/s"', 'arrival_rate = "20/s"\nN = 3'),
+         r"class\[1\]: every class needs a name and either a population N \(closed\) or an "
          r"arrival_rate \(open\)"),
         (('arrival_rate = "20/s"', 'arrival_rate = "20 MB/s"'), r"class\[1\]\.arrival_rate: "),
         (('arrival_rate = "20/s"', 'arrival_rate = ["20/s", "30/s"]'),

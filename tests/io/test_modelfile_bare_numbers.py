@@ -22,11 +22,11 @@ think_time = "200 ms"
 
 [[class]]
 name = "read"
-population = 4
+N = 4
 
 [[class]]
 name = "write"
-population = 2
+N = 2
 think_time = "1 s"
 
 [[station]]

@@ -37,7 +37,7 @@ def test_knee_jobs_and_concurrency_plan_of_a_model_file(tmp_path):
     assert pl.knee_jobs(0.3, 4) == [1, 2, 4]
     f = tmp_path / "m.toml"
     f.write_text(
-        '[model]\nname = "m"\nthink_time = "40 ms"\npopulation = 20\n'
+        '[model]\nname = "m"\nthink_time = "40 ms"\nN = 20\n'
         '[[station]]\nname = "cpu"\ndemand = "5 ms"\n'
         '[[station]]\nname = "disk"\ndemand = "10 ms"\n'
     )

@@ -173,7 +173,7 @@ def test_link_bound_raid_gets_the_faster_link_first():
     assert d["network"] == pytest.approx(S / 12.5e6, rel=1e-12)  # eq. (9): 16 s
     assert d["nic_master"] == pytest.approx(packets * FRAME / 12.5e6, rel=1e-12)  # eq. (7)
     assert max(d, key=d.get) == "nic_master"
-    up = qn.best_upgrade(CachedNetworkedRAID(raid), population=10)
+    up = qn.best_upgrade(CachedNetworkedRAID(raid), N=10)
     assert up.best == "link: 100 Mbit/s -> 1 Gbit/s"
     # at 1 Gbit/s the link demands drop tenfold and the disk (11.3 s) limits: R(10) is
     # the exact MVA of the hand-computed demands
@@ -188,7 +188,7 @@ def test_cache_bound_raid_gets_more_cache_first():
     of it, P_m = 1, and only the master's per-unit CPU time remains (eq. 2), in either form."""
     raid = NetworkedRAID.cui2006(op="read", form="paper")
     model = CachedNetworkedRAID(raid, master_cache=Cache(500, 1000, "uniform"))
-    up = qn.best_upgrade(model, population=10)
+    up = qn.best_upgrade(model, N=10)
     assert up.best == "master cache: 2x (1000 items)"
     d_left = T_MPRO * S / STU  # D_Cm at P_m = 1, the only demand left
     assert up.response_time[0] == pytest.approx(10 * d_left, rel=1e-9)  # one queue, Z = 0
@@ -198,7 +198,7 @@ def test_cache_bound_raid_gets_more_cache_first():
     assert up.options[1].startswith("link")
     corrected = qn.best_upgrade(
         CachedNetworkedRAID(raid.replace(form="corrected"), master_cache=model.master_cache),
-        population=10,
+        N=10,
     )
     assert corrected.best == "master cache: 2x (1000 items)"
     assert corrected.response_time[0] == pytest.approx(10 * d_left, rel=1e-9)
@@ -207,7 +207,7 @@ def test_cache_bound_raid_gets_more_cache_first():
 def test_disk_bound_nfs_gets_the_faster_disk_first():
     nfs = NFSSystem(NFSBandwidth("10 GB/s", "1 Gbit/s", "10 GB/s", "80 MB/s"))
     model = CachedNFS(nfs, "1 MiB", client_cache=Cache(100, 1000, "uniform"))
-    up = qn.best_upgrade(model, population=30, target="p95 <= 1 s")
+    up = qn.best_upgrade(model, N=30, target="p95 <= 1 s")
     assert up.best == "disk: 2x faster" and up.metric == "p95"
     assert "client cache: 2x (200 items)" in up.options
     # the disk demand 0.9 * 2^20 / 80e6 s is the bottleneck; twice faster it is 0.9 * 2^20 / 160e6

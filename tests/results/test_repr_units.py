@@ -41,7 +41,7 @@ def test_result_reprs_use_the_formatter():
 def test_the_command_line_prints_the_same_text(tmp_path):
     model = tmp_path / "m.toml"
     model.write_text(
-        '[model]\nname = "m"\nthink_time = "20 ms"\npopulation = 2\n\n'
+        '[model]\nname = "m"\nthink_time = "20 ms"\nN = 2\n\n'
         '[[station]]\nname = "nvme"\ndemand = "104.8576 us"\n'
     )
     out = io.StringIO()

@@ -107,7 +107,7 @@ def test_the_exact_label_names_the_structure_it_is_exact_for():
                   "not for a closed network"):  # fmt: skip
         assert words in law.method
     # a closed network's law is not that sum: approximate, and no "exact" in the label
-    closed = response_time_law(net, population=5)
+    closed = response_time_law(net, N=5)
     assert not closed.exact and "exact" not in closed.method
     # a station visited other than once is not the tandem: approximate, and it says why
     half = qn.Network([qn.Station("cpu", "2 ms"),
@@ -170,7 +170,7 @@ def test_open_mmm_sojourn_law_is_the_erlang_c_mixture():
 @pytest.mark.parametrize("N", [1, 2, 15, 80])
 def test_closed_law_mean_is_exact_mva(N):
     net = qn.Network.from_demands([0.01, 0.02, 0.005], think_time=1.0)
-    law = response_time_law(net, population=N)
+    law = response_time_law(net, N=N)
     # the closed law's mean is exact MVA's: N steps on K = 3 stations, computed twice
     assert law.mean == pytest.approx(qn.mva(net, N).response_time[-1], rel=recursion(N, 14))
     assert not law.exact and law.method.startswith("approximate")
@@ -187,7 +187,7 @@ def test_closed_law_mean_is_exact_mva(N):
 )
 def test_closed_law_quantiles_against_simulation(demands, Z, N, tol):
     net = qn.Network.from_demands(demands, think_time=Z)
-    law = response_time_law(net, population=N)
+    law = response_time_law(net, N=N)
     sim = qn.simulate(net, N, seed=1, quantiles=(0.95, 0.99), replications=10)
     for q in (0.95, 0.99):
         assert law.quantile(q) == pytest.approx(sim.response_time_quantile(q), rel=tol)
@@ -195,7 +195,7 @@ def test_closed_law_quantiles_against_simulation(demands, Z, N, tol):
 
 def test_closed_law_overestimates_the_tail_of_two_balanced_queues():
     net = qn.Network.from_demands([0.01, 0.01])
-    law = response_time_law(net, population=20)
+    law = response_time_law(net, N=20)
     sim = qn.simulate(net, 20, seed=1, quantiles=(0.5, 0.95), replications=10)
     assert law.quantile(0.5) == pytest.approx(sim.response_time_quantile(0.5), rel=0.02)
     err95 = law.quantile(0.95) / sim.response_time_quantile(0.95) - 1
@@ -222,7 +222,7 @@ def test_max_arrival_rate_meets_a_percentile_of_a_tandem():
 def test_max_population_for_a_percentile():
     net = qn.Network.from_demands([0.01, 0.02, 0.005], think_time=1.0)
     n = max_population(net, "p95 <= 200 ms")
-    p95 = [response_time_law(net, population=k).quantile(0.95) for k in (n, n + 1)]
+    p95 = [response_time_law(net, N=k).quantile(0.95) for k in (n, n + 1)]
     assert p95[0] <= 0.2 < p95[1]
     assert 0 < n < max_population(net, "R <= 200 ms")
     assert max_population(net, "p90 <= 30 ms") == 0
@@ -246,7 +246,7 @@ def test_min_servers_for_a_percentile_of_an_open_mmm():
 
 def test_min_servers_for_a_throughput_target():
     net = qn.Network.from_demands([0.0005, 0.01], names=["cpu", "disk"], think_time=0.05)
-    m = min_servers(net, "disk", "X >= 700/s", population=60)
+    m = min_servers(net, "disk", "X >= 700/s", N=60)
     X = [
         qn.mva(
             qn.Network.from_demands([0.0005, 0.01], servers=[1, k], think_time=0.05), 60

@@ -40,7 +40,7 @@ def test_max_population_is_the_last_n_within_target():
         max_population(qn.Network.from_demands([0.01], kinds=["delay"]), 1.0, n_max=100)
 
 
-@pytest.mark.parametrize("workload", [{"arrival_rate": 900.0}, {"population": 40}])
+@pytest.mark.parametrize("workload", [{"arrival_rate": 900.0}, {"N": 40}])
 def test_min_servers_is_the_fewest_that_meet_the_target(workload):
     net = qn.Network.from_demands([0.0005, 0.01], names=["cpu", "disk"], think_time=0.05)
     m = min_servers(net, "disk", "15 ms", **workload)
@@ -55,7 +55,7 @@ def test_min_servers_is_the_fewest_that_meet_the_target(workload):
                 return qn.open_network(n, workload["arrival_rate"]).response_time[0]
             except qn.UnstableModelError:
                 return np.inf
-        return qn.mva(n, workload["population"]).response_time[-1]
+        return qn.mva(n, workload["N"]).response_time[-1]
 
     assert R(m) <= 0.015 < R(m - 1)
     with pytest.raises(InvalidModelError, match="not met even with 64 servers"):
@@ -72,12 +72,12 @@ def test_best_upgrade_ranks_the_bottleneck_first():
     frame = up.to_frame()
     assert list(frame.columns) == ["option", "response_time", "speedup"]
     assert frame["speedup"].iloc[0] > 1.5
-    closed = best_upgrade(net, population=30)
+    closed = best_upgrade(net, N=30)
     assert closed.best.startswith("disk")
     with pytest.raises(InvalidModelError, match="exactly one of"):
         best_upgrade(net)
     with pytest.raises(InvalidModelError, match="speedup must be a number > 1"):
-        best_upgrade(net, population=3, speedup=1.0)
+        best_upgrade(net, N=3, speedup=1.0)
 
 
 def test_load_dependent_station_gets_the_faster_device_option_only():

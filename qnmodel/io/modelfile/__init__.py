@@ -14,7 +14,7 @@ Schema (version 1) -- see ``docs/reference/model-files.md`` for the full text
     name = "web-storage"              # optional, a label
     description = "..."               # optional
     think_time = "50 ms"              # Z, a time; default 0
-    population = 40                   # solve n = 1..40; or
+    N = 40                   # solve n = 1..40; or
     # arrival_rate = "40000/s"        # an open model (not with population); and optionally
     # target = "R <= 50 ms"           # the target of the capacity questions
     # populations = [1, 10, 50, 200]  # these populations; or

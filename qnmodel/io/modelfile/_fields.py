@@ -19,7 +19,7 @@ _MODEL_KEYS = (
     "name",
     "description",
     "think_time",
-    "population",
+    "N",
     "populations",
     "arrival_rate",
     "target",
@@ -134,16 +134,16 @@ def _fits_in_memory(
 
 
 def _populations(ctx: _Ctx, model: Mapping) -> np.ndarray:
-    if "population" in model and "populations" in model:
-        raise ctx.error(("model", "populations"), "give either population or populations, not both")
-    if "population" in model:
-        N = _integer(ctx, model["population"], ("model", "population"))
-        _fits_in_memory(ctx, N, ("model", "population"))
+    if "N" in model and "populations" in model:
+        raise ctx.error(("model", "populations"), "give either N or populations, not both")
+    if "N" in model:
+        N = _integer(ctx, model["N"], ("model", "N"))
+        _fits_in_memory(ctx, N, ("model", "N"))
         return np.arange(1, N + 1, dtype=np.int64)
     if "populations" not in model:
         raise ctx.error(
             ("model",),
-            "missing population: add 'population = 40' (solve n = 1..40) or "
+            "missing population: add 'N = 40' (solve n = 1..40) or "
             "'populations = [1, 10, 100]' under [model]",
         )
     pops = model["populations"]
@@ -325,7 +325,7 @@ def _classes(
     ctx: _Ctx, raw: Any, default_think: float
 ) -> tuple[tuple, np.ndarray, np.ndarray, np.ndarray | None]:
     """Names, populations (C,), think times (C,) and, for open classes, arrival rates (C,)
-    (else None) of the [[class]] tables: all closed (``population``) or all open
+    (else None) of the [[class]] tables: all closed (``N``) or all open
     (``arrival_rate``)."""
     if not isinstance(raw, list) or not raw:
         raise ctx.error(("class",), "must be an array of tables: write [[class]] per class")
@@ -334,11 +334,11 @@ def _classes(
         path = ("class", c)
         if not isinstance(table, Mapping):
             raise ctx.error(path, "must be a table ([[class]])")
-        _unknown(ctx, table, ("name", "population", "think_time", "arrival_rate"), path)
-        if "name" not in table or ("population" in table) == ("arrival_rate" in table):
+        _unknown(ctx, table, ("name", "N", "think_time", "arrival_rate"), path)
+        if "name" not in table or ("N" in table) == ("arrival_rate" in table):
             raise ctx.error(
                 path,
-                "every class needs a name and either a population (closed) or an "
+                "every class needs a name and either a population N (closed) or an "
                 "arrival_rate (open)",
             )
         name = _string(ctx, table["name"], (*path, "name"))
@@ -354,7 +354,7 @@ def _classes(
             pops.append(0)
             thinks.append(0.0)
             continue
-        pops.append(_integer(ctx, table["population"], (*path, "population"), minimum=0))
+        pops.append(_integer(ctx, table["N"], (*path, "N"), minimum=0))
         thinks.append(
             _quantity(ctx, table["think_time"], (*path, "think_time"), "time")
             if "think_time" in table
@@ -363,7 +363,7 @@ def _classes(
     if rates and len(rates) != len(names):
         raise ctx.error(
             ("class",),
-            "the classes of a model file are all closed (population) or all open "
+            "the classes of a model file are all closed (N) or all open "
             "(arrival_rate); a mixed network is described in Python (qnmodel.Network with "
             "ClosedClass and OpenClass, solved by qnmodel.mixed_network)",
         )
@@ -384,7 +384,7 @@ def _arrival_rates(
     rate with ``sweep=False``)."""
     if "arrival_rate" not in model:
         return None
-    for key in ("population", "populations"):
+    for key in ("N", "populations"):
         if key in model:
             raise ctx.error(
                 path,

@@ -9,7 +9,7 @@ DEMO_MODEL_TOML = """\
 name = "demo-storage"
 description = "Clients reading 64 KiB blocks from one file server over 100 Mbit/s Ethernet"
 think_time = "50 ms"
-population = 40
+N = 40
 
 [[station]]
 name = "client_cpu"
@@ -48,7 +48,7 @@ PAPER_MODEL_TOML = """\
 name = "networked-raid-cui2006"
 description = "RAID5 over ENBD, 3 storage servers, 100 Mbit/s Ethernet, 200 MB writes"
 think_time = "0 s"
-population = 30
+N = 30
 
 [system]
 type = "networked_raid"

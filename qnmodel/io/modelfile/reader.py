@@ -77,8 +77,8 @@ def with_values(
         if not isinstance(key, str):
             raise InvalidTypeError(f"value keys must be strings, got {key!r}")
         if key in _MODEL_KEYS:
-            if key in ("population", "populations", "arrival_rate"):
-                model.pop("population", None)
+            if key in ("N", "populations", "arrival_rate"):
+                model.pop("N", None)
                 model.pop("populations", None)
                 model.pop("arrival_rate", None)
             model[key] = value
@@ -87,9 +87,9 @@ def with_values(
             _, cname, ckey = (key.split(".", 2) + ["", ""])[:3]
             tables = doc.get("class")
             names_c = [t.get("name") for t in tables] if isinstance(tables, list) else []
-            if cname not in names_c or ckey not in ("population", "think_time", "arrival_rate"):
+            if cname not in names_c or ckey not in ("N", "think_time", "arrival_rate"):
                 raise InvalidModelError(
-                    f"cannot set {key!r}: use 'class.<name>.population', "
+                    f"cannot set {key!r}: use 'class.<name>.N', "
                     f"'class.<name>.think_time' or 'class.<name>.arrival_rate' with a class "
                     f"among {names_c}"
                 )
@@ -141,7 +141,7 @@ def _cannot_set(key: str, doc: Mapping, names: list) -> InvalidModelError:
     tables = doc.get("class")
     if isinstance(tables, list) and tables:
         forms.append(
-            "'class.<name>.population' or 'class.<name>.think_time' with a class among "
+            "'class.<name>.N' or 'class.<name>.think_time' with a class among "
             f"{[t.get('name') for t in tables]}"
         )
     return InvalidModelError(f"cannot set {key!r}: this model takes " + "; or ".join(forms))
@@ -233,7 +233,7 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     _unknown(ctx, doc, _TOP_KEYS, ())
     model = doc.get("model")
     if model is None:
-        raise ctx.error(("model",), "missing [model] table (think_time, population)")
+        raise ctx.error(("model",), "missing [model] table (think_time, N)")
     if not isinstance(model, Mapping):
         raise ctx.error(("model",), "must be a table")
     _unknown(ctx, model, _MODEL_KEYS, ("model",))
@@ -250,7 +250,7 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
             "tables, give each class its own arrival_rate in its table",
         )
     if "class" in doc:
-        for key in ("population", "populations"):
+        for key in ("N", "populations"):
             if key in model:
                 raise ctx.error(
                     ("model", key),
@@ -296,7 +296,7 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     if not stations:
         raise ctx.error(("station",), "no stations: add at least one [[station]] table")
     if arrival_rates is None and not classes and len(stations) > 1:  # now with every station
-        key = "population" if "population" in model else "populations"
+        key = "N" if "N" in model else "populations"
         _fits_in_memory(ctx, len(populations), ("model", key), len(stations), populations.max())
     net = Network(tuple(stations), think_time=think)
     if net.total_demand + net.think_time <= 0.0:
