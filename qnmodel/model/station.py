@@ -162,7 +162,11 @@ class Station:
         mapping); the demand is then ``visits * service_time``.
     visits : float or mapping, optional
         Mean visits V per interaction (>= 0, may be fractional; per class as a mapping); only
-        with ``service_time``. Default 1.
+        with ``service_time`` (or ``size`` and ``rate``). Default 1.
+    size, rate : float, str or mapping, optional
+        Bytes moved per visit and the device's rate, bytes/s (``size="64 KiB",
+        rate="100 MB/s"``; per class as mappings): the service time per visit is
+        ``size / rate`` (instead of ``service_time``; the model files' ``size`` and ``rate``).
 
     Attributes
     ----------
@@ -190,11 +194,30 @@ class Station:
     capacity: int | None = None
     service_time: Any = None
     visits: Any = None
+    size: Any = None
+    rate: Any = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         as_element_name(self.name, "Station")
         label = f"Station {self.name!r}"
+        # -- size and rate: the service time per visit is size / rate -----------------------
+        if (self.size is None) != (self.rate is None):
+            given, other = ("size", "rate") if self.rate is None else ("rate", "size")
+            raise InvalidModelError(
+                f"{label}: {given} goes with {other} (service time per visit = size / rate); "
+                f"give both, e.g. size='64 KiB', rate='100 MB/s'"
+            )
+        if self.size is not None:
+            if self.demand is not None or self.service_time is not None:
+                raise InvalidModelError(
+                    f"{label}: give one of demand, service_time, or size with rate, not several"
+                )
+            size = _per_class(self.size, f"{label}: size", _size)
+            rate = _per_class(self.rate, f"{label}: rate", _rate)
+            set_(self, "size", size)
+            set_(self, "rate", rate)
+            set_(self, "service_time", _quotient(size, rate))
         # -- demand, or service time and visits ---------------------------------------------
         if self.demand is not None and self.service_time is not None:
             raise InvalidModelError(
@@ -207,8 +230,8 @@ class Station:
             )
         if self.visits is not None and self.service_time is None:
             raise InvalidModelError(
-                f"{label}: visits go with service_time (the demand is visits * service_time); "
-                "with demand, the demand already counts the visits"
+                f"{label}: visits go with service_time, or size and rate (the demand is visits "
+                "* service_time); with demand, the demand already counts the visits"
             )
         if self.service_time is not None:
             s = _per_class(self.service_time, f"{label}: service_time", _time)
@@ -300,9 +323,13 @@ class Station:
         the ``service`` law (and the reverse)."""
         kw = {f.name: getattr(self, f.name) for f in fields(self)}
         if "demand" in changes:
-            kw["service_time"] = kw["visits"] = None
+            kw["service_time"] = kw["visits"] = kw["size"] = kw["rate"] = None
         elif "service_time" in changes or "visits" in changes or self.service_time is not None:
             kw["demand"] = None
+        if "service_time" in changes:
+            kw["size"] = kw["rate"] = None
+        elif kw["size"] is not None or "size" in changes or "rate" in changes:
+            kw["service_time"] = None  # recomputed from size / rate
         if "kind" in changes and "discipline" not in changes:
             kw["discipline"] = None
         elif "discipline" in changes and "kind" not in changes:
@@ -422,6 +449,30 @@ class Station:
             extra.append(f"scv {self.scv:g}")
         tag = f" ({', '.join(extra)})" if extra else ""
         return f"Station({self.name!r}, {dem}{tag})"
+
+
+def _size(v: Any, label: str) -> float:
+    return as_quantity(v, label, "size")
+
+
+def _rate(v: Any, label: str) -> float:
+    return as_quantity(v, label, "rate", positive=True)
+
+
+def _quotient(size: Any, rate: Any) -> Any:
+    """size / rate, per class where either is a mapping (a class missing from a mapping of
+    sizes moves nothing; one missing from a mapping of rates is refused)."""
+    if not isinstance(size, Mapping) and not isinstance(rate, Mapping):
+        return size / rate
+    classes = set(size) if isinstance(size, Mapping) else set()
+    classes |= set(rate) if isinstance(rate, Mapping) else set()
+    out = {}
+    for c in sorted(classes):
+        sc = size.get(c, 0.0) if isinstance(size, Mapping) else size
+        if isinstance(rate, Mapping) and c not in rate:
+            raise InvalidModelError(f"size of class {c!r} has no rate: give rate[{c!r}]")
+        out[c] = sc / (rate[c] if isinstance(rate, Mapping) else rate)
+    return MappingProxyType(out)
 
 
 def _product(v: Any, s: Any) -> Any:

@@ -121,8 +121,8 @@ def test_capacity():
         (
             dict(visits=2),
             InvalidModelError,
-            r"^Station 'd': visits go with service_time \(the demand is visits \* service_time\); "
-            r"with demand, the demand already counts the visits$",
+            r"^Station 'd': visits go with service_time, or size and rate \(the demand is visits "
+            r"\* service_time\); with demand, the demand already counts the visits$",
         ),
         (
             dict(service_time=0.1),
