@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..units import format_quantity
+from ._rows import ByPopulation
 
 __all__ = ["BoundsResult", "MVAResult", "MultiClassResult", "AMVAResult"]
 
@@ -114,7 +115,7 @@ def _import_pandas() -> Any:
 
 
 @dataclass(frozen=True, repr=False)
-class BoundsResult:
+class BoundsResult(ByPopulation):
     """Asymptotic (ABA) or balanced-job (BJB) bounds for n = 1..N.
 
     Attributes
@@ -157,6 +158,9 @@ class BoundsResult:
     saturation_throughput: float
     n_star: float
 
+    _ROW_FIELDS = ("throughput_lower", "throughput_upper", "response_time_lower",
+                   "response_time_upper")  # fmt: skip
+
     def __post_init__(self) -> None:
         _freeze(self)
 
@@ -176,7 +180,7 @@ class BoundsResult:
 
 
 @dataclass(frozen=True, repr=False)
-class MVAResult:
+class MVAResult(ByPopulation):
     """Mean values of a closed single-class network for n = 1..N (or selected n).
 
     Attributes
@@ -184,7 +188,8 @@ class MVAResult:
     method : str
         Algorithm that produced the result (e.g. ``"mva.exact"``, ``"mva.ld"``).
     n : ndarray (P,)
-        Populations the rows refer to (1..N unless only the last was kept).
+        Populations the rows refer to (1..N unless only the last was kept); ``at(n)`` is
+        the row of population n (:class:`~qnmodel.results._rows.PopulationRow`).
     throughput : ndarray (P,)
         X(n), jobs/s.
     response_time : ndarray (P,)
@@ -215,6 +220,8 @@ class MVAResult:
     think_time: float
     demands: np.ndarray
     is_delay: np.ndarray | None = None
+
+    _ROW_FIELDS = ("throughput", "response_time", "queue_length", "utilization", "residence_time")
 
     def __post_init__(self) -> None:
         _freeze(self)
@@ -410,7 +417,7 @@ class MultiClassResult:
 
 
 @dataclass(frozen=True, repr=False)
-class AMVAResult(MultiClassResult):
+class AMVAResult(MultiClassResult, ByPopulation):
     """Approximate MVA (Schweitzer-Bard or Linearizer): the result of :func:`qnmodel.amva`.
 
     All fields of :class:`MultiClassResult`, whose rows are the classes of a multi-class
@@ -433,6 +440,9 @@ class AMVAResult(MultiClassResult):
     tol : float
         Stopping tolerance used.
     """
+
+    _ROW_FIELDS = ("throughput", "response_time", "queue_length", "utilization",
+                   "residence_time", "converged", "iterations", "residual")  # fmt: skip
 
     n: np.ndarray | None = None
     converged: np.ndarray | None = None

@@ -14,16 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_population
 from ..errors import InvalidModelError
 from ..units import format_quantity
+from ._rows import ByPopulation, row_index
 from .closed import _freeze, _import_pandas
 
 __all__ = ["ForkJoinResult"]
 
 
 @dataclass(frozen=True, repr=False)
-class ForkJoinResult:
+class ForkJoinResult(ByPopulation):
     """Mean values of a network with fork-join elements (an approximation, see ``method``).
 
     Rows are populations n = 1..N (closed) or the single operating point
@@ -74,17 +74,17 @@ class ForkJoinResult:
         default=None, compare=False
     )
 
+    _ROW_FIELDS = ("throughput", "response_time", "residence_time", "queue_length",
+                   "utilization", "branch_response_time", "branch_queue_length",
+                   "branch_utilization", "synchronization_delay")  # fmt: skip
+
     def __post_init__(self) -> None:
         _freeze(self)
 
     def _row(self, n: int | None) -> int:
         if self.arrival_rate is not None or n is None:
             return self.n.size - 1
-        n = as_population(n, "n")
-        hits = np.flatnonzero(self.n == n)
-        if hits.size == 0:
-            raise InvalidModelError(f"n={n} is not in this result (n = 1..{int(self.n[-1])})")
-        return int(hits[0])
+        return row_index(self.n, n, "the response-time law")
 
     def response_time_distribution(self, n: int | None = None) -> tuple[Any, str]:
         """A phase-type law of the response time at population n (default: the last) and its label.

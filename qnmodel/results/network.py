@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._rows import ByPopulation
 from .closed import MultiClassResult, _freeze, _import_pandas, bad_level, bounds_frame, shorten
 
 __all__ = [
@@ -154,7 +155,7 @@ class OpenBoundsResult:
 
 
 @dataclass(frozen=True, repr=False)
-class CurveBoundsResult:
+class CurveBoundsResult(ByPopulation):
     """Bounds of a closed single-class network over the populations n = 1..N.
 
     Attributes
@@ -185,6 +186,9 @@ class CurveBoundsResult:
     demands: np.ndarray
     queue_length_lower: np.ndarray | None = None
     queue_length_upper: np.ndarray | None = None
+
+    _ROW_FIELDS = ("throughput_lower", "throughput_upper", "response_time_lower",
+                   "response_time_upper", "queue_length_lower", "queue_length_upper")  # fmt: skip
 
     def __post_init__(self) -> None:
         _freeze(self)
