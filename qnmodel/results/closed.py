@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..units import format_quantity
+from ._laws import ResponseTimeQuantile
 from ._rows import ByPopulation
 
 __all__ = ["BoundsResult", "MVAResult", "MultiClassResult", "AMVAResult"]
@@ -180,7 +181,7 @@ class BoundsResult(ByPopulation):
 
 
 @dataclass(frozen=True, repr=False)
-class MVAResult(ByPopulation):
+class MVAResult(ByPopulation, ResponseTimeQuantile):
     """Mean values of a closed single-class network for n = 1..N (or selected n).
 
     Attributes
@@ -279,7 +280,7 @@ class MVAResult(ByPopulation):
 
 
 @dataclass(frozen=True, repr=False)
-class MultiClassResult:
+class MultiClassResult(ResponseTimeQuantile):
     """Mean values of a closed multi-class network at one population vector.
 
     Same field names as :class:`MVAResult`, indexed by class c (rows) instead
@@ -329,6 +330,11 @@ class MultiClassResult:
         p_k(0 | N) at multi-server and load-dependent stations (NaN elsewhere), when the
         solver computed it.
     """
+
+    _NO_LAW = (
+        "the response-time laws here are single-class (a network with one closed class: "
+        "qnmodel.mva(net, N).response_time_quantile(q))"
+    )
 
     method: str
     population: np.ndarray
@@ -441,14 +447,19 @@ class AMVAResult(MultiClassResult, ByPopulation):
         Stopping tolerance used.
     """
 
-    _ROW_FIELDS = ("throughput", "response_time", "queue_length", "utilization",
-                   "residence_time", "converged", "iterations", "residual")  # fmt: skip
+    _NO_LAW = (
+        "approximate MVA computes means only (exact MVA of a single-class network: "
+        "qnmodel.mva(net, N).response_time_quantile(q))"
+    )
 
     n: np.ndarray | None = None
     converged: np.ndarray | None = None
     iterations: np.ndarray | None = None
     residual: np.ndarray | None = None
     tol: float = 0.0
+
+    _ROW_FIELDS = ("throughput", "response_time", "queue_length", "utilization",
+                   "residence_time", "converged", "iterations", "residual")  # fmt: skip
 
     @property
     def _labels(self) -> np.ndarray:

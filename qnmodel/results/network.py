@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._laws import ResponseTimeQuantile
 from ._rows import ByPopulation
 from .closed import MultiClassResult, _freeze, _import_pandas, bad_level, bounds_frame, shorten
 
@@ -208,7 +209,7 @@ class CurveBoundsResult(ByPopulation):
 
 
 @dataclass(frozen=True, repr=False)
-class NormalizingConstantResult:
+class NormalizingConstantResult(ResponseTimeQuantile):
     """Product-form solution of a closed single-class network by convolution, at N jobs.
 
     Attributes
@@ -238,6 +239,11 @@ class NormalizingConstantResult:
     think_time : float
         Z, seconds.
     """
+
+    _NO_LAW = (
+        "the convolution solver computes means and normalising constants only "
+        "(qnmodel.mva(net, N).response_time_quantile(q) for the same network)"
+    )
 
     method: str
     population: int
@@ -283,7 +289,7 @@ class NormalizingConstantResult:
 
 
 @dataclass(frozen=True, repr=False)
-class BlockingMVAResult:
+class BlockingMVAResult(ResponseTimeQuantile):
     """Approximate MVA of a closed network with finite station capacities (MVABLO).
 
     Attributes
@@ -315,6 +321,8 @@ class BlockingMVAResult:
     service_times : ndarray (K,)
         S_k, seconds per visit.
     """
+
+    _NO_LAW = "blocking MVA computes means only"
 
     method: str
     population: int

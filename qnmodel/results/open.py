@@ -25,13 +25,14 @@ from typing import Any
 import numpy as np
 
 from ..units import format_quantity
+from ._laws import ResponseTimeQuantile
 from .closed import _freeze, _import_pandas, bad_level, shorten, station_frame
 
 __all__ = ["OpenResult", "MixedResult", "UpgradeResult"]
 
 
 @dataclass(frozen=True, repr=False)
-class OpenResult:
+class OpenResult(ResponseTimeQuantile):
     """Mean values of an open network: the result of :func:`qnmodel.open_network`.
 
     Rows p are the operating points (one vector of arrival rates each: a sweep has several,
@@ -80,6 +81,11 @@ class OpenResult:
     bottleneck : str
         The station that saturates first at the last row.
     """
+
+    _NO_LAW = (
+        "the law is kept for a network without classes solved at one arrival rate "
+        "(qnmodel.open_network(net, rate).response_time_quantile(q))"
+    )
 
     method: str
     class_names: tuple[str, ...]
@@ -239,7 +245,7 @@ class OpenResult:
 
 
 @dataclass(frozen=True, repr=False)
-class MixedResult:
+class MixedResult(ResponseTimeQuantile):
     """Mean values of a mixed network (open and closed classes) at one workload: the result
     of :func:`qnmodel.mixed_network`.
 
@@ -276,6 +282,8 @@ class MixedResult:
     bottleneck : str
         The station that attains s_max (with no open load: the busiest station).
     """
+
+    _NO_LAW = "the response-time laws here are single-class, not mixed networks"
 
     method: str
     class_names: tuple[str, ...]

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..units import format_quantity
+from ._laws import ResponseTimeQuantile
 from .closed import _freeze, _import_pandas, bad_level
 
 __all__ = ["QueueResult", "PriorityQueueResult"]
@@ -51,7 +52,7 @@ _SCALARS = (
 
 
 @dataclass(frozen=True, repr=False)
-class QueueResult:
+class QueueResult(ResponseTimeQuantile):
     """Mean values (and state probabilities) of one queue with one class of jobs.
 
     Attributes
@@ -106,6 +107,12 @@ class QueueResult:
         The busy fraction of each server when the servers differ (the asymmetric M/M/m
         queue, exact method); None otherwise.
     """
+
+    _NO_LAW = (
+        "this solver gives the means and state probabilities of the queue (an M/M/1 or "
+        "M/M/m queue as a one-station network: qnmodel.open_network(net, rate)"
+        ".response_time_quantile(q))"
+    )
 
     method: str
     arrival_rate: float
@@ -178,7 +185,7 @@ def _span(k: np.ndarray) -> str:
 
 
 @dataclass(frozen=True, repr=False)
-class PriorityQueueResult:
+class PriorityQueueResult(ResponseTimeQuantile):
     """Mean values of an M/G/1 queue serving several classes by static priority.
 
     Per class c (arrays of length C, in the order given): arrival rate lambda_c, mean
@@ -219,6 +226,8 @@ class PriorityQueueResult:
         W_0 = sum_c X_c E[S_c^2] / 2, the mean residual service time an arrival finds
         (over all classes), s.
     """
+
+    _NO_LAW = "the priority solver computes means only"
 
     method: str
     class_names: tuple[str, ...]

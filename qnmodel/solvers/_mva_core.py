@@ -77,10 +77,14 @@ def check(net: Network, N: int, keep: str, solver: str = "mva") -> tuple[Network
 
 
 def result(method: str, net: Network, N: int, keep: str, X, R, Q, U, Rk) -> MVAResult:
-    """An MVAResult adopting the solver-owned arrays (no copies) for n = 1..N or n = N."""
+    """An MVAResult adopting the solver-owned arrays (no copies) for n = 1..N or n = N,
+    carrying the network's response-time law for ``response_time_quantile``."""
     n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
+    from ..results._laws import attach_law
+    from .response_laws import LawOf
+
     handover(n, X, R, Q, U, Rk)
-    return MVAResult(
+    res = MVAResult(
         method=method,
         n=n,
         throughput=X,
@@ -93,6 +97,7 @@ def result(method: str, net: Network, N: int, keep: str, X, R, Q, U, Rk) -> MVAR
         demands=np.array(net.demands),
         is_delay=np.array(net.is_delay),
     )
+    return attach_law(res, LawOf(net))
 
 
 def _populations(pops) -> tuple[int, int, np.ndarray | None]:

@@ -413,10 +413,16 @@ def open_network(net: Network, arrival_rate: Any = None, *, unstable: str = "rai
             + ", ".join(repr(cm.station_names[k]) for k in np.flatnonzero(mg1))
             + ")"
         )
-    return open_kernel(
+    res = open_kernel(
         cm.D, lam, cm.is_delay, cm.servers, cm.rates, cm.station_names, cm.class_names,
         V=cm.V, scv=cm.scv, mg1=mg1, single=net.single, unstable=unstable, method=method,
     )  # fmt: skip
+    if net.single and lam.shape[0] == 1 and np.isfinite(res.response_time).all():
+        from ..results._laws import attach_law
+        from .response_laws import LawOf
+
+        attach_law(res, LawOf(net, float(lam[0, 0])))  # response_time_quantile of one rate
+    return res
 
 
 def _rate(value: Any, name: str) -> float:

@@ -82,7 +82,22 @@ from ..model import Network
 from ._mva_core import single_class
 from .open import erlang_c
 
-__all__ = ["EXACT_TANDEM", "ResponseTimeLaw", "response_time_law"]
+__all__ = ["EXACT_TANDEM", "LawOf", "ResponseTimeLaw", "response_time_law"]
+
+
+@dataclass(frozen=True)
+class LawOf:
+    """The response-time law of a solved single-class network, as a result carries it:
+    ``law(n)`` is :func:`response_time_law` at population n (closed), or at
+    ``arrival_rate`` (open, ``n`` None). Picklable, built only when asked."""
+
+    net: Network
+    arrival_rate: float | None = None
+
+    def __call__(self, n: int | None) -> ResponseTimeLaw:
+        if self.arrival_rate is not None:
+            return response_time_law(self.net, arrival_rate=self.arrival_rate)
+        return response_time_law(self.net, N=n)
 
 
 @dataclass(frozen=True)
@@ -283,9 +298,7 @@ def _one_of_k_note(net: Network, D: np.ndarray) -> str:
     )
 
 
-def response_time_law(
-    net: Network, *, arrival_rate: Any = None, N: Any = None
-) -> ResponseTimeLaw:
+def response_time_law(net: Network, *, arrival_rate: Any = None, N: Any = None) -> ResponseTimeLaw:
     """The response-time law of a single-class network at one workload.
 
     Parameters
