@@ -50,6 +50,18 @@ __all__ = [
 ]
 
 
+def _own_population(net: Network) -> int:
+    """The population of a network's one closed class, for ``mva(net)`` without N."""
+    if isinstance(net, Network) and not net.single:
+        cm = net.compiled
+        if cm.C == 1 and not cm.is_open[0]:
+            return int(cm.N[0])
+    raise InvalidModelError(
+        "mva: N is required (the population: qnmodel.mva(net, N)); only a network with one "
+        "closed class carries its own"
+    )
+
+
 def mva_exact(net: Network, N: int, keep: str = "all") -> MVAResult:
     """Exact MVA of a closed single-class network of queueing and delay stations.
 
@@ -96,7 +108,7 @@ def mva_exact(net: Network, N: int, keep: str = "all") -> MVAResult:
     return result("mva.exact", net, N, keep, X, R, Q, U, Rk)
 
 
-def mva(net: Network, N: int, keep: str = "all") -> MVAResult:
+def mva(net: Network, N: int | None = None, keep: str = "all") -> MVAResult:
     """Exact MVA of a closed single-class network for n = 1..N.
 
     Dispatches on the network: :func:`mva_exact` (single-server and delay stations),
@@ -104,8 +116,11 @@ def mva(net: Network, N: int, keep: str = "all") -> MVAResult:
     :func:`~qnmodel.solvers.mva_ld_general.mva_ld_general` (general rate curves). Exact for
     product-form networks: FCFS stations with exponential service, PS and LCFS-PR stations
     with any service law, delays; anything else is refused, naming the solver that takes it
-    (:mod:`qnmodel.solvers.support`). A network with one closed class is that class.
+    (:mod:`qnmodel.solvers.support`). A network with one closed class (e.g. read from a JMVA
+    or LINE file) is that class, solved up to its own population unless ``N`` is given.
     """
+    if N is None:
+        N = _own_population(net)
     net = single_class(net, "mva")
     if np.any(net.is_load_dependent):
         from .mva_ld_general import mva_ld_general
