@@ -114,7 +114,8 @@ def test_the_population_keyword_is_N(fn):
 def test_a_model_file_and_the_command_line_say_N():
     spec = modelfile.loads('[model]\nN = 3\n[[station]]\nname = "d"\ndemand = "1 ms"\n')
     assert spec.populations.tolist() == [1, 2, 3]
-    with pytest.raises(modelfile.ModelFileError, match=r"model\.population: unknown key; allowed keys here are .*\bN\b"):
+    old = r"model\.population: unknown key; allowed keys here are .*\bN\b"
+    with pytest.raises(modelfile.ModelFileError, match=old):
         modelfile.loads('[model]\npopulation = 3\n[[station]]\nname = "d"\ndemand = "1 ms"\n')
     code, out, _ = run("solve", str(DEMO), "-N", "2", "--format", "json")
     assert code == 0 and [r["n"] for r in json.loads(out)["results"]] == [1, 2]
