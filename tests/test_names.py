@@ -150,6 +150,25 @@ def test_at_n_refuses_a_population_not_solved_naming_the_range():
         qn.mva(net, 4).at(2.5)
 
 
+def test_row_index_names_chosen_populations_and_rows_name_their_fields():
+    from qnmodel.results._rows import row_index
+
+    assert row_index(np.array([1.0, 10.0, 100.0]), 10) == 1
+    with pytest.raises(qn.InvalidModelError, match=r"n=5 was not solved; this result holds "
+                       r"n in \[1, 10, 100\]: solve the curve that contains it"):  # fmt: skip
+        row_index(np.array([1.0, 10.0, 100.0]), 5)
+    many = np.arange(1, 40, 2)
+    with pytest.raises(qn.InvalidModelError, match=r"n in \[1, 3, 5, \.\.\., 39\] "
+                       r"\(20 populations\): solve with N >= 41"):  # fmt: skip
+        row_index(many, 41)
+    row = qn.mva(qn.Network.from_demands(["5 ms"]), 3).at(2)
+    assert row.fields() == ("throughput", "response_time", "queue_length", "utilization",
+                            "residence_time")  # fmt: skip
+    assert row.to_dict()["n"] == 2 and not row.queue_length.flags.writeable
+    with pytest.raises(AttributeError, match=r"no field 'throughput_lower'; it has n, throughput"):
+        _ = row.throughput_lower
+
+
 def test_at_n_of_a_multiclass_result_names_its_rows():
     net = qn.Network(
         [qn.Station("d", {"a": 0.01, "b": 0.02})],
@@ -186,6 +205,9 @@ def test_results_without_a_law_refuse_naming_the_reason():
         qn.open_network(qn.Network.from_demands([0.01]), [10, 20]).response_time_quantile(0.9)
     with pytest.raises(qn.InvalidModelError, match="means and state probabilities"):
         qn.queue_mm1("10/s", "20 ms").response_time_quantile(0.9)
+    with pytest.raises(qn.InvalidModelError, match=r"n applies to a closed curve; this result "
+                       r"has one workload, got n=3"):  # fmt: skip
+        qn.open_network(qn.Network.from_demands([0.01]), 10.0).response_time_quantile(0.9, n=3)
     with pytest.raises(qn.InvalidModelError, match=r"q must be in \(0, 1\)"):
         qn.mva(qn.Network.from_demands([0.01]), 2).response_time_quantile(1.0)
 
@@ -211,6 +233,14 @@ def test_every_format_has_the_same_pair(tmp_path, to, write, read, parse):
     back = read(path)
     assert back.population.tolist() == [7]
     np.testing.assert_allclose(parse(text).demands, back.demands, rtol=0)
+
+
+def test_exporters_refuse_N_with_classes():
+    net = qn.Network([qn.Station("d", {"a": 0.01})], classes=[qn.ClosedClass("a", 2)])
+    for to in (to_jmva, to_line_json):
+        with pytest.raises(qn.InvalidModelError, match=r"N applies to a network without "
+                           r"classes \(classes carry theirs\)"):  # fmt: skip
+            to(net, 3)
 
 
 # -- a one-class import is solved by qn.mva --------------------------------------------------------
