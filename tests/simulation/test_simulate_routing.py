@@ -76,6 +76,24 @@ def test_class_switching_matches_mva_chains(seed):
     )
 
 
+def test_jobs_of_a_class_without_an_outside_row_start_as_its_chain_mate():
+    """Class "b" is entered only from "a" at the cpu: its job starts its first cycle as "a";
+    only the chain's population (3) matters."""
+    net = Network(
+        [Station("cpu", service_time=0.01), Station("disk", service_time=0.05)],
+        classes=[ClosedClass("a", 2), ClosedClass("b", 1)],
+        routing={("a", "think"): {("a", "cpu"): 1.0}, ("a", "cpu"): {("b", "disk"): 1.0},
+                 ("b", "disk"): {("a", "think"): 1.0}},
+    )  # fmt: skip
+    cm = net.compiled
+    exact = mva_chains(cm.D, cm.N, cm.chains)
+    sim = qn.simulate(net, seed=1, replications=5)
+    assert exact.chain_population.tolist() == [3]
+    _close(sim.chain_throughput, sim.chain_throughput_halfwidth, exact.chain_throughput, 0.01)
+    _close(sim.queue_length, sim.queue_length_halfwidth, exact.queue_length, 0.01)
+    assert sim.throughput[1] == 0.0  # every cycle starts as "a"
+
+
 def test_deterministic_routing_is_the_class_route_bit_for_bit():
     """Rows with one destination draw no random number: a tandem given by its routing runs
     the very events of the same tandem given by demands."""
