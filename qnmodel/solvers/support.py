@@ -135,6 +135,7 @@ SUPPORT = {
                     "lcfs_pr",
                     "priority",
                     "finite_capacity",
+                    "class_switching",
                 }
             ),
         ),
