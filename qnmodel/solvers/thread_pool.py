@@ -109,8 +109,6 @@ __all__ = ["thread_pool", "thread_pool_open", "THREAD_POOL_METHOD", "THREAD_POOL
 THREAD_POOL_METHOD = "fes (exact: flow-equivalent server)"
 THREAD_POOL_APPROXIMATE = "fes (approximate: flow-equivalent server)"
 
-_CHUNK_CELLS = 1 << 21  # cells per block of the marginal matrix p(j | n) (16 MiB)
-
 
 def _network(net: Any, solver: str) -> Network:
     if not isinstance(net, Network):
@@ -170,10 +168,18 @@ def _subsystem_curve(D, delay, rates, inside, T: int):
 
 
 def _log_fes_factor(Xs: np.ndarray, N: int) -> np.ndarray:
-    """log f(j) = -sum_{i<=j} log X_S(min(i, T)), j = 0..N."""
-    T = Xs.size
-    idx = np.minimum(np.arange(1, N + 1), T) - 1
-    return np.concatenate([[0.0], -np.cumsum(np.log(Xs)[idx])])
+    """log f(j) = -sum_{i<=j} log X_S(min(i, T)), j = 0..N.
+
+    A short cumulative sum up to T, then one multiplication per j (f(j) = f(T) X_S(T)^(T-j)),
+    never a long running sum: log f(j) keeps full relative precision at any N.
+    """
+    T = min(Xs.size, N)
+    out = np.empty(N + 1)
+    out[0] = 0.0
+    out[1 : T + 1] = -np.cumsum(np.log(Xs[:T]))
+    if N > T:
+        out[T + 1 :] = out[T] - math.log(float(Xs[T - 1])) * np.arange(1, N - T + 1)
+    return out
 
 
 def thread_pool(net: Network, N: Any, threads: Any, subsystem: Any = None) -> ThreadPoolResult:
@@ -220,9 +226,10 @@ def thread_pool(net: Network, N: Any, threads: Any, subsystem: Any = None) -> Th
     M/G/1//N with that mean service time.
 
     Numerics: the outer network is solved by the subtraction-free load-dependent MVA
-    (:func:`qnmodel.mva_ld_general`); the marginal p(j | n) from log-space convolution of
-    positive terms ([Buz73]), O(N^2) time in chunks of 16 MiB. Cost O(T K_S) for the
-    subsystem plus O(N (K + T)) + O(N^2).
+    (:func:`qnmodel.mva_ld_general`); the marginal p(j | n) from log-space convolutions of
+    positive terms ([Buz73]): explicitly for j < T, and for j >= T, where the FES rate is
+    constant, by two running sums of positive terms (the tail of the pool is geometric).
+    Cost O(T K_S) for the subsystem and O(N (K + T)) for the rest.
 
     Examples
     --------
@@ -265,27 +272,36 @@ def thread_pool(net: Network, N: Any, threads: Any, subsystem: Any = None) -> Th
     lf = _log_fes_factor(Xs, N)
     lG = log_convolve(lG_O, lf)
 
-    # Moments of the marginal, in chunks of populations.
-    Qs_ext = np.vstack([np.zeros((1, Qs.shape[1])), Qs])[np.minimum(np.arange(N + 1), Tn)]
-    jj = np.arange(N + 1, dtype=np.float64)
-    busy_w = np.minimum(jj, Tn)
-    wait_w = np.maximum(jj - Tn, 0.0)
-    busy = np.empty(N)
-    waiting = np.empty(N)
-    Q_in = np.empty((N, Qs.shape[1]))
-    rows = max(1, _CHUNK_CELLS // (N + 1))
-    j = np.arange(N + 1)
-    p_last = None
-    for s in range(1, N + 1, rows):
-        n = np.arange(s, min(N, s + rows - 1) + 1)
-        idx = n[:, None] - j[None, :]
-        valid = idx >= 0
-        t = np.where(valid, lf[None, :] + lG_O[np.where(valid, idx, 0)] - lG[n][:, None], -np.inf)
-        p = np.exp(t)
-        busy[n - 1] = p @ busy_w
-        waiting[n - 1] = p @ wait_w
-        Q_in[n - 1] = p @ Qs_ext
-        p_last = p[-1]
+    # Moments of the marginal. Below T threads, p(j | n) one by one (an N x T matrix);
+    # from T on f(j) = f(T) b^(j-T) with b = 1 / X_S(T), so with m = n - T the tail sums
+    # are P(m) = sum_{i<=m} b^i G_O(m-i) = G_O(m) + b P(m-1) and
+    # W(m) = sum_{i<=m} i b^i G_O(m-i) = b (W(m-1) + P(m-1)):
+    # P(j >= T | n) = f(T) P(m) / G(n), E[(j - T)^+ | n] = f(T) W(m) / G(n). In log space,
+    # scaled by b^-m, both are running log-sums of positive terms (np.logaddexp.accumulate).
+    n_all = np.arange(1, N + 1)
+    jh = np.arange(Tn)
+    idx = n_all[:, None] - jh[None, :]
+    valid = idx >= 0
+    head = np.exp(
+        np.where(valid, lf[None, :Tn] + lG_O[np.where(valid, idx, 0)] - lG[n_all][:, None], -np.inf)
+    )
+    lxt = math.log(float(Xs[-1]))
+    shift = np.arange(N + 1, dtype=np.float64) * lxt
+    u = np.logaddexp.accumulate(lG_O + shift)  # log(b^-m P(m))
+    v = np.full(N + 1, -np.inf)
+    v[1:] = np.logaddexp.accumulate(u[:-1])  # log(b^-m W(m))
+    lP = u - shift
+    lW = v - shift
+    tail = np.zeros(N)
+    waiting = np.zeros(N)
+    m = n_all - Tn
+    over = m >= 0
+    tail[over] = np.exp(lf[Tn] + lP[m[over]] - lG[n_all[over]])
+    waiting[over] = np.exp(lf[Tn] + lW[m[over]] - lG[n_all[over]])
+    busy = head @ jh.astype(np.float64) + Tn * tail
+    Q_in = head[:, 1:] @ Qs[: Tn - 1] + tail[:, None] * Qs[Tn - 1][None, :]
+    jN = np.arange(N + 1)
+    p_last = np.exp(lf + lG_O[N - jN] - lG[N])
 
     Q = np.zeros((N, K))
     Q[:, out] = Q_o[:, :-1]

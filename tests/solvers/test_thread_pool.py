@@ -203,6 +203,26 @@ def test_invariants():
     assert np.all(r6.throughput >= r.throughput * (1 - 1e-12))
 
 
+def test_large_population_keeps_littles_law():
+    # the tail of the pool (j > T) comes from running sums; 3000 clients, 16 threads
+    net = qn.Network(
+        [qn.Station("cpu", "0.3 ms")] + [qn.Station(f"d{i}", "2 ms") for i in range(4)]
+        + [qn.Station("lan", "0.1 ms")],
+        think_time="50 ms",
+    )  # fmt: skip
+    N = 3000
+    r = qn.thread_pool(net, N, threads=16, subsystem=["cpu", "d0", "d1", "d2", "d3"])
+    n = np.arange(1, N + 1)
+    np.testing.assert_allclose(r.throughput * (r.response_time + 0.05), n, rtol=1e-11)
+    assert r.pool_distribution.sum() == pytest.approx(1.0, rel=1e-11)
+    assert float(r.pool_distribution @ np.arange(N + 1)) == pytest.approx(
+        r.threads_busy[-1] + r.thread_queue[-1], rel=1e-11
+    )
+    # far past saturation: X = X_S(16), nearly every client waits for a thread
+    assert r.throughput[-1] == pytest.approx(r.subsystem_throughput[-1], rel=1e-12)
+    assert r.threads_busy[-1] == pytest.approx(16.0, rel=1e-12)
+
+
 @pytest.mark.parametrize(("lam", "T", "cap"), [(5.0, 2, 5), (8.0, 3, 7), (2.0, 1, 4)])
 def test_open_queue_depth_limit_equals_markov_chain(lam, T, cap):
     # one 4-server device, depth limited to T, at most cap requests queued in all: exact
