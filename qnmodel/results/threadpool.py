@@ -51,7 +51,7 @@ class ThreadPoolResult:
     ----------
     method : str
         ``"fes (exact: flow-equivalent server)"`` or ``"fes (approximate: flow-equivalent
-        server)"`` (which cases are exact: :mod:`qnmodel.solvers.thread_pool`).
+        server)"`` (which cases are exact: :mod:`qnmodel.solvers.population_limit`).
     n : ndarray (N,)
         Populations 1..N.
     throughput : ndarray (N,)
@@ -152,7 +152,7 @@ class OpenThreadPoolResult:
     ----------
     method : str
         ``"fes (exact: flow-equivalent server)"`` or ``"fes (approximate: flow-equivalent
-        server)"`` (which cases are exact: :mod:`qnmodel.solvers.thread_pool`).
+        server)"`` (which cases are exact: :mod:`qnmodel.solvers.population_limit`).
     arrival_rate : float
         lambda, requests/s offered.
     capacity : int or None

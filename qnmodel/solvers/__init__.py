@@ -33,7 +33,7 @@ from .priority import priority_queue
 from .queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
 from .queue_approx import queue_ammm, queue_mgm
 from .queue_finite import queue_mm1k, queue_mmmk
-from .thread_pool import thread_pool, thread_pool_open
+from .population_limit import thread_pool, thread_pool_open
 
 __all__ = [
     "thread_pool",

@@ -320,3 +320,12 @@ def test_refuses_bad_numbers_and_models():
     open_cls = qn.Network([qn.Station("cpu", "1 ms")], classes=[qn.OpenClass("a", "10/s")])
     with pytest.raises(qn.InvalidModelError, match="thread_pool_open takes a network without"):
         qn.thread_pool_open(open_cls, 1.0, threads=1)
+
+
+def test_docstring_examples():
+    import doctest
+
+    from qnmodel.solvers import population_limit as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 4 and result.failed == 0
