@@ -7,7 +7,8 @@ random closed cases (2-3 single-server stations inside, random demands 0.1-1 s, 
 random -- first station by a Dirichlet draw, leave with probability e in 0.2-1 after each
 service -- or in series, each station once) and random open cases with a capacity
 (T <= C <= T + 6, offered load lambda sum D in 0.3-1.5). Prints the relative errors of X
-and R (median, 90th percentile, worst) for each family.
+and R (median, 90th percentile, worst, share of answers above the chain's) for each
+family, and the closed X by thread count.
 
 Run: ``.venv/bin/python tests/accuracy/thread_pool.py [closed_cases] [open_cases]``
 (default 200 and 120).
@@ -35,7 +36,7 @@ def _routing(rng, K):
 def closed_errors(seed: int, cases: int) -> dict[str, np.ndarray]:
     """Relative errors (model / chain - 1) of X and R over every population T < n <= N."""
     rng = np.random.default_rng(seed)
-    ex, er, ser = [], [], []
+    ex, er, ser, th = [], [], [], []
     for _ in range(cases):
         K = int(rng.integers(2, 4))
         D = rng.uniform(0.1, 1.0, size=K)
@@ -52,7 +53,8 @@ def closed_errors(seed: int, cases: int) -> dict[str, np.ndarray]:
             ex.append(r.throughput[n - 1] / c.X - 1)
             er.append(r.response_time[n - 1] / Rc - 1)
             ser.append("series" in route)
-    return {"X": np.array(ex), "R": np.array(er), "series": np.array(ser)}
+            th.append(T)
+    return {"X": np.array(ex), "R": np.array(er), "series": np.array(ser), "T": np.array(th)}
 
 
 def open_errors(seed: int, cases: int) -> dict[str, np.ndarray]:
@@ -94,6 +96,10 @@ def main(closed_cases: int = 200, open_cases: int = 120) -> None:
         print(_row(f"closed R, {name}", c["R"][cs]))
         print(_row(f"open X (capacity), {name}", o["X"][os_]))
         print(_row(f"open R (capacity), {name}", o["R"][os_]))
+    for fam, name in ((True, "in series"), (False, "random routing")):
+        for T in (1, 2, 3):
+            sel = (c["series"] == fam) & (c["T"] == T)
+            print(_row(f"closed X, {name}, T = {T}", c["X"][sel]))
 
 
 if __name__ == "__main__":
