@@ -95,7 +95,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_population, as_positive_int, as_quantity, check_time_scale
+from .._validate import (
+    as_population,
+    as_positive_int,
+    as_quantity,
+    check_memory,
+    check_time_scale,
+)
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
 from ..model import Network
 from ..results.threadpool import OpenThreadPoolResult, ThreadPoolResult
@@ -244,6 +250,11 @@ def thread_pool(net: Network, N: Any, threads: Any, subsystem: Any = None) -> Th
     T = as_positive_int(threads, "threads", 1)
     check_time_scale(N, net.total_demand, net.think_time)
     inside = _subsystem_mask(net, subsystem)
+    check_memory(
+        8.0 * N * (3 * len(net.names) + min(T, N) + 10),
+        f"the thread pool of N = {N} clients, threads = {T}, every n kept",
+        "give a smaller N",
+    )
     D = np.asarray(net.demands, dtype=np.float64)
     delay = np.asarray(net.is_delay, dtype=bool)
     Z = float(net.think_time)
@@ -412,6 +423,12 @@ def thread_pool_open(
     D = np.asarray(net.demands, dtype=np.float64)
     delay = np.asarray(net.is_delay, dtype=bool)
     inside = np.ones(D.size, dtype=bool)
+    check_memory(
+        8.0 * ((C or T) + 1) * (3 * D.size + 4),
+        f"the open pool of threads = {T}, capacity = {C} at {D.size} stations",
+        "give fewer threads or a smaller capacity (past the stations' own concurrency more "
+        "threads change nothing)",
+    )
     rates = ld_rates(net, n_max=T)
     Xs, Qs = _subsystem_curve(D, delay, rates, inside, T)
     ll = math.log(lam)

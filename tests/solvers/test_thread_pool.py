@@ -312,6 +312,8 @@ def test_refuses_bad_numbers_and_models():
         qn.thread_pool([0.1], 3, threads=1)
     with pytest.raises(qn.InvalidModelError, match="capacity = 1 is below threads = 2"):
         qn.thread_pool_open(_net((0.1, 0.2)), 1.0, threads=2, capacity=1)
+    with pytest.raises(qn.LatticeTooLargeError, match="the open pool of threads = 10000000000"):
+        qn.thread_pool_open(_net((0.1, 0.2)), 1.0, threads=10**10)
     with pytest.raises(qn.InvalidModelError, match="arrival_rate must be > 0"):
         qn.thread_pool_open(_net((0.1, 0.2)), 0.0, threads=2)
     ne = qn.Network([qn.Station("disk", "5 ms", scv=0.0)], think_time=1.0)
@@ -320,6 +322,12 @@ def test_refuses_bad_numbers_and_models():
     open_cls = qn.Network([qn.Station("cpu", "1 ms")], classes=[qn.OpenClass("a", "10/s")])
     with pytest.raises(qn.InvalidModelError, match="thread_pool_open takes a network without"):
         qn.thread_pool_open(open_cls, 1.0, threads=1)
+
+
+def test_refuses_past_the_memory_limit(monkeypatch):
+    monkeypatch.setenv("QNMODEL_MAX_MEMORY", "1 MiB")
+    with pytest.raises(qn.LatticeTooLargeError, match="the thread pool of N = 10000 clients"):
+        qn.thread_pool(_net((0.1, 0.2), 1.0), 10_000, threads=2)
 
 
 def test_docstring_examples():
