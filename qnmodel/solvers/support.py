@@ -111,6 +111,9 @@ SUPPORT = {
         ),
         Support("bounds_open_bsb", frozenset({"open", "multiclass", "delay", "ps", "lcfs_pr"})),
         Support("normalizing_constant", frozenset(_PF | {"closed"})),
+        # a population limit on a subsystem: the flow-equivalent server (one class)
+        Support("thread_pool", frozenset(_PF | {"closed"})),
+        Support("thread_pool_open", frozenset(_PF | {"open"})),
         Support("mva_blocking", frozenset({"closed"}), frozenset({"finite_capacity"})),
         # FCFS response-time laws: a PS or LCFS-PR station's sojourn time is not exponential
         Support(
