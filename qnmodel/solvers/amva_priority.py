@@ -40,6 +40,11 @@ of many thinking jobs, 8.4 % high on the lowest of three levels at c^2 = 0.25,
 priority station is split by Seidmann's decomposition into a priority server m times as
 fast and a delay.
 
+Mixed networks (:func:`mixed_priority`, called by :func:`qnmodel.mixed_network`): an open
+class keeps X_c = lambda_c, its arrivals see the time averages Q(N) and U(N), and
+Q_ck = lambda_c R_ck; the closed classes take Schweitzer's estimate. With a closed class
+that never comes this is Cobham's M/G/1 exactly.
+
 Error measured against :func:`qnmodel.simulate` on 32 random closed networks (2-3 classes,
 1-4 stations, HOL and PRIO-PR, distinct or partly equal levels, N_c = 1..10; reproduce with
 ``.venv/bin/python tests/accuracy/priority_closed.py 32``): below a utilisation of 0.9 at
@@ -60,6 +65,8 @@ References
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from ..errors import InvalidModelError
@@ -78,7 +85,13 @@ from .amva import (
 )
 from .mva_multiclass import _fold
 
-__all__ = ["amva_priority", "priority_columns", "priority_point", "refuse_priority_rate_curves"]
+__all__ = [
+    "amva_priority",
+    "mixed_priority",
+    "priority_columns",
+    "priority_point",
+    "refuse_priority_rate_curves",
+]
 
 #: column kinds of the split model
 QUEUE, HOL, PR = 0, 1, 2
@@ -169,13 +182,17 @@ def refuse_priority_rate_curves(cm, cols: dict[int, str]) -> None:
             )
 
 
-def priority_point(M, D2, Dq2, Z, V2, S2, G, kind, scv2, prio, Dlt, Q, tol, max_iter):
+def priority_point(M, D2, Dq2, Z, V2, S2, G, kind, scv2, prio, Dlt, Q, tol, max_iter,
+                   open_rate=None):  # fmt: skip
     """Fixed point of the priority core at the population vector M (C,), float.
 
     D2, Dq2, V2, S2, scv2 : (C, K2) demands, queueing demands (0 at delays), visits, service
     times per visit and SCVs of the split model; G (C, C, K2): the waiting cost of a class-r
     job for a class-c arrival at a plain queue (:func:`qnmodel.solvers.amva._fcfs_weights`);
-    kind (K2,): QUEUE, HOL or PR; prio (C,) levels; Dlt (C, C, K2) Linearizer deltas or None.
+    kind (K2,): QUEUE, HOL or PR; prio (C,) levels; Dlt (C, C, K2) Linearizer deltas or None;
+    open_rate (C,): NaN for closed classes, lambda_c for open ones (mixed networks: an open
+    class has X_c = lambda_c and its arrivals see the time averages Q(N), U(N); Schweitzer
+    only), or None.
     Q (C, K2) is updated in place. Returns X, R (C, K2) (R of empty classes: as an added
     job would see the network), converged, iterations, residual.
     """
@@ -189,7 +206,12 @@ def priority_point(M, D2, Dq2, Z, V2, S2, G, kind, scv2, prio, Dlt, Q, tol, max_
     plain = queue & ~(hol | pr)[None, :]
     # a start where no single server is loaded past 1 (the shadow server's 1 - sigma > 0)
     X = np.where(live, M / (Z + D2.sum(axis=1)), 0.0)
+    opened = np.zeros(C, dtype=bool) if open_rate is None else ~np.isnan(open_rate)
+    lam = np.where(opened, np.nan_to_num(open_rate), 0.0)
     X /= max(1.0, float((X @ Dq2).max(initial=0.0)))
+    X[opened] = lam[opened]
+    seen = W * inv[None, :]  # U_j(N - e_c) / U_j(N): (N - e_c)_j / N_j, 1 for open classes
+    seen[:, opened] = 1.0
 
     def residence(Q, X):
         F = Q * inv[:, None]
@@ -199,7 +221,7 @@ def priority_point(M, D2, Dq2, Z, V2, S2, G, kind, scv2, prio, Dlt, Q, tol, max_
             QA = W[:, :, None] * (F[None, :, :] + Dlt)
         QA = np.maximum(QA, 0.0)
         U = X[:, None] * D2 * (Dq2 > 0)  # (j, k) at queueing columns
-        UA = U[None, :, :] * (W * inv[None, :])[:, :, None]  # U_jk (N - e_c)_j / N_j
+        UA = U[None, :, :] * seen[:, :, None]  # U_jk (N - e_c)_j / N_j
         UA = np.minimum(UA, QA)  # a class is in service no more often than present
         sigma = np.einsum("cj,jk->ck", lt.astype(float), U)
         slow = np.maximum(1.0 - sigma, 1e-9)  # share the more urgent classes leave
@@ -221,13 +243,68 @@ def priority_point(M, D2, Dq2, Z, V2, S2, G, kind, scv2, prio, Dlt, Q, tol, max_
         it += 1
         R = residence(Q, X)
         X0 = X
+        Ro, Qo = R[opened], Q[opened]
         X, res_ = _close_step(R, D2, live, M, Z, Q)
+        if opened.any():  # open classes: X = lambda, Q = lambda R (Little)
+            R[opened], X[opened] = Ro, lam[opened]
+            Q[opened] = lam[opened, None] * Ro
+            pos = Q[opened] > 0
+            if pos.any():
+                res_ = max(res_, float(np.max(np.abs(Q[opened][pos] - Qo[pos]) / Q[opened][pos])))
         pos = X > 0  # X enters the shadow servers: it too must have settled
         res_ = max(res_, float(np.max(np.abs(X[pos] - X0[pos]) / X[pos], initial=0.0)))
         if res_ < tol and it > 1:
             converged = True
             break
-    dead = ~live
+    dead = ~live & ~opened
     if dead.any():
         R[dead] = residence(Q, X)[dead]
     return X, R, converged, it, res_
+
+
+def mixed_priority(net, lam, pop, tol: float = 1e-10, max_iter: int = 100_000):
+    """(label, X (C,), R_ck (C, K)) of a mixed network (open and closed classes) with
+    priority stations, by the priority MVA with Schweitzer's estimate for the closed
+    classes; :func:`qnmodel.mixed_network` calls it. Single-server and delay stations only.
+
+    Raises
+    ------
+    InvalidModelError
+        A multi-server or load-dependent station (named), or no convergence.
+    """
+    cm = net.compiled
+    cols = priority_columns(cm)
+    refuse_priority_rate_curves(cm, cols)
+    K = cm.D.shape[1]
+    multi = [cm.station_names[k] for k in range(K) if not cm.is_delay[k]
+             and (cm.servers[k] > 1 or cm.rates[k] is not None)]  # fmt: skip
+    if multi:
+        raise InvalidModelError(
+            f"mixed_network cannot solve priority scheduling with the multi-server or "
+            f"load-dependent station(s) {multi}: use qnmodel.simulate (or qnmodel.amva "
+            "with closed classes only)"
+        )
+    D = np.array(cm.D)
+    Dq = np.where(cm.is_delay[None, :], 0.0, D)
+    _, G = _fcfs_weights(net, SimpleNamespace(D=D), D, np.zeros(0, dtype=np.int64), always=True)
+    kind = np.full(K, QUEUE)
+    for k, d in cols.items():
+        kind[k] = HOL if d == "HOL" else PR
+    M = np.where(cm.is_open, 0.0, pop).astype(np.float64)
+    rate = np.where(cm.is_open, lam, np.nan)
+    X, R, ok, it, res = priority_point(M, D, Dq, np.array(cm.Z), np.array(cm.V),
+                                       np.array(cm.S), G, kind, np.array(cm.scv),
+                                       np.asarray(cm.priority, dtype=np.int64), None,
+                                       _initial_q(M, D), tol, max_iter, rate)  # fmt: skip
+    _on_failure(ok, "raise", "schweitzer", res, tol, it, pop)
+    where = ", ".join(f"{cm.station_names[k]!r} ({d})" for k, d in sorted(cols.items()))
+    if not cols:  # every priority station serves one level: FCFS
+        return (
+            "mixed.amva+fcfs (approximate: Schweitzer-Bard AMVA, open classes at their "
+            "rates; priority stations at one level are FCFS)",
+            X,
+            R,
+        )
+    label = (f"mixed.amva+priority (approximate: priority MVA (shadow server, Bryant et al. "
+             f"1984) at {where})")  # fmt: skip
+    return label, X, R

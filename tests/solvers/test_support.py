@@ -109,14 +109,14 @@ _FJ = (
         (
             lambda: qn.mva_multiclass(N([S("cpu", 0.01, discipline="HOL")], classes=TWO)),
             r"^mva_multiclass cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'cpu'\): "
-            r"use qnmodel\.amva \(closed classes, approximate: priority MVA\), "
+            r"use qnmodel\.amva or qnmodel\.mixed_network \(approximate: priority MVA\), "
             r"qnmodel\.priority_queue \(one open station\) or qnmodel\.simulate$",
         ),
-        (  # amva answers closed classes (tests/solvers/test_amva_priority.py), not open ones
-            lambda: qn.mixed_network(
-                N([S("disk", 0.01, discipline="PRIO-PR")], classes=[C("a", 2), O("b", 1.0)])
+        (  # amva and mixed_network answer (tests/solvers/test_amva_priority.py)
+            lambda: qn.open_network(
+                N([S("disk", 0.01, discipline="PRIO-PR")], classes=[O("a", 2), O("b", 1.0)])
             ),
-            r"^mixed_network cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'disk'\)",
+            r"^open_network cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'disk'\)",
         ),
         (
             lambda: qn.open_network(N([S("disk", 0.01, discipline="HOL")]), 10.0),
