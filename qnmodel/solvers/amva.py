@@ -44,6 +44,7 @@ import numpy as np
 from .._validate import as_choice, as_positive_int
 from ..errors import ConvergenceError, ConvergenceWarning, InvalidModelError
 from ..model import Network
+from ..model.station import PRIORITY_DISCIPLINES
 from ..results.closed import AMVAResult
 from . import _kernels
 from ._closed import closed_model, package
@@ -190,7 +191,11 @@ def amva(
         multi-server stations (Seidmann's decomposition, [SSS87]), load-dependent
         stations (its generalisation, :func:`~qnmodel.solvers.mva_ld_general.ld_seidmann_split`)
         and FCFS stations whose classes have different service times (a waiting job of
-        class r costs an arrival S_rk, [LZGS] sec. 7.4.2.2; [Rei79]).
+        class r costs an arrival S_rk, [LZGS] sec. 7.4.2.2; [Rei79]); stations with static
+        priorities (``"HOL"``, ``"PRIO-PR"``) where the classes have several levels, by the
+        priority MVA (:mod:`qnmodel.solvers.amva_priority`: the shadow server and
+        Bryant-Krzesinski-Lakshmi-Chandy's forms; label ``"+priority (approximate:
+        priority MVA (...))"``). At one level a priority station is FCFS.
     N : int, array_like of int (C,) or mapping, optional
         N (an int, for a network without classes) or jobs per class N_c >= 0; default the
         classes' own populations.
@@ -250,6 +255,18 @@ def amva(
     tol = float(tol)
     max_iter = as_positive_int(max_iter, "max_iter")
     C, K = model.D.shape
+    if "priority" in net.compiled.features:
+        from .amva_priority import amva_priority, priority_columns
+
+        cols = priority_columns(net.compiled)
+        if cols and model.single:  # one class at one level: only a service law other than
+            raise InvalidModelError(  # exponential makes the priority station differ
+                "amva cannot solve non-exponential service (SCV != 1) at the priority "
+                f"station(s) {[net.compiled.station_names[k] for k in cols]} of a network "
+                "without classes: use qnmodel.simulate"
+            )
+        if cols:
+            return amva_priority(net, model, cols, method, tol, max_iter, errors)
     D2, delay2, owner = _split(model)
     fcfs = _fcfs_weights(net, model, D2, owner)
     Dq2 = np.where(delay2[None, :], 0.0, D2)
@@ -299,20 +316,32 @@ def _split(model):
     return seidmann_split(model.D, model.delay, model.servers)
 
 
-def _fcfs_weights(net, model, D2, owner):
-    """G[c, r, k]: the time a waiting class-r job at station k costs a class-c arrival, per
-    its visit: S_rk at FCFS stations whose classes' service times differ, S_ck elsewhere
-    (the product-form form R_ck = D_ck (1 + sum_r Q_rk)); None when no station needs it."""
-    cm = net.compiled
-    dep = set(cm.features.get("fcfs_class_dependent", ()))
-    if not dep:
-        return None
-    C, K2 = D2.shape
-    K = model.D.shape[1]
-    V = np.zeros((C, K2))
+def visits_and_times(cm, D2, owner):
+    """Visits V (C, K2) and service times per visit S = D2 / V of the split model (a
+    Seidmann column keeps its station's visits)."""
+    K = cm.D.shape[1]
+    V = np.zeros(D2.shape)
     V[:, :K] = cm.V
     V[:, K:] = cm.V[:, owner]
-    S = np.divide(D2, V, out=np.zeros_like(D2), where=V > 0)
+    return V, np.divide(D2, V, out=np.zeros_like(D2), where=V > 0)
+
+
+def _fcfs_weights(net, model, D2, owner, always=False):
+    """G[c, r, k]: the time a waiting class-r job at station k costs a class-c arrival, per
+    its visit: S_rk at FCFS stations whose classes' service times differ (and priority
+    stations where they do), S_ck elsewhere (the product-form form R_ck = D_ck (1 + sum_r
+    Q_rk)); None when no station needs it (unless ``always``)."""
+    cm = net.compiled
+    dep = set(cm.features.get("fcfs_class_dependent", ()))
+    for k in range(len(cm.station_names)):  # a priority station at one level is FCFS
+        s = cm.S[cm.D[:, k] > 0, k]
+        if cm.discipline[k] in PRIORITY_DISCIPLINES and not np.allclose(s, s[0], rtol=1e-12,
+                                                                         atol=0.0):  # fmt: skip
+            dep.add(cm.station_names[k])
+    if not dep and not always:
+        return None
+    V, S = visits_and_times(cm, D2, owner)
+    C, K2 = D2.shape
     G = np.broadcast_to(S[:, None, :], (C, C, K2)).copy()  # S_ck: own time (product form)
     for k, name in enumerate(cm.station_names):
         if name in dep:

@@ -39,7 +39,8 @@ ELSEWHERE = {
     "present, or give visits and one service_time if the classes differ only in visits",
     "non_exponential": "qnmodel.simulate (or discipline='PS' / 'LCFS-PR', where the service "
     "law does not change the means)",
-    "priority": "qnmodel.priority_queue (one open station) or qnmodel.simulate",
+    "priority": "qnmodel.amva or qnmodel.mixed_network (approximate: priority MVA), "
+    "qnmodel.priority_queue (one open station) or qnmodel.simulate",
     "finite_capacity": "qnmodel.mva_blocking (closed, approximate), qnmodel.queue_mm1k / "
     "queue_mmmk (one station) or qnmodel.simulate",
     "forkjoin": "qnmodel.fork_join (approximate) or qnmodel.simulate",
@@ -81,7 +82,7 @@ SUPPORT = {
         Support(
             "amva",
             frozenset({"closed", "multiclass", "delay", "ps", "lcfs_pr"}),
-            frozenset({"multiserver", "load_dependent", "fcfs_class_dependent"}),
+            frozenset({"multiserver", "load_dependent", "fcfs_class_dependent", "priority"}),
         ),
         Support(
             "open_network",
@@ -91,7 +92,7 @@ SUPPORT = {
         Support(
             "mixed_network",
             frozenset({"open", "closed", "multiclass", "delay", "ps", "lcfs_pr"}),
-            frozenset({"multiserver", "load_dependent"}),
+            frozenset({"multiserver", "load_dependent", "priority"}),
         ),
         Support(
             "fork_join",

@@ -109,11 +109,14 @@ _FJ = (
         (
             lambda: qn.mva_multiclass(N([S("cpu", 0.01, discipline="HOL")], classes=TWO)),
             r"^mva_multiclass cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'cpu'\): "
-            r"use qnmodel\.priority_queue \(one open station\) or qnmodel\.simulate$",
+            r"use qnmodel\.amva or qnmodel\.mixed_network \(approximate: priority MVA\), "
+            r"qnmodel\.priority_queue \(one open station\) or qnmodel\.simulate$",
         ),
-        (
-            lambda: qn.amva(N([S("disk", 0.01, discipline="PRIO-PR")], classes=TWO)),
-            r"^amva cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'disk'\)",
+        (  # amva and mixed_network answer (tests/solvers/test_amva_priority.py)
+            lambda: qn.open_network(
+                N([S("disk", 0.01, discipline="PRIO-PR")], classes=[O("a", 2), O("b", 1.0)])
+            ),
+            r"^open_network cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'disk'\)",
         ),
         (
             lambda: qn.open_network(N([S("disk", 0.01, discipline="HOL")]), 10.0),
