@@ -17,8 +17,10 @@ Targets are :class:`~qnmodel.solvers.targets.Target` objects or strings
 (``"R <= 50 ms"``, ``"p95 <= 80 ms"``, ``"X >= 2000/s"``; a bare time is a mean
 target). Percentile targets use the response-time law of
 :mod:`qnmodel.solvers.response_laws`: exact for open tandems of M/M/1 (and delay)
-stations and for a lone M/M/m, an approximation elsewhere (closed networks:
-per-station laws from the arrival theorem taken as independent); the same
+stations, for a lone M/M/m and for one closed M/M/m station, an approximation
+elsewhere (closed networks: per-station laws from the arrival theorem -- m-server
+stations with their exact load-dependent marginals -- taken as independent; M/G/1
+and M/G/m stations: two-moment fits); the same
 searches then assume the percentile grows with the load, as the mean does.
 
 A storage model that describes its own upgrades (an object with

@@ -120,7 +120,7 @@ SUPPORT = {
         Support(
             "response_time_law",
             frozenset({"closed", "delay", "multiserver"}),
-            frozenset({"load_dependent"}),
+            frozenset({"load_dependent", "non_exponential"}),
         ),  # fmt: skip
         Support(
             "simulate",
