@@ -82,7 +82,10 @@ References
 .. [Lin52] D. V. Lindley, "The theory of queues with a single server", Proc. Cambridge
    Philos. Soc. 48(2):277-289, 1952.
 .. [DN03] H. A. David, H. N. Nagaraja, *Order Statistics*, 3rd ed., Wiley 2003, sec. 2.2
-   (joint distribution of order statistics) and sec. 2.5 (exponential spacings).
+   (joint distribution of order statistics), sec. 2.5 (exponential spacings) and sec. 3.1
+   (moments of order statistics).
+.. [Kle75] L. Kleinrock, *Queueing Systems, Vol. 1: Theory*, Wiley 1975, sec. 5.2 (the mean
+   residual life of a service time, E[S^2] / (2 E[S]) = d (1 + scv) / 2).
 """
 
 from __future__ import annotations
