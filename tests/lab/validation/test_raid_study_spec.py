@@ -150,11 +150,20 @@ def test_disk_scv_reads_the_emulated_disks_law():
 
 def test_overlap_example_studies_parse():
     for name, rate in (("raid_study_emu_overlap.toml", 125e6),
-                       ("raid_study_emu_overlap_100mbit.toml", 12.5e6)):  # fmt: skip
+                       ("raid_study_emu_overlap_100mbit.toml", 12.5e6),
+                       ("raid_study_emu_ratio_q.toml", 12.5e6),
+                       ("raid_study_emu_ratio_1.toml", 12.5e6)):  # fmt: skip
         doc, t = load_study(EXAMPLES / name)
         p = rs.parse(doc, t)
         assert p["forkjoin"] == "forkjoin_overlap" and p["populations"] == [1, 2, 4, 8, 16]
         assert all(s.disk.kind == "emu" and s.link.rate == rate for s in t.servers)
+        assert rs.disk_scv(t, [s.name for s in t.servers]) == 1.0  # exponential disks
+    # the regime grid's disk/link demand ratios per 64 KiB chunk (TCP goodput 0.95 of 100 Mbit/s)
+    c = 65536 / (0.95 * 12.5e6)
+    for name, ratio in (("raid_study_emu_ratio_q.toml", 0.25), ("raid_study_emu_ratio_1.toml", 1)):
+        _doc, t = load_study(EXAMPLES / name)
+        d = t.servers[0].disk
+        assert (d.latency + 65536 / d.rate) / c == pytest.approx(ratio, rel=0.05)
 
 
 def test_windows_grow_with_the_models_response_time(topo):
