@@ -158,6 +158,10 @@ def test_overlap_example_studies_parse():
         assert p["forkjoin"] == "forkjoin_overlap" and p["populations"] == [1, 2, 4, 8, 16]
         assert all(s.disk.kind == "emu" and s.link.rate == rate for s in t.servers)
         assert rs.disk_scv(t, [s.name for s in t.servers]) == 1.0  # exponential disks
+    # the constant-law twin of the d/c = 1 point: the overlapped model takes SCV 0
+    _doc, t = load_study(EXAMPLES / "raid_study_emu_ratio_1_const.toml")
+    assert all(s.disk.dist == "const" for s in t.servers)
+    assert rs.disk_scv(t, [s.name for s in t.servers]) == 0.0
     # the regime grid's disk/link demand ratios per 64 KiB chunk (TCP goodput 0.95 of 100 Mbit/s)
     c = 65536 / (0.95 * 12.5e6)
     for name, ratio in (("raid_study_emu_ratio_q.toml", 0.25), ("raid_study_emu_ratio_1.toml", 1)):
