@@ -126,9 +126,7 @@ def find_groups(net: Network, groups: Any = "auto") -> tuple[StationGroup, ...]:
     InvalidTypeError
         ``groups`` is neither "auto", None nor a mapping of names to lists of names.
     """
-    queues = [
-        s for k, s in enumerate(net.stations) if not net.is_delay[k] and s.demand_of() > 0
-    ]
+    queues = [s for k, s in enumerate(net.stations) if not net.is_delay[k] and s.demand_of() > 0]
     if groups is None:
         return tuple(StationGroup(s.name, (s.name,)) for s in queues)
     if isinstance(groups, str) and groups == "auto":
