@@ -252,3 +252,12 @@ demand = "1 ms"
         modelfile.loads(bad)
     with pytest.raises(modelfile.ModelFileError, match=r"station\[1\]\.group.*must be a string"):
         modelfile.loads(text.replace('group = "shelf"', "group = 3", 1))
+    with pytest.raises(modelfile.ModelFileError, match=r"station\[1\]\.group.*non-empty group"):
+        modelfile.loads(text.replace('group = "shelf"', 'group = " "', 1))
+    with pytest.raises(modelfile.ModelFileError, match="has 1 member"):
+        modelfile.loads(text.replace('group = "shelf"', 'group = "one"', 1))
+    classes = text.replace("population = 20", "") + (
+        '\n[[class]]\nname = "r"\npopulation = 2\n\n[[class]]\nname = "w"\npopulation = 1\n'
+    )
+    with pytest.raises(modelfile.ModelFileError, match="groups are single-class"):
+        modelfile.loads(classes)

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import InvalidModelError, InvalidTypeError
 from ..model import Network, Station
 
-__all__ = ["StationGroup", "find_groups", "spread_group", "replace_members"]
+__all__ = ["StationGroup", "find_groups", "spread_group", "replace_members", "faster"]
 
 _NUMBERED = re.compile(r"(.*?)(\d+)")
 
