@@ -11,7 +11,14 @@ variable finds it exactly (to the resolution stated):
   largest population is read off one MVA curve (extended by doubling);
 * adding a server to a station never increases R (open: C(m, a)/(m - a) decreases in
   m; closed: the station's rate min(j, m) grows pointwise), so the fewest servers are
-  found by doubling then bisection.
+  found by doubling then bisection; nor does spreading a station's load over one more
+  identical device (n copies of demand D/n each: open, D / (1 - lambda D / n) for
+  M/M/1 copies decreases in n), so the fewest devices are found the same way.
+
+Identical stations of one array (``disk1`` .. ``disk6``) form a symmetric group
+(:mod:`qnmodel.solvers.groups`): :func:`best_upgrade` offers all members faster, one
+more member and one more server in each member, and :func:`min_servers` answers for
+the whole group (servers in each member, or the number of members).
 
 Targets are :class:`~qnmodel.solvers.targets.Target` objects or strings
 (``"R <= 50 ms"``, ``"p95 <= 80 ms"``, ``"X >= 2000/s"``; a bare time is a mean

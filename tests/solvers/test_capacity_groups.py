@@ -203,3 +203,18 @@ def test_min_servers_of_a_group_of_plain_members():
             "R <= 5 ms",
             arrival_rate=1.0,
         )
+
+
+def test_how_many_nvme_drives_for_closed_clients():
+    """40 clients thinking 1 ms: the drives for R <= 110 us, checked by exact MVA."""
+    net = qn.Network((qn.Station("cpu", "10 us"),
+                      qn.Station("nvme", "80 us", rate_multipliers=CURVE)),
+                     think_time="1 ms")  # fmt: skip
+    n = min_servers(net, "nvme", "R <= 110 us", population=40)
+
+    def R(k):
+        closed = qn.Network(nvme_net(k).stations, think_time="1 ms")
+        return qn.mva(closed, 40).response_time[-1]
+
+    assert R(n) <= 110e-6 < R(n - 1)
+    assert n == 3  # 117.9 us with two drives, 107.0 us with three
