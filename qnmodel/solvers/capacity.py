@@ -389,8 +389,13 @@ def _group_of(net: Network, station: str, groups: Any) -> StationGroup:
     for g in found:
         if station in (g.name, g.label) and (g.size > 1 or g.explicit):
             return g
-    k = net.names.index(net.station(station).name)
-    if net.is_delay[k]:
+    element = net.station(station)
+    if not isinstance(element, Station):
+        raise InvalidModelError(
+            f"{station!r} is a fork-join element: min_servers sizes a queueing station; "
+            "solve fork-join variants with qnmodel.fork_join"
+        )
+    if element.is_delay:
         raise InvalidModelError(f"station {station!r} is a delay station: it has no servers")
     for g in found:
         if station in g.members:

@@ -115,8 +115,8 @@ def find_groups(net: Network, groups: Any = "auto") -> tuple[StationGroup, ...]:
     Returns
     -------
     tuple of StationGroup
-        In network order (a group at its first member), delay stations and stations
-        without demand left out.
+        In network order (a group at its first member), delay stations, fork-joins and
+        stations without demand left out.
 
     Raises
     ------
@@ -126,7 +126,11 @@ def find_groups(net: Network, groups: Any = "auto") -> tuple[StationGroup, ...]:
     InvalidTypeError
         ``groups`` is neither "auto", None nor a mapping of names to lists of names.
     """
-    queues = [s for k, s in enumerate(net.stations) if not net.is_delay[k] and s.demand_of() > 0]
+    queues = [
+        s
+        for k, s in enumerate(net.stations)
+        if isinstance(s, Station) and not net.is_delay[k] and s.demand_of() > 0
+    ]
     if groups is None:
         return tuple(StationGroup(s.name, (s.name,)) for s in queues)
     if isinstance(groups, str) and groups == "auto":

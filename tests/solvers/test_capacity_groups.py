@@ -218,3 +218,15 @@ def test_how_many_nvme_drives_for_closed_clients():
 
     assert R(n) <= 110e-6 < R(n - 1)
     assert n == 3  # 117.9 us with two drives, 107.0 us with three
+
+
+def test_min_servers_of_a_fork_join_element_is_refused():
+    from qnmodel.model import ForkJoin
+
+    fj = ForkJoin("arr", tuple(qn.Station(f"d{i}", "5 ms") for i in range(3)))
+    net = qn.Network((qn.Station("cpu", "1 ms"), fj))
+    assert find_groups(net) == (StationGroup("cpu", ("cpu",)),)
+    with pytest.raises(
+        InvalidModelError, match="'arr' is a fork-join element: .*qnmodel.fork_join"
+    ):
+        min_servers(net, "arr", "R <= 1 s", population=5)
