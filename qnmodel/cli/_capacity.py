@@ -74,8 +74,9 @@ def capacity_answers(spec: modelfile.ModelSpec, target: Any) -> dict:
         out["method"] = "exact MVA" if not spec.is_open else "open product-form (exact means)"
     st = net.station(bottleneck)
     out["bottleneck"] = bottleneck
-    group = next(g for g in find_groups(net, groups) if bottleneck in g.members)
-    out["bottleneck_group"] = group.label if group.size > 1 or group.explicit else None
+    group = next((g for g in find_groups(net, groups) if bottleneck in g.members), None)
+    in_group = group is not None and (group.size > 1 or group.explicit)
+    out["bottleneck_group"] = group.label if in_group else None
     # an array is sized in members, a device with a rate curve in copies of it
     count = "devices" if st.rate_multipliers is not None or out["bottleneck_group"] else "servers"
     out["min_servers_count"] = count

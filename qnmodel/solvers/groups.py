@@ -254,7 +254,7 @@ def _new_names(net: Network, group: StationGroup, count: int) -> list[str]:
     out: list[str] = []
     numbered = [_NUMBERED.fullmatch(x) for x in group.members]
     if all(numbered) and len({x.group(1) for x in numbered}) == 1:
-        stem = numbered[0].group(1)
+        stem = numbered[0].group(1).replace("{", "{{").replace("}", "}}")
         digits = [x.group(2) for x in numbered]
         width = max(len(d) for d in digits) if any(d.startswith("0") for d in digits) else 1
         i = max(int(d) for d in digits)
