@@ -161,9 +161,15 @@ def mva_residual_life(net: Network, N: int, keep: str = "all") -> MVAResult:
     as n grows, as every closed network's. Positive sums only (with c^2 >= 0 the corrected
     term D_k (Q_k - U_k / 2) stays >= D_k Q_k / 2 since Q_k >= U_k). Cost O(N K).
 
-    Error against :func:`qnmodel.simulate` (``tests/accuracy/amva_scv.py``: 2-5 stations,
-    SCV in {0, 0.25, 1, 4, 10}, N in 1..30, 40 random single-class networks, 10
-    replications): X median 0.5 %, worst 4.4 %; R median 0.9 %, worst 8.3 %.
+    Error against :func:`qnmodel.simulate` (``tests/accuracy/amva_scv.py``, table in
+    ``docs/explanation/open-and-mixed.md``: 40 seeded single-class networks of 2-5 FCFS
+    stations, SCV in {0, 0.25, 1, 4, 10}, N in 1..30, 10 replications): X median 4.3 %,
+    worst 18.9 %; R median 5.7 %, worst 23.8 % (ignoring the SCV: X 3.4 % / 16.0 %, R
+    4.9 % / 20.7 %). Below 0.9 utilisation of the busiest station it is the better answer
+    (X median 6.2 % against 7.5 %, R 9.1 % against 11.6 %); near saturation it converges to
+    X = 1 / D_max only as (c^2 - 1) / (2 n) (the single-station case: R(n) -> D (n +
+    (c^2 - 1) / 2), true n D), so there it is slightly worse (X median 1.8 % against 1.5 %).
+    The worst cases have a c^2 = 10 bottleneck and few jobs.
 
     References
     ----------

@@ -182,6 +182,49 @@ def test_capacity_questions_use_the_corrected_law():
     # the exponential answer differs: the law matters
     R1 = qn.mva(_net((1.0, 1.0, 1.0)), 200).response_time
     assert int(np.flatnonzero(R1 > t)[0]) != int(np.flatnonzero(R > t)[0])
-    with pytest.raises(InvalidModelError, match=r"station 's1' has 2 servers and "
-                       r"non-exponential service"):  # fmt: skip
+    X = qn.mva(net, 30).throughput
+    assert qn.min_servers(net, "s0", f"X >= {X[-1] * 0.99}/s", population=30) == 1
+    many = r"station 's\d' has 2 servers and non-exponential service"
+    with pytest.raises(InvalidModelError, match=many):
         qn.min_servers(net, "s1", "R <= 150 ms", population=30)
+    with pytest.raises(InvalidModelError, match=many):
+        qn.best_upgrade(net, population=10)
+    with pytest.raises(InvalidModelError, match=r"response_time_law cannot solve "
+                       r"non-exponential service"):  # fmt: skip
+        qn.max_population(net, "p95 <= 200 ms")
+
+
+def _family_case(kind: str, i: int):
+    """Case i of the seeded family of tests/accuracy/amva_scv.py (the same draws)."""
+    from tests.accuracy import amva_scv as fam
+
+    rng = np.random.default_rng(2027)
+    cases = [fam.single_case(rng) for _ in range(40)]
+    if kind == "single":
+        return fam, cases[i]
+    return fam, [fam.two_class_case(rng) for _ in range(i + 1)][-1]
+
+
+# (case, |X error| and |R error| bounds): the measured errors of those rows of the table in
+# docs/explanation/open-and-mixed.md, rounded up by 0.2 percentage points (the simulation is
+# seeded, so the same numbers come back)
+SIM_SINGLE = [(15, 0.030, 0.062), (1, 0.051, 0.052)]
+SIM_TWO = [(2, 0.027, 0.028)]
+
+
+@pytest.mark.parametrize(("i", "tx", "tr"), SIM_SINGLE)
+def test_single_class_against_the_simulator(i, tx, tr):
+    fam, (net, N) = _family_case("single", i)
+    res = qn.mva(net, N, keep="last")
+    sim = fam._sim(net, N, res.throughput, 500 + i)
+    assert abs(res.throughput[-1] / sim.throughput[0] - 1) <= tx
+    assert abs(res.response_time[-1] / sim.response_time[0] - 1) <= tr
+
+
+@pytest.mark.parametrize(("i", "tx", "tr"), SIM_TWO)
+def test_two_classes_against_the_simulator(i, tx, tr):
+    fam, net = _family_case("two", i)
+    res = qn.amva(net)
+    sim = fam._sim(net, None, res.throughput, 900 + i)
+    assert np.all(np.abs(res.throughput / sim.throughput - 1) <= tx)
+    assert np.all(np.abs(res.response_time / sim.response_time - 1) <= tr)
