@@ -20,7 +20,7 @@ measured error), N_c = 1..15 each. Relative errors are |model / simulation - 1| 
 and class.
 
 Run: ``.venv/bin/python tests/accuracy/amva_scv.py [cases]`` (default 40 cases of each
-family; about 10 minutes on one core).
+family; about 2 minutes).
 """
 
 from __future__ import annotations
@@ -133,9 +133,9 @@ def main(cases: int = 40) -> None:
         print(f"| 2-class {i} | {len(net.stations)} | {scvs} | {s.population.tolist()} "
               f"| {sim.throughput[0]:.1f} | {ex.max():.2f} | {er.max():.2f} |")  # fmt: skip
     for title, band in (
-        ("all cases", (0.0, 2.0)),
-        ("busiest station's utilisation < 0.9 (simulated)", (0.0, 0.9)),
-        ("utilisation >= 0.9", (0.9, 2.0)),
+        ("All cases", (0.0, 2.0)),
+        ("Cases whose busiest station's utilisation (simulated) is below 0.9", (0.0, 0.9)),
+        ("Cases at utilisation 0.9 and above", (0.9, 2.0)),
     ):
         print(f"\n{title}:\n")
         print("| method | class results | X median (%) | X worst (%) | R median (%) "
