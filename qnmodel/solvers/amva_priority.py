@@ -144,7 +144,7 @@ def amva_priority(net, model, cols, method, tol, max_iter, errors):
     D2, delay2, owner = _split(model)
     K2 = D2.shape[1]
     V2, S2 = visits_and_times(cm, D2, owner)
-    _, G = _fcfs_weights(net, model, D2, owner, always=True)
+    _, G, _ = _fcfs_weights(net, model, D2, owner, always=True)
     Dq2 = np.where(delay2[None, :], 0.0, D2)
     kind = np.full(K2, QUEUE)
     for k, d in cols.items():
@@ -286,7 +286,7 @@ def mixed_priority(net, lam, pop, tol: float = 1e-10, max_iter: int = 100_000):
         )
     D = np.array(cm.D)
     Dq = np.where(cm.is_delay[None, :], 0.0, D)
-    _, G = _fcfs_weights(net, SimpleNamespace(D=D), D, np.zeros(0, dtype=np.int64), always=True)
+    _, G, _ = _fcfs_weights(net, SimpleNamespace(D=D), D, np.zeros(0, dtype=np.int64), always=True)
     kind = np.full(K, QUEUE)
     for k, d in cols.items():
         kind[k] = HOL if d == "HOL" else PR

@@ -8,7 +8,10 @@ variable finds it exactly (to the resolution stated):
   and diverges at lambda_sat ([LZGS] sec. 6.4), so the largest lambda with
   R(lambda) <= R_target is found by bisection to a relative width of 1e-12;
 * closed network: R(n) is non-decreasing in n ([LZGS] sec. 6.3; exact MVA), so the
-  largest population is read off one MVA curve (extended by doubling);
+  largest population is read off one MVA curve (extended by doubling); with
+  non-exponential single-server FCFS stations that curve is the residual-life MVA of
+  :mod:`qnmodel.solvers.mva_residual` (approximate), and a server added to such a station
+  is refused (the correction is for one server);
 * adding a server to a station never increases R (open: C(m, a)/(m - a) decreases in
   m; closed: the station's rate min(j, m) grows pointwise), so the fewest servers are
   found by doubling then bisection; nor does spreading a station's load over one more

@@ -9,7 +9,7 @@ its ``method`` label.
 
 >>> import qnmodel as qn
 >>> net = qn.Network([qn.Station("disk", "5 ms", scv=0.0)])
->>> qn.mva(net, 4)  # doctest: +ELLIPSIS
+>>> qn.mva_exact(net, 4)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 qnmodel.errors.InvalidModelError: mva cannot solve non-exponential service (SCV != 1) at ...
@@ -37,7 +37,9 @@ ELSEWHERE = {
     "fcfs_class_dependent": "qnmodel.amva or qnmodel.open_network (approximate), "
     "qnmodel.simulate; or discipline='PS' if the device shares its capacity among the jobs "
     "present, or give visits and one service_time if the classes differ only in visits",
-    "non_exponential": "qnmodel.simulate (or discipline='PS' / 'LCFS-PR', where the service "
+    "non_exponential": "qnmodel.mva (one closed class, single-server stations) or "
+    "qnmodel.amva (approximate: the residual-life correction), qnmodel.open_network (open, "
+    "approximate), qnmodel.simulate (or discipline='PS' / 'LCFS-PR', where the service "
     "law does not change the means)",
     "priority": "qnmodel.amva or qnmodel.mixed_network (approximate: priority MVA), "
     "qnmodel.priority_queue (one open station) or qnmodel.simulate",
@@ -74,6 +76,13 @@ SUPPORT = {
     s.solver: s
     for s in (
         Support("mva", frozenset(_PF | {"closed"})),
+        # mva of a network with non-exponential FCFS stations: the residual-life correction
+        # (qnmodel.solvers.mva_residual), which takes one server per station
+        Support(
+            "mva_residual",
+            frozenset({"closed", "delay", "ps", "lcfs_pr"}),
+            frozenset({"non_exponential"}),
+        ),  # fmt: skip
         # the asymptotic bounds are operational: true bounds for any single-class closed
         # network of these stations, whatever the service law or discipline
         Support("bounds_aba", frozenset(_PF | {"closed", "non_exponential", "priority"})),
@@ -82,8 +91,9 @@ SUPPORT = {
         Support(
             "amva",
             frozenset({"closed", "multiclass", "delay", "ps", "lcfs_pr"}),
-            frozenset({"multiserver", "load_dependent", "fcfs_class_dependent", "priority"}),
-        ),
+            frozenset({"multiserver", "load_dependent", "fcfs_class_dependent", "priority",
+                       "non_exponential"}),
+        ),  # fmt: skip
         Support(
             "open_network",
             frozenset(_PF | {"open", "multiclass"}),
