@@ -290,7 +290,7 @@ def amva(
     fcfs = _fcfs_weights(net, model, D2, owner)
     Dq2 = np.where(delay2[None, :], 0.0, D2)
     label = f"amva.{method}" + ("+seidmann" if owner.size else "")
-    if net.compiled.uses("fcfs_class_dependent"):
+    if _class_dependent(net.compiled):
         label += "+fcfs"
     if net.compiled.uses("non_exponential"):
         label += "+residual-life"
@@ -350,6 +350,19 @@ def visits_and_times(cm, D2, owner):
     return V, np.divide(D2, V, out=np.zeros_like(D2), where=V > 0)
 
 
+def _class_dependent(cm) -> set[str]:
+    """The stations where a waiting job costs an arrival its own service time: FCFS stations
+    whose classes' service times differ, and priority stations (at one level, FCFS) where
+    they do."""
+    dep = set(cm.features.get("fcfs_class_dependent", ()))
+    for k in range(len(cm.station_names)):
+        s = cm.S[cm.D[:, k] > 0, k]
+        if cm.discipline[k] in PRIORITY_DISCIPLINES and not np.allclose(s, s[0], rtol=1e-12,
+                                                                         atol=0.0):  # fmt: skip
+            dep.add(cm.station_names[k])
+    return dep
+
+
 def _fcfs_weights(net, model, D2, owner, always=False):
     """(V, G, E) of the FCFS heuristics, or None when no station needs them (unless
     ``always``).
@@ -362,12 +375,7 @@ def _fcfs_weights(net, model, D2, owner, always=False):
     correction, :mod:`.mva_residual`); None when no station has one, and always None with
     ``always`` (the priority MVA, which takes the residual life itself)."""
     cm = net.compiled
-    dep = set(cm.features.get("fcfs_class_dependent", ()))
-    for k in range(len(cm.station_names)):  # a priority station at one level is FCFS
-        s = cm.S[cm.D[:, k] > 0, k]
-        if cm.discipline[k] in PRIORITY_DISCIPLINES and not np.allclose(s, s[0], rtol=1e-12,
-                                                                         atol=0.0):  # fmt: skip
-            dep.add(cm.station_names[k])
+    dep = _class_dependent(cm)
     if not dep and not always and not cm.uses("non_exponential"):
         return None
     V, S = visits_and_times(cm, D2, owner)
@@ -379,6 +387,7 @@ def _fcfs_weights(net, model, D2, owner, always=False):
     E = None
     if cm.uses("non_exponential") and not always:
         E = np.zeros((C, K2))
+        K = len(cm.station_names)
         E[:, :K] = S[:, :K] * residual_factors(net, "amva")
     return V, G, E
 

@@ -91,8 +91,15 @@ SUPPORT = {
         Support(
             "amva",
             frozenset({"closed", "multiclass", "delay", "ps", "lcfs_pr"}),
-            frozenset({"multiserver", "load_dependent", "fcfs_class_dependent", "priority",
-                       "non_exponential"}),
+            frozenset(
+                {
+                    "multiserver",
+                    "load_dependent",
+                    "fcfs_class_dependent",
+                    "priority",
+                    "non_exponential",
+                }
+            ),
         ),  # fmt: skip
         Support(
             "open_network",

@@ -189,8 +189,8 @@ def test_capacity_questions_use_the_corrected_law():
         qn.min_servers(net, "s1", "R <= 150 ms", population=30)
     with pytest.raises(InvalidModelError, match=many):
         qn.best_upgrade(net, population=10)
-    with pytest.raises(InvalidModelError, match=r"response_time_law cannot solve "
-                       r"non-exponential service"):  # fmt: skip
+    with pytest.raises(InvalidModelError, match=r"response_time_law of a closed network with "
+                       r"non-exponential FCFS service .* is not supported"):  # fmt: skip
         qn.max_population(net, "p95 <= 200 ms")
 
 
