@@ -160,3 +160,106 @@ def test_bad_cache_in_a_model_file_names_the_key(cache, key, message):
     )
     with pytest.raises(modelfile.ModelFileError, match=rf"system\.master_cache\.{key}.*{message}"):
         modelfile.loads(text)
+
+
+ARRAY_MODEL = """
+[model]
+name = "six-disk-array"
+arrival_rate = ["600/s", "1000/s", "1300/s"]
+target = "R <= 20 ms"
+
+[[station]]
+name = "cpu"
+demand = "0.5 ms"
+""" + "".join(
+    f'\n[[station]]\nname = "disk{i}"\nservice_time = "5 ms"\nvisits = {1 / 6!r}\n'
+    for i in range(1, 7)
+)
+
+
+def test_open_file_with_several_rates_is_asked_at_its_largest_stable_rate(tmp_path):
+    """Issue 26 item 5: the questions were asked at 1300/s, where the array is saturated
+    (saturation 6 / 5 ms = 1200/s), and every answer was 'inf (unstable)'."""
+    path = tmp_path / "array.toml"
+    path.write_text(ARRAY_MODEL)
+    code, out, err = run("solve", str(path))
+    assert code == 0, err
+    assert (
+        "asked at 1000 jobs/s, the largest of the 3 listed rates below saturation "
+        "(1200 jobs/s; 1 listed rate is above it)" in out
+    )
+    # the bottleneck is the array: how many members meet R <= 20 ms at 1000/s
+    net = modelfile.load(path).network
+    members = qn.min_servers(net, "disk1", "R <= 20 ms", arrival_rate=1000.0, count="devices")
+    assert (
+        "fewest members of the bottleneck group 'disk1..disk6 (6 identical)' "
+        f"(at 1000 jobs/s): {members}\n" in out
+    )
+    table = out.split("ranked by R")[1].splitlines()
+    assert table[3].split()[:8] == ["disk1..disk6", "(6", "identical):", "all", "6",
+                                    "members", "2x", "faster"]  # fmt: skip
+    code, out, err = run("solve", str(path), "--format", "json")
+    cap = json.loads(out)["capacity"]
+    assert cap["workload"] == {
+        "arrival_rate": 1000.0, "saturation_arrival_rate": pytest.approx(1200.0, rel=1e-12),
+        "listed_rates": 3, "unstable_rates": 1, "stable": True,
+    }  # fmt: skip
+    assert cap["bottleneck_group"] == "disk1..disk6 (6 identical)"
+    assert cap["min_servers_count"] == "devices" and cap["min_servers"] == members
+    up = qn.best_upgrade(net, arrival_rate=1000.0, target="R <= 20 ms")
+    assert [u["option"] for u in cap["upgrades"]] == list(up.options)
+    assert cap["speedup"] == 2.0
+    assert cap["upgrades"][0]["response_time_ratio"] == pytest.approx(
+        cap["baseline"] / cap["upgrades"][0]["value"], rel=1e-15
+    )
+
+
+def test_open_file_whose_rates_are_all_unstable_asks_what_makes_it_stable(tmp_path):
+    path = tmp_path / "array.toml"
+    path.write_text(ARRAY_MODEL.replace('["600/s", "1000/s", "1300/s"]', '["1300/s", "1250/s"]'))
+    code, out, err = run("solve", str(path))
+    assert code == 0, err
+    assert (
+        "no listed arrival rate is stable (saturation 1200 jobs/s): the questions below are "
+        "asked at the largest, 1300 jobs/s -- what makes it stable" in out
+    )
+    rows = out.split("ranked by R (now inf (unstable)):")[1].splitlines()
+    # 0.5 ms / (1 - 0.65) + 2.5 ms / (1 - 1300 x 2.5 ms / 6) = 1.429 + 5.455 ms
+    assert rows[3].split()[3:10] == ["all", "6", "members", "2x", "faster", "6.883", "ms"]
+    assert "one more member (7)" in out
+    assert "    still unstable with: cpu: 2x faster; cpu: 2 servers" in out
+    assert "inf (unstable)  " not in out.split("target R")[1]  # no row of an unstable option
+
+
+def test_group_key_in_a_model_file(tmp_path):
+    text = """
+[model]
+population = 20
+think_time = "100 ms"
+
+[[station]]
+name = "cpu"
+demand = "1 ms"
+""" + "".join(f'\n[[station]]\nname = "{n}"\ndemand = "4 ms"\ngroup = "shelf"\n' for n in "abc")
+    spec = modelfile.loads(text)
+    assert spec.groups == {"shelf": ("a", "b", "c")}
+    path = tmp_path / "shelf.toml"
+    path.write_text(text)
+    code, out, err = run("solve", str(path), "--target", "R <= 100 ms")
+    assert code == 0, err
+    assert "shelf (3 identical): one more member (4)" in out
+    assert "fewest members of the bottleneck group 'shelf (3 identical)'" in out
+    bad = text.replace('name = "c"\ndemand = "4 ms"', 'name = "c"\ndemand = "5 ms"')
+    with pytest.raises(modelfile.ModelFileError, match="station 'c' differs from 'a' in demand"):
+        modelfile.loads(bad)
+    with pytest.raises(modelfile.ModelFileError, match=r"station\[1\]\.group.*must be a string"):
+        modelfile.loads(text.replace('group = "shelf"', "group = 3", 1))
+    with pytest.raises(modelfile.ModelFileError, match=r"station\[1\]\.group.*non-empty group"):
+        modelfile.loads(text.replace('group = "shelf"', 'group = " "', 1))
+    with pytest.raises(modelfile.ModelFileError, match="has 1 member"):
+        modelfile.loads(text.replace('group = "shelf"', 'group = "one"', 1))
+    classes = text.replace("population = 20", "") + (
+        '\n[[class]]\nname = "r"\npopulation = 2\n\n[[class]]\nname = "w"\npopulation = 1\n'
+    )
+    with pytest.raises(modelfile.ModelFileError, match="groups are single-class"):
+        modelfile.loads(classes)

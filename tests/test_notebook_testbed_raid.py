@@ -17,7 +17,7 @@ import pytest
 from qnmodel.lab.validation import inside, summarize
 from qnmodel.lab.validation.raid import inside_point
 
-from ._notebooks import outputs_text
+from ._notebooks import execute_notebook, outputs_text
 from ._user_env import drop_source_tree
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
@@ -180,16 +180,8 @@ def test_recorded_1gbit_numbers():
 def test_testbed_raid_notebook(tmp_path, monkeypatch):
     drop_source_tree(monkeypatch)
     monkeypatch.delenv("MPLBACKEND", raising=False)  # draw inline, as a reader sees it
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
-        "commit the notebook without outputs"
-    )
-    nbclient.NotebookClient(
-        nb, timeout=180, kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
-    ).execute()  # fmt: skip
+    nb = execute_notebook(NOTEBOOK, NOTEBOOK.parent)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
     text = outputs_text(outputs)
     docs = [load(name) for name in FILES]
     found = re.findall(r"MAPE X ([0-9.]+) %, R ([0-9.]+) %; inside", text)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ._notebooks import outputs_text
+from ._notebooks import execute_notebook, outputs_text
 from ._user_env import drop_source_tree
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is needed to run notebooks")
@@ -24,18 +24,9 @@ def _text(nb) -> str:
 def execute(name: str, monkeypatch) -> tuple[object, str, float]:
     drop_source_tree(monkeypatch)  # the kernel imports the installed package
     monkeypatch.delenv("MPLBACKEND", raising=False)  # draw inline, as a user sees it
-    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
-        f"commit {name} without outputs"
-    )
-    client = nbclient.NotebookClient(
-        nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
-    )
     start = time.monotonic()
-    client.execute()
+    nb = execute_notebook(NOTEBOOKS / name, NOTEBOOKS)
     elapsed = time.monotonic() - start
-    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors, errors
     images = sum(
         1 for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})
     )

@@ -72,7 +72,7 @@ def site(tmp_path_factory) -> Path:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=2400,  # a hung notebook kernel, not a speed check: every notebook runs in it
         env=_build_env(),
     )
     warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("WARNING")]

@@ -381,7 +381,7 @@ def compile_routing(routing: Any, names: tuple[str, ...], cnames: tuple[str, ...
         total = M[c, i].sum()
         if abs(total - 1.0) > 1e-9:
             raise InvalidModelError(
-                f"routing[{src!r}]: its probabilities sum to {total!r}; every row sums to 1 "
+                f"routing[{src!r}]: its probabilities sum to {float(total)!r}; every row sums to 1 "
                 "(a job always goes somewhere: to a station or outside)"
             )
     for c in range(C):

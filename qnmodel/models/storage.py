@@ -535,13 +535,15 @@ class NetworkedRAID:
             return overlap_fork_join(self, N, think_time)
         return _solve_fork_join(self.network(think_time, structure="forkjoin"), N)
 
-    def overlap(self, N: int | None = None, *, arrival_rate=None, think_time=0.0):
+    def overlap(self, N: int | None = None, *, arrival_rate=None, think_time=0.0, disk_scv=1.0):
         """Approximate overlapped model (pipelined chunk transfers, (disk, then link) branches,
-        shared master link), closed n = 1..N or open at ``arrival_rate``; its bounds:
+        shared master link), closed or open; disks of SCV ``disk_scv`` (1 exponential, 0
+        constant; closed only), RAID5 read-modify-writes as two phases (closed only); bounds:
         ``qnmodel.models.storage_overlap.overlap_bounds`` (see that module)."""
         from .storage_overlap import overlap
 
-        return overlap(self, N, arrival_rate=arrival_rate, think_time=think_time)
+        return overlap(self, N, arrival_rate=arrival_rate, think_time=think_time,
+                       disk_scv=disk_scv)  # fmt: skip
 
     def _disk_array_multipliers(self, disk_array) -> np.ndarray | None:
         """Member-disk demand multipliers of a ``(level, disks, pattern)`` array, or None."""

@@ -82,7 +82,10 @@ References
 .. [Lin52] D. V. Lindley, "The theory of queues with a single server", Proc. Cambridge
    Philos. Soc. 48(2):277-289, 1952.
 .. [DN03] H. A. David, H. N. Nagaraja, *Order Statistics*, 3rd ed., Wiley 2003, sec. 2.2
-   (joint distribution of order statistics) and sec. 2.5 (exponential spacings).
+   (joint distribution of order statistics), sec. 2.5 (exponential spacings) and sec. 3.1
+   (moments of order statistics).
+.. [Kle75] L. Kleinrock, *Queueing Systems, Vol. 1: Theory*, Wiley 1975, sec. 5.2 (the mean
+   residual life of a service time, E[S^2] / (2 E[S]) = d (1 + scv) / 2).
 """
 
 from __future__ import annotations
@@ -90,13 +93,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import ndtr as _ndtr
 
 from .._validate import as_population
 from ..errors import InvalidModelError
-from ..solvers.forkjoin import ForkJoinResult, expected_order_statistic, harmonic
+from ..model.laws import LOGN, law_for_scv
+from ..solvers.forkjoin import ForkJoinResult, expected_order_statistic
 
 __all__ = [
     "METHOD",
+    "member_law",
+    "expected_max",
     "FORKJOIN_STRUCTURES",
     "last_chunk_departure",
     "branch_times",
@@ -111,16 +118,18 @@ METHOD = (
 #: fork-join structures of NetworkedRAID.fork_join
 FORKJOIN_STRUCTURES = ("forkjoin", "forkjoin_overlap")
 _LAG_X, _LAG_W = np.polynomial.laguerre.laggauss(60)
+_LEG_X, _LEG_W = np.polynomial.legendre.leggauss(32)
 
 
-def _prob_below(a: np.ndarray, d: float, K: int) -> np.ndarray:
-    """P(the i-th smallest of K iid Exp(d) <= a[i] for i < j), thresholds a (j, T) increasing.
+def _prob_below(a: np.ndarray, d: float, K: int, cdf=None) -> np.ndarray:
+    """P(the i-th smallest of K iid members <= a[i] for i < j), thresholds a (j, T) increasing.
 
     Multinomial count over the intervals [0, a_0], (a_0, a_1], ...: after interval i at
-    least i + 1 of the K values must have fallen ([DN03] sec. 2.2).
+    least i + 1 of the K values must have fallen ([DN03] sec. 2.2). The members are Exp(d),
+    or of the distribution function ``cdf`` (any iid law: the count does not use its form).
     """
     j, T = a.shape
-    G = -np.expm1(-np.maximum(a, 0.0) / d)  # (j, T)
+    G = -np.expm1(-np.maximum(a, 0.0) / d) if cdf is None else cdf(a)  # (j, T)
     binom = np.array([[math.comb(K - m0, m1 - m0) if m1 >= m0 else 0 for m1 in range(K + 1)]
                       for m0 in range(K + 1)], dtype=np.float64)  # fmt: skip
     dp = np.zeros((K + 1, T))
@@ -142,71 +151,154 @@ def _prob_below(a: np.ndarray, d: float, K: int) -> np.ndarray:
     return np.sum(dp * rest[None, :] ** (K - steps)[:, None], axis=0)
 
 
+def member_law(d: float, scv: float = 1.0):
+    """A member's service law of mean ``d`` (s) and SCV ``scv``: ``(cdf, upper)``.
+
+    The law the simulator draws for that SCV (:func:`qnmodel.model.laws.law_for_scv`):
+    exponential at 1, constant at 0, lognormal otherwise. ``cdf`` maps an array of times to
+    P(S <= t) (``None`` for the exponential and the constant, which have their own closed
+    paths); ``upper`` is a time past which ``P(S > t) < 1e-13``.
+    """
+    law = law_for_scv(float(scv))
+    if law.kind != LOGN:
+        return None, d * 32.0
+    mu, sigma = law.params(d)
+
+    def cdf(t):
+        t = np.asarray(t, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            z = (np.log(np.maximum(t, 1e-300)) - mu) / sigma
+        return np.where(t > 0.0, _ndtr(z), 0.0)
+
+    return cdf, math.exp(mu + sigma * 7.4)  # P(Z > 7.4) ~ 7e-14
+
+
+def _integrate_survival(surv, lo: float, hi: float) -> float:
+    """The integral of ``surv`` (vectorised) over [lo, hi]: Gauss-Legendre, 16 panels of 32."""
+    if hi <= lo:
+        return 0.0
+    edges = np.linspace(lo, hi, 17)
+    mid, half = (edges[1:] + edges[:-1]) / 2.0, (edges[1:] - edges[:-1]) / 2.0
+    t = (mid[:, None] + half[:, None] * _LEG_X[None, :]).ravel()
+    w = (half[:, None] * _LEG_W[None, :]).ravel()
+    return float(np.sum(w * surv(t)))
+
+
+def expected_max(d: float, shifts, scv: float = 1.0) -> float:
+    """E[max_j (shift_j + S_j)], S_j iid of mean ``d`` and SCV ``scv`` (:func:`member_law`).
+
+    Exponential: :func:`qnmodel.solvers.forkjoin.expected_order_statistic`; constant:
+    ``max_j shift_j + d``; otherwise ``lo + int_lo^inf (1 - prod_j F(t - shift_j)) dt``
+    (the mean of a non-negative variable from its distribution, [DN03] sec. 3.1), by
+    Gauss-Legendre quadrature.
+    """
+    sh = np.asarray(shifts, dtype=np.float64).ravel()
+    if d <= 0.0 or scv == 0.0:
+        return float(sh.max() + max(d, 0.0))
+    if scv == 1.0:
+        return expected_order_statistic(np.full(sh.size, d), sh.size, shifts=sh)
+    cdf, upper = member_law(d, scv)
+    lo = float(sh.min())
+
+    def surv(t):
+        return 1.0 - np.prod(cdf(t[None, :] - sh[:, None]), axis=0)
+
+    return lo + _integrate_survival(surv, lo, float(sh.max()) + upper)
+
+
 def last_chunk_departure(
-    d: float, c: float, K: int, shift: float = 0.0, backlog: float = 0.0, j: int | None = None
+    d: float,
+    c: float,
+    K: int,
+    shift: float = 0.0,
+    backlog: float = 0.0,
+    j: int | None = None,
+    scv: float = 1.0,
 ) -> float:
     """E[L_j]: when the j-th chunk (default the last, j = K) leaves the shared FCFS link.
 
-    K members, each done at ``shift + Exp(d)``, send one chunk of fixed transfer time ``c``
-    to a link that first owes ``backlog`` of other work (module docstring):
+    K members, each done at ``shift + S``, S of mean ``d`` and SCV ``scv`` (exponential by
+    default; :func:`member_law`), send one chunk of fixed transfer time ``c`` to a link that
+    first owes ``backlog`` of other work (module docstring):
     ``L_j = max(backlog + j c, max_{i <= j} (T_(i) + (j - i + 1) c))``. Exact for the given
-    shift and backlog; the mean is the integral of P(L_j > t), by 60-point Gauss-Laguerre
-    quadrature past the point where every threshold is positive (the integrand is smooth
-    there; ~1e-12 relative against the closed forms for K = 2, 3).
+    shift and backlog; the mean is the integral of P(L_j > t): exponential members by
+    60-point Gauss-Laguerre quadrature past the point where every threshold is positive (the
+    integrand is smooth there; ~1e-12 relative against the closed forms for K = 2, 3),
+    constant members in closed form (``max(backlog, shift + d) + j c``), others by
+    Gauss-Legendre quadrature up to the law's far tail.
     """
     j = K if j is None else int(j)
     if not 1 <= j <= K:
         raise InvalidModelError(f"chunk index j must be in 1..{K}, got {j}")
-    if d <= 0.0:  # every member is done at its shift: Lindley over j simultaneous arrivals
-        return max(backlog, shift) + j * c
+    if d <= 0.0 or scv == 0.0:  # every member is done at shift + d: Lindley over j arrivals
+        return max(backlog, shift + max(d, 0.0)) + j * c
     t0 = max(backlog, shift) + j * c  # below t0, L_j > t surely
-    t = t0 + d * _LAG_X
     i = np.arange(1, j + 1)[:, None]
+    if scv != 1.0:
+        cdf, upper = member_law(d, scv)
+
+        def surv(t):
+            return 1.0 - _prob_below(t[None, :] - shift - (j - i + 1) * c, d, K, cdf)
+
+        return t0 + _integrate_survival(surv, t0, shift + j * c + upper)
+    t = t0 + d * _LAG_X
     a = t[None, :] - shift - (j - i + 1) * c
     survival = 1.0 - _prob_below(a, d, K)
     return float(t0 + d * np.sum(_LAG_W * np.exp(_LAG_X) * survival))
 
 
-def branch_times(d: float, c: float, k: int, op: str, s: float, B: float) -> tuple:
+def branch_times(d: float, c: float, k: int, op: str, s: float, B: float,
+                 scv: float = 1.0) -> tuple:  # fmt: skip
     """One request's times in the overlapped fork-join, given what it finds ahead.
 
-    ``k`` branches, each a member (``shift`` s + Exp(d)) and one chunk of fixed link time
-    ``c``, behind ``B`` of work ahead at the link (module docstring). Returns ``(r_el, race,
-    pending)``: the request's time from fork to its last chunk leaving the link (reads) or its
-    last member finishing (writes), its members' race ``s + d H_k``, and the sum over its
-    chunks of the time each is owed to the link (from the fork until it leaves it).
+    ``k`` branches, each a member (``shift`` s + S, S of mean d and SCV ``scv``,
+    :func:`member_law`) and one chunk of fixed link time ``c``, behind ``B`` of work ahead at
+    the link (module docstring). Returns ``(r_el, race, pending)``: the request's time from
+    fork to its last chunk leaving the link (reads) or its last member finishing (writes), its
+    members' race ``s + E[max of k S]`` (``s + d H_k`` for exponential members), and the sum
+    over its chunks of the time each is owed to the link (from the fork until it leaves it).
     """
-    race = s + d * harmonic(k)  # E[T_(k)]
+    race = s + expected_max(d, np.zeros(k), scv)  # E[T_(k)]
     if op == "read":
-        last = [last_chunk_departure(d, c, k, s, B, j) for j in range(1, k + 1)]
+        last = [last_chunk_departure(d, c, k, s, B, j, scv) for j in range(1, k + 1)]
         return last[-1], race, float(sum(last))
     shifts = np.maximum(B + c * np.arange(1, k + 1), s)
-    r_el = (
-        expected_order_statistic(np.full(k, d), k, shifts=shifts) if d > 0 else float(shifts.max())
-    )
+    r_el = expected_max(d, shifts, scv) if d > 0 else float(shifts.max())
     return r_el, race, k * B + c * k * (k + 1) / 2.0
 
 
 def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: int, Z: float,
-                      members: int | None = None):  # fmt: skip
+                      members: int | None = None, scv: float = 1.0,
+                      phases=None):  # fmt: skip
     """The curve n = 1..N of the overlapped fork-join (module docstring).
 
     ``stations``: (name, demand) of the master's stations in order, the data ``link`` among
-    them; ``member``: one touched member's time per chunk d; ``K`` the chunks (branches) of a
-    request; ``members`` the members they are spread over (default K): each member then sees
-    a share v = K / members of the requests (a RAID5 read of K - 1 chunks over K members);
-    ``op``: ``"read"`` (chunk after the member) or ``"write"`` (chunk before it).
+    them; ``member``: one touched member's time per chunk d, of SCV ``scv`` (1: exponential,
+    0: constant; :func:`member_law`); ``K`` the chunks (branches) of a request; ``members``
+    the members they are spread over (default K): each member then sees a share v = K /
+    members of the requests per phase (a RAID5 read of K - 1 chunks over K members); ``op``:
+    ``"read"`` (chunk after the member) or ``"write"`` (chunk before it). ``phases``: a
+    request of several fork-joins one after the other, each ``(link, op)`` over the same K
+    members (a RAID5 read-modify-write: ``(("link_in", "read"), ("link_out", "write"))``);
+    default the one phase ``((link, op),)``.
+
+    Non-exponential members (ours, approximate): a request finds ``A`` sub-requests ahead at a
+    member, one of them (with the probability U that the member is busy, U = X v d at n - 1)
+    in service with a mean residual ``d (1 + scv) / 2`` instead of d ([Kle75] sec. 5.2):
+    ``s = d A - U d (1 - scv) / 2``; its own service is of the member's law.
     """
     names = [s for s, _ in stations]
     D = np.array([v for _, v in stations], dtype=np.float64)
-    li = names.index(link)
-    serial = np.array([k != li for k in range(len(names))])
-    c = float(D[li]) / K
+    phases = tuple(phases) if phases is not None else ((link, op),)
+    lis = [names.index(ln) for ln, _ in phases]
+    serial = np.array([k not in lis for k in range(len(names))])
+    cs = [float(D[li]) / K for li in lis]
     d = float(member)
-    v = K / float(members or K)
+    v1 = K / float(members or K)  # a member's share of one phase's chunks
+    v = v1 * len(phases)  # its share of the request's chunks
     if float(D.sum()) + d + Z <= 0.0:
         raise InvalidModelError("all demands and the think time are zero: throughput is unbounded")
-    P = len(names) + 1  # the serial stations, the link, the members' race
+    P = len(names) + 1  # the serial stations, the links, the members' race
     busiest = np.append(D, d * v)
     bott = int(np.argmax(busiest))
     x_max = 1.0 / float(busiest[bott]) if busiest[bott] > 0 else np.inf
@@ -214,15 +306,21 @@ def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: in
     Rk = np.zeros((N, P))
     Tm = np.zeros(N)
     Q = np.zeros(len(names))
-    q_m = q_c = Q_mem = 0.0
+    q_m = u_m = 0.0
+    q_c = [0.0] * len(phases)
+    Q_mem = [0.0] * len(phases)
     for i in range(N):
         n = i + 1
         r = np.where(serial, D * (1.0 + Q), 0.0)
-        s = d * max(v * Q_mem, q_m)  # [Var99]: requests ahead at each member
-        B = c * q_c  # work ahead at the link
-        Tm[i] = d * (1.0 + q_m)
-        r_el, race, pending = branch_times(d, c, K, op, s, B)
-        r[li] = r_el - race
+        resid = u_m * d * (1.0 - scv) / 2.0  # the one in service: residual, not d [Kle75]
+        s = max(d * max(v1 * sum(Q_mem), q_m) - resid, 0.0)  # [Var99]: ahead at each member
+        Tm[i] = d * (1.0 + q_m) - resid
+        race, out = 0.0, []
+        for p, ((_ln, p_op), li, c) in enumerate(zip(phases, lis, cs, strict=True)):
+            r_el, p_race, pending = branch_times(d, c, K, p_op, s, c * q_c[p], scv)
+            r[li] = r_el - p_race
+            race += p_race
+            out.append((r_el, p_race, pending))
         x = n / (Z + float(r.sum()) + race)
         if x > x_max:  # the asymptotic bound [LZGS84]: the excess waits at the bottleneck
             extra = n / x_max - Z - float(r.sum()) - race
@@ -235,12 +333,14 @@ def fork_join_overlap(stations, member: float, link: str, K: int, op: str, N: in
         Rk[i, :-1] = r
         Rk[i, -1] = race
         Q = x * r[: len(names)]
-        Q[li] = 0.0
-        q_c = x * pending
-        # requests with a member still to finish: reads until the last member is done,
-        # writes until they leave (their chunks still in the link are ahead at the members)
-        Q_mem = x * (race if op == "read" else r_el)
+        Q[lis] = 0.0
+        for p, ((_ln, p_op), (r_el, p_race, pending)) in enumerate(zip(phases, out, strict=True)):
+            q_c[p] = x * pending
+            # requests with a member still to finish: reads until the last member is done,
+            # writes until they leave (their chunks still in the link are ahead at the members)
+            Q_mem[p] = x * (p_race if p_op == "read" else r_el)
         q_m = x * v * Tm[i]
+        u_m = min(x * v * d, 1.0)
     return _result(METHOD, X, Rk, Tm, D, d, v, K, names, Z, None)
 
 

@@ -19,7 +19,14 @@ into one branch per chunk: k chunks on k of the K members. A branch is
 * the member's disk: one FCFS server of mean d per chunk, shared by every request's chunks
   to that member.
 
-Reads run the disk then the transfer; writes the transfer then the disk. The master link is
+Reads run the disk then the transfer; writes the transfer then the disk; a RAID5 write
+smaller than a stripe (read-modify-write) runs two such fork-joins in turn over the same
+members: its k touched chunks (data and parity) read back over ``link_in``, then written over
+``link_out``. A disk's time per chunk has mean d and SCV ``disk_scv`` (1 exponential, 0
+constant, otherwise the lognormal the simulator draws, :func:`qnmodel.model.laws.law_for_scv`):
+the last-chunk law below holds for any such law (the order statistics of iid members), and the
+closed solution gives the member in service a residual ``d (1 + scv) / 2`` ([Kle75] sec.
+5.2). The master link is
 shared by every branch of every request. With ``NetworkedRAID``'s one ``link_rate`` the
 member link is as fast as the master's and carries one member's chunks only: it never
 holds a chunk back more than the master's link does, and the request's time is governed by
@@ -76,6 +83,15 @@ d / c = 2 (-8.0 % at N = 4), within 2.7 % at N = 16; open R within 7.8 % up to 6
 simulated closed points lie inside :func:`overlap_bounds` with their 95 % intervals (the
 other: the simulation's X estimator 0.025 % above 1 / D_max at saturation).
 
+Constant disks and read-modify-writes (``tests/models/overlap_table.py const rmw``, the same
+grid, closed only): N = 1 exact; constant disks within 3.8 % for RAID0 reads and writes, RAID5
+reads within 0.7 % except d / c = 4 (+6.4 % at N = 2, -9.3 % at N = 4); RAID5 one-chunk
+read-modify-writes (two phases, 2 of 4 members) within 7.0 % at N = 16 but -22.3 ... +9.6 %
+at N = 2-4 (mostly optimistic: two processor-sharing links in tandem, whose queues the
+Lindley view of the work ahead undercounts; docs/explanation/overlap.md). 88 of 100 points
+inside :func:`overlap_bounds`, the 12 others constant-disk points at an attained bound, beyond
+it by at most 0.019 %.
+
 References
 ----------
 .. [Var99] E. Varki, "Mean value technique for closed fork-join networks", Proc. ACM
@@ -87,6 +103,8 @@ References
 .. [DN03] H. A. David, H. N. Nagaraja, *Order Statistics*, 3rd ed., Wiley 2003, sec. 2.2.
 .. [NT88] R. Nelson, A. N. Tantawi, "Approximate analysis of fork/join synchronization in
    parallel queues", IEEE Trans. Computers 37(6):739-743, 1988.
+.. [Kle75] L. Kleinrock, *Queueing Systems, Vol. 1: Theory*, Wiley 1975, sec. 5.2 (mean
+   residual life).
 .. [Kle76] L. Kleinrock, *Queueing Systems, Vol. 2: Computer Applications*, Wiley 1976,
    sec. 4.4 (processor sharing: E[T | x] = x / (1 - rho)).
 .. [LZGS84] E. D. Lazowska, J. Zahorjan, G. S. Graham, K. C. Sevcik, *Quantitative System
@@ -101,7 +119,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_population, as_quantity
+from .._validate import as_population, as_quantity, as_scv
 from ..errors import InvalidModelError
 from ..results.closed import BoundsResult
 from ..solvers.forkjoin import (
@@ -110,7 +128,13 @@ from ..solvers.forkjoin import (
     harmonic,
     nelson_tantawi,
 )
-from .storage_forkjoin import _result, branch_times, fork_join_overlap, last_chunk_departure
+from .storage_forkjoin import (
+    _result,
+    branch_times,
+    expected_max,
+    fork_join_overlap,
+    last_chunk_departure,
+)
 
 __all__ = [
     "METHOD_OPEN",
@@ -148,7 +172,12 @@ class OverlapParts:
     members : int
         K, the members they are spread over (k <= K).
     op : str
-        ``"read"`` or ``"write"``.
+        ``"read"``, ``"write"`` or ``"read_modify_write"`` (a RAID5 write smaller than a
+        stripe: the k touched chunks, data and parity, read back over ``link_in``, then
+        written over ``link_out``; ``link`` is then ``link_in``).
+    scv : float
+        The member's SCV of service (1 exponential, the default; 0 constant; otherwise the
+        lognormal of :func:`qnmodel.model.laws.law_for_scv`).
     """
 
     stations: tuple
@@ -157,22 +186,32 @@ class OverlapParts:
     k: int
     members: int
     op: str
+    scv: float = 1.0
+
+    @property
+    def phases(self) -> tuple:
+        """The request's fork-joins in order, each ``(link, op)``."""
+        if self.op == "read_modify_write":
+            return (("link_in", "read"), ("link_out", "write"))
+        return ((self.link, self.op),)
 
     @property
     def chunk_time(self) -> float:
-        """c, one chunk's time on the master's data link, s."""
+        """c, one chunk's time on the master's data link (``link``), s."""
         return dict(self.stations)[self.link] / self.k
 
 
-def overlap_parts(system) -> OverlapParts:
+def overlap_parts(system, disk_scv=1.0) -> OverlapParts:
     """The overlapped structure of a ``form="corrected"`` NetworkedRAID (module docstring).
 
     Supported: RAID0 reads and writes of at most a stripe (k = the request's chunks), RAID5
-    reads of at most a stripe's data (k chunks over K members) and RAID5 full-stripe writes
-    (k = K, data and parity). A RAID5 write smaller than a stripe (read-modify-write, two
-    phases) is not: :meth:`~qnmodel.NetworkedRAID.mva` and ``fork_join(structure="forkjoin")``
-    model it.
+    reads of at most a stripe's data (k chunks over K members), RAID5 full-stripe writes
+    (k = K, data and parity) and RAID5 writes smaller than a stripe (read-modify-write: the
+    request's data chunks and the parity, k = chunks + 1, read back, then written: two
+    phases). ``disk_scv``: the SCV of a member's time per chunk (>= 0; 1 exponential, 0
+    constant), which ``NetworkedRAID``'s demands do not carry.
     """
+    scv = as_scv(disk_scv, "disk_scv")
     if system.form != "corrected":
         raise InvalidModelError(
             "the overlapped structure needs form='corrected' (one master link station per "
@@ -192,19 +231,18 @@ def overlap_parts(system) -> OverlapParts:
             f"chunks), got {chunks} chunks: use mva() or fork_join(structure='forkjoin')"
         )
     rmw = bool(system.intermediates().get("read_modify_write", 0.0))
-    if rmw:
-        raise InvalidModelError(
-            f"a {system.raid} write of {chunks} chunks is a read-modify-write (two phases), "
-            "which the overlapped structure does not model: use mva() or "
-            "fork_join(structure='forkjoin')"
-        )
-    k = K if (system.raid == "raid5" and system.op == "write") else chunks
+    op = "read_modify_write" if rmw else system.op
+    if rmw or (system.raid == "raid5" and system.op == "write"):
+        k = chunks + 1 if rmw else K  # data and parity
+    else:
+        k = chunks
     net = system.network(0.0, structure="forkjoin")
     stations = tuple((st.name, float(st.demand)) for st in net.stations
                      if not hasattr(st, "branches"))  # fmt: skip
-    member = float(net.stations[-1].branches[0].demand) * K / k  # per touched chunk
-    link = "link_in" if system.op == "read" else "link_out"
-    return OverlapParts(stations, link, member, k, K, system.op)
+    # per touched chunk: one chunk per member and phase (two phases for a read-modify-write)
+    member = float(net.stations[-1].branches[0].demand) * K / (k * (2 if rmw else 1))
+    link = "link_in" if system.op == "read" or rmw else "link_out"
+    return OverlapParts(stations, link, member, k, K, op, scv)
 
 
 def _split(parts: OverlapParts):
@@ -214,39 +252,51 @@ def _split(parts: OverlapParts):
     return names, D, li, parts.chunk_time
 
 
+def _phase_links(parts: OverlapParts) -> list[tuple[int, float, str]]:
+    """(index of the link among the stations, chunk time c on it, op) of each phase."""
+    names = [n for n, _ in parts.stations]
+    return [(names.index(ln), dict(parts.stations)[ln] / parts.k, op) for ln, op in parts.phases]
+
+
 def isolated_time(parts: OverlapParts) -> float:
     """R0, the mean time of a lone request with its stages overlapped, s.
 
     ``sum of the serial stations' demands + E[L_k]`` for reads (the last chunk's departure
     from the master link, :func:`~qnmodel.models.storage_forkjoin.last_chunk_departure`),
-    ``+ E[max_j (j c + E_j)]`` for writes (the master sends its chunks one after another and
-    each member serves its chunk on arrival). Exact for exponential members, FCFS or
-    processor-sharing links of the same rate (module docstring).
+    ``+ E[max_j (j c + S_j)]`` for writes (the master sends its chunks one after another and
+    each member serves its chunk on arrival), both for a read-modify-write (its read phase,
+    then its write phase). Exact for members of the given law (exponential, constant or
+    lognormal), FCFS or processor-sharing links of the same rate (module docstring).
     """
     names, D, li, c = _split(parts)
-    serial = float(D.sum() - D[li])
-    if parts.op == "read":
-        return serial + last_chunk_departure(parts.member, c, parts.k)
-    r_el, _race, _p = branch_times(parts.member, c, parts.k, "write", 0.0, 0.0)
-    return serial + r_el
+    ph = _phase_links(parts)
+    serial = float(D.sum() - sum(D[i] for i, _c, _op in ph))
+    return serial + sum(branch_times(parts.member, cp, parts.k, op, 0.0, 0.0, parts.scv)[0]
+                        for _i, cp, op in ph)  # fmt: skip
 
 
 def serial_time(parts: OverlapParts) -> float:
     """R_ser, a lone request's mean time with nothing overlapped, s.
 
-    The serial stations, the members' whole race ``d H_k`` and all k chunks on the master
-    link one after another: ``D_serial + d H_k + k c``.
+    The serial stations, the members' whole race ``E[max of k S]`` (``d H_k`` for
+    exponential members, d for constant ones) per phase and all k chunks of each phase on
+    its master link one after another: ``D_serial + phases x E[max S] + sum of the links``.
     """
     names, D, li, c = _split(parts)
-    return float(D.sum()) + parts.member * harmonic(parts.k)
+    race = expected_max(parts.member, np.zeros(parts.k), parts.scv)
+    return float(D.sum()) + race * len(parts.phases)
 
 
 def _dmax(parts: OverlapParts) -> tuple[float, str]:
     """The largest demand over every stage that consumes capacity, and its name."""
     names, D, li, c = _split(parts)
     v = parts.k / parts.members
-    cands = [*zip(D.tolist(), names, strict=True), (parts.member * v, "disk (per member)"),
-             (c * v, "member link (per member)")]  # fmt: skip
+    nph = len(parts.phases)
+    cands = [
+        *zip(D.tolist(), names, strict=True),
+        (parts.member * v * nph, "disk (per member)"),
+        *((cp * v, "member link (per member)") for _i, cp, _op in _phase_links(parts)),
+    ]
     dm, name = max(cands)
     return float(dm), name
 
@@ -267,6 +317,12 @@ def open_overlap(parts: OverlapParts, arrival_rate) -> ForkJoinResult:
         One row; method :data:`METHOD_OPEN` (approximate).
     """
     lam = as_quantity(arrival_rate, "arrival_rate", "frequency", positive=True)
+    if parts.op == "read_modify_write" or parts.scv != 1.0:
+        raise InvalidModelError(
+            "the open overlapped model takes exponential members and one phase, got "
+            f"op={parts.op!r}, scv={parts.scv:g}: use the closed overlap(N) (which models "
+            "read-modify-writes and members of any SCV) or mva()"
+        )
     names, D, li, c = _split(parts)
     d, k, v = parts.member, parts.k, parts.k / parts.members
     dm, bott = _dmax(parts)
@@ -294,14 +350,16 @@ def open_overlap(parts: OverlapParts, arrival_rate) -> ForkJoinResult:
                    lam)  # fmt: skip
 
 
-def overlap(system, N=None, *, arrival_rate=None, think_time=0.0) -> ForkJoinResult:
+def overlap(system, N=None, *, arrival_rate=None, think_time=0.0,
+            disk_scv=1.0) -> ForkJoinResult:  # fmt: skip
     """The overlapped NetworkedRAID, closed (n = 1..N) or open (``arrival_rate``).
 
     Closed: :func:`~qnmodel.models.storage_forkjoin.fork_join_overlap` over k chunks on K
-    members; open: :func:`open_overlap`. Both approximate (module docstring); exact at N = 1
-    for exponential members.
+    members, members of SCV ``disk_scv`` (1 exponential, 0 constant), one phase or a
+    read-modify-write's two; open: :func:`open_overlap` (exponential members, one phase).
+    Both approximate (module docstring); exact at N = 1.
     """
-    parts = overlap_parts(system)
+    parts = overlap_parts(system, disk_scv)
     if (N is None) == (arrival_rate is None):
         raise InvalidModelError(
             "give exactly one of N (closed population) and arrival_rate (open), got "
@@ -311,8 +369,9 @@ def overlap(system, N=None, *, arrival_rate=None, think_time=0.0) -> ForkJoinRes
         return open_overlap(parts, arrival_rate)
     N = as_population(N, "N")
     Z = as_quantity(think_time, "think_time", "time")
-    return fork_join_overlap(list(parts.stations), parts.member, parts.link, parts.k, parts.op,
-                             N, Z, members=parts.members)  # fmt: skip
+    return fork_join_overlap(list(parts.stations), parts.member, parts.link, parts.k,
+                             parts.phases[0][1], N, Z, members=parts.members, scv=parts.scv,
+                             phases=parts.phases)  # fmt: skip
 
 
 def overlap_bounds(parts: OverlapParts, N, think_time=0.0) -> BoundsResult:

@@ -387,6 +387,14 @@ class UpgradeResult:
         The target the options were checked against, if one was given.
     meets_target : ndarray (n,) of bool or None
         Whether each option meets ``target``.
+    speedup : float
+        The device speedup factor k of the "k x faster" options (service times divided
+        by k).
+    response_time_ratio : ndarray (n,)
+        baseline / value of each option: how many times shorter the response time (or
+        percentile) gets (0 for an option that stays unstable; inf when it makes an
+        unstable baseline stable). Not the device speedup: a device 2x faster at a
+        station that holds a third of R gives a ratio near 1.5.
     """
 
     options: tuple[str, ...]
@@ -396,6 +404,7 @@ class UpgradeResult:
     metric: str = "R"
     target: str | None = None
     meets_target: np.ndarray | None = None
+    speedup: float = 2.0
 
     def __post_init__(self) -> None:
         _freeze(self)
@@ -405,15 +414,27 @@ class UpgradeResult:
         """The upgrade with the lowest response time."""
         return self.options[0]
 
+    @property
+    def response_time_ratio(self) -> np.ndarray:
+        """baseline / value per option (see the class docstring)."""
+        base, v = self.baseline_response_time, self.response_time
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(np.isinf(v), 0.0, base / v)
+        ratio.setflags(write=False)
+        return ratio
+
     def to_frame(self) -> Any:
-        """One row per upgrade: ``option, response_time, speedup`` (baseline / value).
+        """One row per upgrade: ``option, response_time, response_time_ratio``
+        (baseline / value).
 
         With a target, also ``meets_target``; ``response_time`` holds :attr:`metric`.
         """
         pd = _import_pandas()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = self.baseline_response_time / self.response_time
-        cols = {"option": list(self.options), "response_time": self.response_time, "speedup": gain}
+        cols = {
+            "option": list(self.options),
+            "response_time": self.response_time,
+            "response_time_ratio": self.response_time_ratio,
+        }
         if self.meets_target is not None:
             cols["meets_target"] = self.meets_target
         return pd.DataFrame(cols)

@@ -37,9 +37,15 @@ class SimulationResult:
     arrival_rate : ndarray (C,)
         lambda_c of open classes, 1/s (0 for closed classes).
     throughput : ndarray (C,)
-        Completed responses per second.
+        Completed responses per second. With a routing matrix (``Network(..., routing=...)``)
+        a response is a cycle, from leaving the outside node (a closed job's terminal, an open
+        job's source) to coming back to it, counted for the class the job had when it left:
+        with class switching the cycles of a chain split among its classes, and
+        :attr:`chain_throughput` is their sum.
     response_time : ndarray (C,)
-        Mean response time (think time excluded), s.
+        Mean response time (think time excluded), s; with a routing matrix, of the cycles
+        started as class c (each visit a service of mean S, so a cycle's law is that of its
+        path: a one-of-k choice gives a mixture, a series a sum).
     quantiles : ndarray (Q,)
         Probabilities of the response-time quantiles.
     response_time_quantiles : ndarray (C, Q)
@@ -51,7 +57,9 @@ class SimulationResult:
     queue_length : ndarray (C, K)
         Mean number of class-c jobs at station k (fork-join: jobs between fork and join).
     residence_time : ndarray (C, K)
-        Mean time per visit (per cycle), s; fork-join: from fork to join.
+        Mean time per cycle, s; fork-join: from fork to join. With a routing matrix: the time
+        jobs spend at station k as class c per cycle of the class's chain (all visits summed,
+        R_ck = V_ck x time per visit, as :func:`qnmodel.solvers.mva_chains` gives it).
     station_utilization, station_queue_length : ndarray (K,)
         Summed over classes.
     branch_utilization, branch_queue_length : ndarray (NB,)
@@ -75,6 +83,12 @@ class SimulationResult:
         carried throughput, lambda_c (1 - loss_probability_c).
     loss_rate : ndarray (C, K) or None
         Only with a finite capacity: open jobs of class c lost at station k per second.
+    chains : ndarray (C,) of int or None
+        Only with a routing matrix: the chain of each class (classes that switch into each
+        other share one; -1 for a class no job stays in), as :attr:`Compiled.chains`.
+    chain_throughput, chain_response_time : ndarray (Q,) or None
+        Only with a routing matrix: cycles per second of each chain (X*_q of
+        :func:`qnmodel.solvers.mva_chains`) and their mean response time, s (think time excluded).
     """
 
     method: str
@@ -116,6 +130,11 @@ class SimulationResult:
     loss_probability_halfwidth: np.ndarray | None = None
     loss_rate: np.ndarray | None = None
     loss_rate_halfwidth: np.ndarray | None = None
+    chains: np.ndarray | None = None
+    chain_throughput: np.ndarray | None = None
+    chain_throughput_halfwidth: np.ndarray | None = None
+    chain_response_time: np.ndarray | None = None
+    chain_response_time_halfwidth: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         _freeze(self)

@@ -26,7 +26,7 @@ from ..errors import QNModelError
 
 __all__ = ["SimulatorUnavailableError", "CompiledModel", "library", "run"]
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 _f8 = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 _i8 = np.ctypeslib.ndpointer(dtype=np.int64, flags="C_CONTIGUOUS")
@@ -78,7 +78,9 @@ def library() -> ctypes.CDLL:
         + [_i8] * 5  # nodes
         + [_i8] * 4
         + [_f8, _i8]  # stations
-        + [_i8, _i8, _f8, _f8, _i8, _i8, _i8, _i8, _I64]  # classes, priority levels
+        + [_i8, _i8, _f8, _f8, _i8, _i8, _i8]  # classes
+        + [_I64, _i8, _f8, _i8]  # routing matrix
+        + [_i8, _I64]  # priority levels
         + [_i8, _f8, _f8, _f8, _i8, _i8, _f8]  # service
         + [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_double, ctypes.c_double, _I64]
         + [ctypes.c_double, _I64, _f8, _I64]
@@ -123,6 +125,11 @@ class CompiledModel:
     svc_tab_off: np.ndarray
     svc_tab_len: np.ndarray
     svc_tab: np.ndarray
+    #: routing matrix rows (a routed run; qnsim.h): offsets (C (K + 1) + 1,), destination
+    #: states c' (K + 1) + k' and cumulative probabilities; None: the class routes
+    rt_off: np.ndarray | None = None
+    rt_dst: np.ndarray | None = None
+    rt_cum: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +183,10 @@ def run(
     B, C, K, P = int(batches), m.C, m.K, m.P
     qs = np.ascontiguousarray(quantiles, dtype=np.float64)
     NQ = qs.size
+    routed = m.rt_off is not None
+    rt_off = m.rt_off if routed else np.zeros(1, np.int64)
+    rt_dst = m.rt_dst if routed else np.zeros(1, np.int64)
+    rt_cum = m.rt_cum if routed else np.ones(1)
     done, rsum = np.empty((B, C)), np.empty((B, C))
     quant = np.empty((B, C, max(NQ, 1)))
     area, busy = np.empty((B, C, P)), np.empty((B, C, P))
@@ -188,6 +199,7 @@ def run(
         m.node_kind, m.node_first, m.node_count, m.node_k, m.node_fan,
         m.st_kind, m.st_servers, m.st_ld_off, m.st_ld_len, m.ld_rates, m.st_cap,
         m.cls_open, m.cls_pop, m.cls_think, m.cls_rate, m.route_off, m.route_len, m.routes,
+        int(routed), rt_off, rt_cum, rt_dst,
         m.cls_level, int(m.levels),
         m.svc_kind, m.svc_mean, m.svc_p1, m.svc_p2, m.svc_tab_off, m.svc_tab_len, m.svc_tab,
         ctypes.c_uint64(int(seed) & 0xFFFFFFFFFFFFFFFF), ctypes.c_uint64(int(stream)),

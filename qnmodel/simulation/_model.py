@@ -5,8 +5,13 @@ The one place the simulator looks at a :class:`~qnmodel.model.Network`: its comp
 rate; a network without classes is closed with ``N`` or open with ``arrival_rate``), the
 elements and their service-time laws; fork-join elements give their branches.
 
-Routing: each class visits the nodes where it has work, in station order, once per cycle
-with the whole demand D = V S as one visit -- the view the analytic solvers take.
+Routing: without a routing matrix each class visits the nodes where it has work, in station
+order, once per cycle with the whole demand D = V S as one visit -- the view the analytic
+solvers take. With one (``Network(..., routing=...)``, :attr:`Compiled.routing`) the run is
+*routed*: a job leaving a node draws its next (class, node) from the matrix row, each visit
+a service of mean S (the service time per visit), class switching changing the job's class;
+the outside node is a closed job's terminal (its think time) and an open job's source and
+sink (:func:`routing_rows`).
 
 Stations become event-loop kinds (``ST_*``, the ``QNS_ST_*`` of ``qnsim.h``) with a server
 count, a rate curve (PS always has one: min(n, m) for m servers) and a capacity (0: none);
@@ -52,6 +57,8 @@ class ModelInfo:
     node_is_delay: np.ndarray  # (K,)
     demand: np.ndarray  # (C, K) total demand per cycle (fork-join: the largest branch)
     throughput_guess: np.ndarray  # (C,) for default run lengths
+    events_per_cycle: np.ndarray  # (C,) node visits per cycle plus one (think or arrival)
+    chains: np.ndarray | None = None  # (C,) chain of each class in a routed run, else None
 
 
 def _is_forkjoin(el: Any) -> bool:
@@ -133,6 +140,14 @@ def compile_model(
     C = len(cnames)
     cm = net.compiled
     require(cm, "simulate", drop=("open", "closed"))
+    routed = cm.routing is not None
+    if routed and np.any(cm.capacity > 0):
+        k = int(np.flatnonzero(cm.capacity > 0)[0])
+        raise InvalidModelError(
+            f"simulate: station {cm.station_names[k]!r} has a finite capacity and the network a "
+            "routing; finite capacities are simulated with the class routes only (a network "
+            "without routing=), or solved by qnmodel.mva_blocking"
+        )
     classes = [None] if net.single else list(cnames)  # the names per-class demands use
     elements = tuple(net.stations)
     K = len(elements)
@@ -207,6 +222,8 @@ def compile_model(
             demand[:, k] = d
     P = len(st_kind)
     dem = np.array(st_dem, dtype=np.float64).T.copy()  # (C, P)
+    # mean of one service: the demand per cycle, or per visit in a routed run (P = K)
+    smean = np.array(cm.S, dtype=np.float64) if routed else dem
 
     # routes: nodes with work for the class (a fork-join node only if its join can wait)
     routes, route_off, route_len = [], [], []
@@ -234,7 +251,7 @@ def compile_model(
     tab_off, tab_len, tabs, ntab = np.zeros(C * P, np.int64), np.zeros(C * P, np.int64), [], 0
     for c in range(C):
         for p in range(P):
-            i, mean, d = c * P + p, dem[c, p], svc[c][p]
+            i, mean, d = c * P + p, smean[c, p], svc[c][p]
             svc_kind[i] = d.kind
             if mean <= 0:
                 continue
@@ -257,6 +274,13 @@ def compile_model(
     stations = (st_kind, st_cap, st_rates, st_servers, st_label)
     nodes = (node_kind, node_first, node_count, node_fan)
     _check_stable(rate * is_open, dem, stations, nodes, (routes, route_off, route_len))
+
+    events = (demand > 0).sum(axis=1) + 1.0
+    rows: dict[str, np.ndarray] = {}
+    if routed:
+        rows = routing_rows(np.asarray(cm.routing))
+        pop = _chain_population(pop, np.asarray(cm.chains), rows["rt_off"], K, cnames)
+        events = np.asarray(cm.V).sum(axis=1) + 1.0  # visits per chain cycle
 
     guess = np.zeros(C)
     for c in range(C):
@@ -282,9 +306,10 @@ def compile_model(
         cls_open=i8(is_open), cls_pop=i8(pop), cls_think=f8(think), cls_rate=f8(rate),
         route_off=i8(route_off), route_len=i8(route_len), routes=i8(routes or [0]),
         cls_level=i8(np.broadcast_to(levels.ravel(), (C,))), levels=int(levels.max()) + 1,
-        svc_kind=svc_kind, svc_mean=f8(dem.ravel()), svc_p1=p1, svc_p2=p2,
+        svc_kind=svc_kind, svc_mean=f8(smean.ravel()), svc_p1=p1, svc_p2=p2,
         svc_tab_off=tab_off, svc_tab_len=tab_len,
         svc_tab=f8(np.concatenate(tabs).ravel() if tabs else np.zeros(3)),
+        **rows,
     )  # fmt: skip
     info = ModelInfo(
         class_names=cnames,
@@ -301,8 +326,58 @@ def compile_model(
         node_is_delay=np.array(node_is_delay, bool),
         demand=demand,
         throughput_guess=guess,
+        events_per_cycle=events,
+        chains=np.array(cm.chains) if routed else None,
     )
     return model, info
+
+
+def routing_rows(M: np.ndarray) -> dict[str, np.ndarray]:
+    """The routing matrix M (C, K + 1, C, K + 1) as the event loop's rows (``qnsim.h``).
+
+    State s = c (K + 1) + k (node K: the outside); row s lists the states M[c, k] reaches
+    with probability > 0, in index order, with the row's cumulative probabilities, the last
+    set to 1 (the row sums to 1 within rounding, :func:`~qnmodel.model.routing.
+    compile_routing`). A row nothing reaches is empty.
+    """
+    C, K1 = M.shape[0], M.shape[1]
+    flat = M.reshape(C * K1, C * K1)
+    off, dst, cum = [0], [], []
+    for row in flat:
+        nz = np.flatnonzero(row > 0)
+        if nz.size:
+            cs = np.cumsum(row[nz])
+            cs[-1] = 1.0
+            dst.extend(nz.tolist())
+            cum.extend(cs.tolist())
+        off.append(len(dst))
+    return {
+        "rt_off": np.array(off, dtype=np.int64),
+        "rt_dst": np.array(dst or [0], dtype=np.int64),
+        "rt_cum": np.array(cum or [1.0], dtype=np.float64),
+    }
+
+
+def _chain_population(pop, chains, rt_off, K, cnames) -> np.ndarray:
+    """Closed populations moved, where needed, to a class whose jobs can leave the outside.
+
+    A routed job starts its first cycle at the outside node as its class. A class of a chain
+    may have no row there (its jobs reach the outside only as another class of the chain);
+    its jobs then start as the chain's first class that has one -- only the population per
+    chain matters to the chain's law ([BGMT] sec. 7.3.6).
+    """
+    pop = np.array(pop, dtype=np.int64)
+    has_row = np.array([rt_off[c * (K + 1) + K + 1] > rt_off[c * (K + 1) + K]
+                        for c in range(len(pop))])  # fmt: skip
+    for c in np.flatnonzero((pop > 0) & ~has_row):
+        mates = np.flatnonzero((chains == chains[c]) & has_row)
+        if chains[c] < 0 or mates.size == 0:  # pragma: no cover - the description refuses it
+            raise InvalidModelError(
+                f"simulate: class {cnames[c]!r} has jobs but its chain never leaves the outside"
+            )
+        pop[mates[0]] += pop[c]
+        pop[c] = 0
+    return pop
 
 
 def _check_stable(lam, dem, stations, nodes, route) -> None:

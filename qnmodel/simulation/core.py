@@ -149,12 +149,22 @@ def simulate(
 
     Notes
     -----
-    Each class visits the stations where it has demand, in order, once per cycle, with
-    the whole demand D = V S as the mean of one service -- the view the analytic solvers take, so
-    with exponential service the simulation estimates what exact MVA computes for product-form
-    networks. Estimates are means over replications (or batches) of per-run time averages and
-    ratios; quantiles are per-run quantiles from a log-bucket histogram (relative bucket width
-    1/128, linear inside a bucket) averaged over runs. See ``docs/explanation/simulation.md``.
+    Without a routing matrix each class visits the stations where it has demand, in order,
+    once per cycle, with the whole demand D = V S as the mean of one service -- the view the
+    analytic solvers take, so with exponential service the simulation estimates what exact MVA
+    computes for product-form networks. With one (``Network(..., routing=...)``) each job, on
+    leaving a node, draws its next (class, node) from the routing probabilities, each visit a
+    service of mean S (per visit); class switching changes the job's class (its service law
+    and the class its station statistics count under). A response is then a cycle from the
+    outside node back to it, counted for the class the job started it as; per chain results
+    are ``chain_throughput`` and ``chain_response_time``, and ``residence_time`` is per chain
+    cycle (as :func:`qnmodel.solvers.mva_chains` reports). Response-time quantiles then have
+    the shape of the routes: a request visiting one of k disks has a mixture law, one visiting
+    all k in series a sum. A routed network has no finite capacities (refused).
+
+    Estimates are means over replications (or batches) of per-run time averages and ratios;
+    quantiles are per-run quantiles from a log-bucket histogram (relative bucket width 1/128,
+    linear inside a bucket) averaged over runs. See ``docs/explanation/simulation.md``.
 
     References
     ----------
@@ -325,7 +335,18 @@ def _estimate(info, model, runs, length, confidence, qs) -> dict:
     # plain nodes: jobs at their station; fork-join nodes: jobs between fork and join
     qlen = np.where(fj[None, None, :], narea, area[:, :, np.maximum(ns, 0)]) / T
     put("queue_length", qlen)
-    put("residence_time", _ratio(resid, visits))
+    if info.chains is None:
+        put("residence_time", _ratio(resid, visits))
+    else:  # per chain cycle (all visits of a class to a station summed)
+        ch = info.chains
+        nq = int(ch.max()) + 1 if ch.size and ch.max() >= 0 else 0
+        cyc = np.stack([done[:, ch == q].sum(axis=1) for q in range(nq)], axis=1)
+        cyc_rsum = np.stack([rsum[:, ch == q].sum(axis=1) for q in range(nq)], axis=1)
+        per_class = np.where(ch[None, :] >= 0, cyc[:, np.maximum(ch, 0)], 0.0)
+        put("residence_time", _ratio(resid, per_class[:, :, None]))
+        out["chains"] = ch
+        put("chain_throughput", cyc / T)
+        put("chain_response_time", _ratio(cyc_rsum, cyc))
     put("station_utilization", util.sum(axis=1))
     put("station_queue_length", qlen.sum(axis=1))
     bs = info.branch_station

@@ -29,12 +29,15 @@ from .mva_multiclass import lattice_memory_bytes, mva_multiclass, seidmann_split
 from .network_front import bounds_multiclass, bounds_open, mva_blocking, normalizing_constant
 from .normconst import normconst_convolution, normconst_ld
 from .open import engset, erlang_b, erlang_c, open_network
+from .population_limit import thread_pool, thread_pool_open
 from .priority import priority_queue
 from .queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
 from .queue_approx import queue_ammm, queue_mgm
 from .queue_finite import queue_mm1k, queue_mmmk
 
 __all__ = [
+    "thread_pool",
+    "thread_pool_open",
     "AMVA_METHODS",
     "BOUNDS_METHODS",
     "aba_from_aggregates",

@@ -8,17 +8,29 @@ variable finds it exactly (to the resolution stated):
   and diverges at lambda_sat ([LZGS] sec. 6.4), so the largest lambda with
   R(lambda) <= R_target is found by bisection to a relative width of 1e-12;
 * closed network: R(n) is non-decreasing in n ([LZGS] sec. 6.3; exact MVA), so the
-  largest population is read off one MVA curve (extended by doubling);
+  largest population is read off one MVA curve (extended by doubling); with
+  non-exponential single-server FCFS stations that curve is the residual-life MVA of
+  :mod:`qnmodel.solvers.mva_residual` (approximate), and a server added to such a station
+  is refused (the correction is for one server);
 * adding a server to a station never increases R (open: C(m, a)/(m - a) decreases in
   m; closed: the station's rate min(j, m) grows pointwise), so the fewest servers are
-  found by doubling then bisection.
+  found by doubling then bisection; nor does spreading a station's load over one more
+  identical device (n copies of demand D/n each: open, D / (1 - lambda D / n) for
+  M/M/1 copies decreases in n), so the fewest devices are found the same way.
+
+Identical stations of one array (``disk1`` .. ``disk6``) form a symmetric group
+(:mod:`qnmodel.solvers.groups`): :func:`best_upgrade` offers all members faster, one
+more member and one more server in each member, and :func:`min_servers` answers for
+the whole group (servers in each member, or the number of members).
 
 Targets are :class:`~qnmodel.solvers.targets.Target` objects or strings
 (``"R <= 50 ms"``, ``"p95 <= 80 ms"``, ``"X >= 2000/s"``; a bare time is a mean
 target). Percentile targets use the response-time law of
 :mod:`qnmodel.solvers.response_laws`: exact for open tandems of M/M/1 (and delay)
-stations and for a lone M/M/m, an approximation elsewhere (closed networks:
-per-station laws from the arrival theorem taken as independent); the same
+stations, for a lone M/M/m and for one closed M/M/m station, an approximation
+elsewhere (closed networks: per-station laws from the arrival theorem -- m-server
+stations with their exact load-dependent marginals -- taken as independent; M/G/1
+and M/G/m stations: two-moment fits); the same
 searches then assume the percentile grows with the load, as the mean does.
 
 A storage model that describes its own upgrades (an object with
@@ -48,8 +60,9 @@ from ..errors import (
     NumericalInstabilityWarning,
     UnstableModelError,
 )
-from ..model import Network
+from ..model import Network, Station
 from ..results.open import UpgradeResult
+from .groups import StationGroup, faster, find_groups, replace_members, spread_group
 from .mva import mva
 from .open import open_network
 from .response_laws import response_time_law
@@ -272,50 +285,95 @@ def min_servers(
     arrival_rate: Any = None,
     N: Any = None,
     max_servers: int = 1_000_000,
+    count: str | None = None,
+    groups: Any = "auto",
 ) -> int:
-    """Fewest servers at ``station`` that meet ``target`` at the given workload.
+    """Fewest servers (or devices) at ``station`` that meet ``target`` at the given workload.
+
+    Two questions, chosen by ``count``:
+
+    * ``"servers"`` (default for a station with ``servers``): the fewest servers m per
+      station; for a member of a symmetric group (:mod:`qnmodel.solvers.groups`), every
+      member gets m servers;
+    * ``"devices"`` (default, and the only meaning, for a station with a rate curve): the
+      fewest identical devices -- each one a copy of the station, with its rate curve --
+      sharing the load evenly: for a group, the number of members (``disk1..disk6``: how
+      many disks?); for a station alone, the number of copies of it. Each device carries
+      1/n of the group's total demand (or of its total visits, for stations written with
+      ``service_time``): requests are spread evenly, as in a striped or one-of-k array
+      (:func:`qnmodel.solvers.groups.spread_group`).
 
     Parameters
     ----------
     net : Network
     station : str
-        A queueing station of ``net``.
+        A queueing station of ``net``, or the name of a group (``groups`` mapping key, or
+        an automatic group's name such as ``"disk1..disk6"``). A member of a group
+        answers for its group.
     target : Target, str or float
         ``"R <= 50 ms"``, ``"p95 <= 80 ms"``, ``"X >= 2000/s"`` (closed workloads
         only: the throughput at ``N``), or a bare time (mean target).
     arrival_rate, N
         The workload: exactly one of an open arrival rate or a closed population N.
     max_servers : int
-        Search limit.
+        Search limit (servers, or devices).
+    count : {"servers", "devices"}, optional
+        The question; default ``"devices"`` for a station with ``rate_multipliers``,
+        ``"servers"`` otherwise.
+    groups : "auto", None or mapping
+        The symmetric groups (:func:`qnmodel.solvers.groups.find_groups`).
+
+    Returns
+    -------
+    int
+        The fewest servers per member, or the fewest devices.
+
+    Notes
+    -----
+    Adding a server never increases R (module docstring); nor does spreading the same
+    load over one more identical device (open: n d/(1 - lambda D/n) per M/M/1 group of
+    total demand D decreases in n; closed: more service capacity at every population), so
+    doubling then bisection finds the fewest. Each probe solves the network with n
+    devices written out, so the cost grows with the answer.
 
     Raises
     ------
     InvalidModelError
-        The target cannot be met with any number of servers up to ``max_servers``
-        (another station limits R), naming the limit reached.
+        The target cannot be met with any number up to ``max_servers`` (another station
+        limits R), naming the limit reached; ``count="servers"`` at a station whose
+        servers are a rate curve (ask ``count="devices"``); a delay station.
     """
     net = _check_net(net)
     tgt = _target(target)
-    k = net.names.index(net.station(station).name)
-    if net.is_delay[k]:
-        raise InvalidModelError(f"station {station!r} is a delay station: it has no servers")
-    if net.stations[k].rate_multipliers is not None:
+    group = _group_of(net, station, groups)
+    first = net.station(group.members[0])
+    if count is None:
+        count = "devices" if first.rate_multipliers is not None else "servers"
+    if count not in ("servers", "devices"):
+        raise InvalidModelError(f"count must be 'servers' or 'devices', got {count!r}")
+    if count == "servers" and first.rate_multipliers is not None:
         raise InvalidModelError(
-            f"station {station!r} has rate_multipliers: its servers are part of its rate "
-            "curve; scale the curve instead"
+            f"station {first.name!r} has rate_multipliers: its servers are part of its rate "
+            "curve; ask how many such devices: min_servers(..., count='devices')"
         )
     max_servers = as_positive_int(max_servers, "max_servers")
+    where = repr(station) if group.size == 1 else f"group {group.label!r}"
+    what = "servers" if count == "servers" else "devices"
+
+    def build(m: int) -> Network:
+        if count == "servers":
+            return replace_members(net, group, servers=m)
+        return spread_group(net, group, m)
 
     def ok(m: int) -> bool:
-        return _meets(_metric(_with_station(net, k, servers=m), tgt, arrival_rate, N), tgt)
+        return _meets(_metric(build(m), tgt, arrival_rate, N), tgt)
 
-    # Infinitely many servers make the station a delay (no waiting): if even that misses
-    # the target, no number of servers meets it.
-    limit = _with_station(net, k, discipline="IS")
-    if not _meets(_metric(limit, tgt, arrival_rate, N), tgt):
+    # Infinitely many servers (or devices) make the station a delay (no waiting): if even
+    # that misses the target, no number of them meets it.
+    if not _meets(_metric(_no_waiting(net, group, count), tgt, arrival_rate, N), tgt):
         raise InvalidModelError(
-            f"target {tgt} is not met even with {max_servers} servers at {station!r}, nor "
-            "with unlimited servers (no waiting there): its service time or another station "
+            f"target {tgt} is not met even with {max_servers} {what} at {where}, nor "
+            f"with unlimited {what} (no waiting there): its service time or another station "
             "limits it"
         )
     lo, hi = 0, 1  # invariant: ok(hi) once found; lo is known to fail (or 0)
@@ -323,25 +381,77 @@ def min_servers(
         lo = hi
         if hi >= max_servers:
             raise InvalidModelError(
-                f"target {tgt} is not met even with {max_servers} servers at "
-                f"{station!r}: another station limits it"
+                f"target {tgt} is not met even with {max_servers} {what} at "
+                f"{where}: another station limits it"
             )
         hi = min(2 * hi, max_servers)
     return _bisect(lo, hi, ok)[1]
 
 
-def _network_candidates(net: Network, speedup: float) -> list[tuple[str, Network]]:
-    """Per queueing station: ``speedup`` times faster, and one more server."""
+def _group_of(net: Network, station: str, groups: Any) -> StationGroup:
+    """The group named ``station``, the group it belongs to, or the station alone."""
+    found = find_groups(net, groups)
+    for g in found:
+        if station in (g.name, g.label) and (g.size > 1 or g.explicit):
+            return g
+    element = net.station(station)
+    if not isinstance(element, Station):
+        raise InvalidModelError(
+            f"{station!r} is a fork-join element: min_servers sizes a queueing station; "
+            "solve fork-join variants with qnmodel.fork_join"
+        )
+    if element.is_delay:
+        raise InvalidModelError(f"station {station!r} is a delay station: it has no servers")
+    for g in found:
+        if station in g.members:
+            return g
+    return StationGroup(station, (station,))  # a queueing station without demand
+
+
+def _no_waiting(net: Network, group: StationGroup, count: str) -> Network:
+    """The limit of unlimited servers or devices: the group as one delay station of its
+    total demand at the rate of one job."""
+    if count == "servers":
+        return replace_members(net, group, discipline="IS")
+    first = net.station(group.members[0])
+    one = 1.0 if first.rate_multipliers is None else float(first.rate_multipliers[0])
+    total = float(sum(net.station(x).demand for x in group.members))
+    stations = [s for s in net.stations if s.name not in group.members[1:]]
+    k = [s.name for s in stations].index(group.members[0])
+    stations[k] = Station(first.name, demand=total / one, kind="delay")
+    return Network(tuple(stations), think_time=net.think_time)
+
+
+def _network_candidates(
+    net: Network, speedup: float, groups: Any = "auto"
+) -> list[tuple[str, Network]]:
+    """Per station alone: ``speedup`` times faster, and one more server. Per symmetric
+    group: all members ``speedup`` times faster, one more member (the load spread over
+    it), one more server in each member."""
     out = []
-    for k, s in enumerate(net.stations):
-        if net.is_delay[k] or s.demand == 0:
+    for g in find_groups(net, groups):
+        s = net.station(g.members[0])
+        if g.size == 1:
+            k = net.names.index(s.name)
+            out.append(
+                (f"{s.name}: {speedup:g}x faster", _with_station(net, k, demand=s.demand / speedup))
+            )
+            if s.rate_multipliers is None:  # a curve already says how it serves more at once
+                m = int(s.servers) + 1
+                out.append((f"{s.name}: {m} servers", _with_station(net, k, servers=m)))
             continue
-        faster = _with_station(net, k, demand=s.demand / speedup)
-        out.append((f"{s.name}: {speedup:g}x faster", faster))
-        if s.rate_multipliers is not None:
-            continue  # its curve already says how it serves more requests at once
-        m = int(s.servers) + 1
-        out.append((f"{s.name}: {m} servers", _with_station(net, k, servers=m)))
+        n = g.size
+        stations = tuple(faster(x, speedup) if x.name in g.members else x for x in net.stations)
+        out.append(
+            (
+                f"{g.label}: all {n} members {speedup:g}x faster",
+                Network(stations, think_time=net.think_time),
+            )
+        )
+        out.append((f"{g.label}: one more member ({n + 1})", spread_group(net, g, n + 1)))
+        if s.rate_multipliers is None:
+            m = int(s.servers) + 1
+            out.append((f"{g.label}: {m} servers each", replace_members(net, g, servers=m)))
     return out
 
 
@@ -352,16 +462,22 @@ def best_upgrade(
     N: Any = None,
     speedup: float = 2.0,
     target: Any = None,
+    groups: Any = "auto",
 ) -> UpgradeResult:
     """Rank single upgrades by the response time (or percentile) they buy.
 
     Parameters
     ----------
     net : Network or storage model
-        A network: the candidates per queueing station are a device ``speedup``
+        A network: the candidates per queueing station alone are a device ``speedup``
         times faster (demand divided by ``speedup``) and one more server (not for a
         station with rate multipliers, whose curve already describes its
-        parallelism). A storage model with ``capacity_candidates(speedup)`` (e.g.
+        parallelism). Per symmetric group of identical stations (``disk1..disk6``, see
+        ``groups``), the upgrades that help an array: all its members ``speedup`` times
+        faster, one more member (the group's load spread evenly over n + 1 members, each
+        member's demand times n/(n + 1): requests go to one member each, as in a striped
+        or one-of-k array) and one more server in each member; upgrading one member of an
+        array is not offered. A storage model with ``capacity_candidates(speedup)`` (e.g.
         :class:`qnmodel.models.storage_cache.CachedNetworkedRAID` or
         :class:`~qnmodel.models.storage_cache.CachedNFS`): its own candidates --
         more cache, a faster link, a faster device, one more server.
@@ -372,12 +488,17 @@ def best_upgrade(
     target : Target or str, optional
         Rank by this target's metric (``"p95 <= 80 ms"``: the 95th percentile) and
         report which options meet it; default: the mean response time.
+    groups : "auto", None or mapping
+        The symmetric groups of a network (:func:`qnmodel.solvers.groups.find_groups`):
+        ``"auto"`` finds identical queueing stations named by one stem and a number;
+        ``{"disks": ["a", "b", "c"]}`` names them; None upgrades every station alone.
 
     Returns
     -------
     UpgradeResult
         The candidates sorted by the metric (best first; an upgrade that leaves an
-        open network unstable has inf), with the baseline.
+        open network unstable has inf and comes after every stable one), with the
+        baseline and the ``speedup`` factor of the "faster" options.
     """
     if isinstance(speedup, bool) or not isinstance(speedup, int | float) or not speedup > 1.0:
         raise InvalidModelError(f"speedup must be a number > 1, got {speedup!r}")
@@ -388,7 +509,7 @@ def best_upgrade(
     if tgt is not None and not tgt.is_response_time:
         _response_time_target(tgt, "best_upgrade")
     if isinstance(net, Network):
-        base_net, candidates = net, _network_candidates(net, speedup)
+        base_net, candidates = net, _network_candidates(net, speedup, groups)
     elif callable(getattr(net, "capacity_candidates", None)):
         base_net, candidates = net.capacity_candidates(speedup)
     else:
@@ -410,4 +531,5 @@ def best_upgrade(
         metric=metric.label,
         target=None if tgt is None else str(tgt),
         meets_target=None if tgt is None else values <= tgt.value,
+        speedup=speedup,
     )

@@ -47,6 +47,10 @@ uniformly random f of the n branches (RAID5 with rotating parity), so a branch s
 fraction p = f / n of the requests: busy time p d' per request, q_i = X p T_i,
 A_i = max(p Q_fj, q_i), and the race is over f branches (within 0.2 % of simulation).
 Multi-server and load-dependent queues and branches: :mod:`qnmodel.solvers._forkjoin_ld`.
+Branches whose service is not exponential (``scv`` other than 1; full joins of single-server
+branches): the race is over gamma laws of the branches' SCV, and open branches are M/G/1
+queues, :mod:`qnmodel.solvers._forkjoin_scv` (approximate; exponential branches keep the
+formulas here exactly).
 
 Open networks (arrival rate lambda)
 -----------------------------------
@@ -102,8 +106,10 @@ import numpy as np
 from .._validate import as_population, as_quantity, check_memory
 from ..errors import InvalidModelError, UnstableModelError
 from ..model import ForkJoin, Network
+from ..model.laws import law_for_scv
 from ..results.forkjoin import ForkJoinResult
 from . import _forkjoin_ld as _ld
+from . import _forkjoin_scv as _scv
 from . import percentiles as _ph
 from ._mva_core import single_class
 
@@ -119,6 +125,7 @@ METHOD_CLOSED = "approximate fork-join MVA (Varki mean value technique)"
 METHOD_OPEN = "approximate open fork-join (M/M/1 stations, Nelson-Tantawi join)"
 METHOD_LD = "; multi-server/load-dependent queues: MVA-LD residence given the queue ahead"
 METHOD_LD_OPEN = "; multi-server/load-dependent queues: exact birth-death sojourns"
+METHOD_SCV = "; non-exponential branches: join of gamma two-moment laws (approximate)"
 
 
 def harmonic(n: int) -> float:
@@ -224,6 +231,13 @@ class _FJ:
     busy: np.ndarray  # (n,) busy time per sub-request (cancelling k-of-n: < d)
     fan: int  # branches a request forks to (a random subset when < n)
     alpha: tuple[np.ndarray | None, ...]  # rate multipliers per branch (None: one server)
+    scv: np.ndarray  # (n,) squared coefficient of variation of each branch's service
+    laws: tuple  # service-time law of each branch (for its third moment)
+
+    @property
+    def exponential(self) -> bool:
+        """True when every branch serves exponentially (the exponential formulas apply)."""
+        return bool(np.all(self.scv == 1.0))
 
     @property
     def share(self) -> float:
@@ -277,8 +291,18 @@ def _model(net: Network) -> _Model:
                     "multi-server or load-dependent branches; only full joins (k = n) of such "
                     "branches are modelled: simulate the network instead (qnmodel.simulate)"
                 )
+            scv = np.array([b.scv_of(None) for b in s.branches])
+            if np.any(scv != 1.0) and (s.k < fan or any(a is not None for a in alpha)):
+                raise InvalidModelError(
+                    f"fork_join: {s.name!r} has non-exponential branches (SCV {scv.tolist()}) "
+                    f"{'in a k-of-n join' if s.k < fan else 'with several servers or a rate curve'}"
+                    "; only full joins of single-server non-exponential branches are modelled: "
+                    "simulate the network instead (qnmodel.simulate)"
+                )
+            laws = tuple(b.service if b.service is not None else law_for_scv(c) for b, c in
+                         zip(s.branches, scv, strict=True))  # fmt: skip
             busy = busy_per_request(d, s.k) if fan == s.n else np.full(s.n, s.k * d[0] / fan)
-            fj.append(_FJ(idx, d, int(s.k), busy, fan, alpha))
+            fj.append(_FJ(idx, d, int(s.k), busy, fan, alpha, scv, laws))
             kinds.append("forkjoin")
             alphas.append(None)
         else:
@@ -301,6 +325,7 @@ def _closed(m: _Model, N: int):
     Tb = np.zeros((N, B))
     Q = np.zeros(K)
     q = np.zeros(B)
+    x_prev = 0.0
     for i in range(N):
         n = i + 1
         r = np.where(queue, m.D * (1.0 + Q), np.where(delay, m.D, 0.0))
@@ -315,6 +340,11 @@ def _closed(m: _Model, N: int):
             if all(a is None for a in f.alpha):
                 Tb[i, sl] = f.busy * (1.0 + q[sl])
                 shifts = f.busy * ahead
+                if not f.exponential:  # residual life of the one in service: _forkjoin_scv
+                    away = 1.0 - min(f.share * Q[f.idx] / i, 1.0) if i > 0 else 1.0
+                    extra = away * x_prev * f.share * f.busy * f.busy * (f.scv - 1.0) / 2.0
+                    Tb[i, sl] = np.maximum(Tb[i, sl] + extra, f.d)
+                    shifts = np.maximum(shifts + extra, 0.0)
             else:
                 own = f.own() if f.fan == f.d.size else np.resize(f.own(), f.d.size)
                 Tb[i, sl] = [
@@ -329,10 +359,15 @@ def _closed(m: _Model, N: int):
                     - own,
                     0.0,
                 )
-            r[f.idx] = expected_order_statistic(f.own(), f.k, shifts=shifts[: f.fan])
+            if f.exponential:
+                r[f.idx] = expected_order_statistic(f.own(), f.k, shifts=shifts[: f.fan])
+            else:
+                r[f.idx] = _scv.expected_order_statistic_scv(
+                    f.own(), f.scv[: f.fan], f.k, shifts=shifts[: f.fan]
+                )
             col += f.d.size
         x = n / (m.Z + r.sum())
-        X[i] = x
+        X[i] = x_prev = x
         Rk[i] = r
         Q = x * r
         q = x * Tb[i] * np.concatenate([np.full(f.d.size, f.share) for f in m.fj] or [[]])
@@ -363,6 +398,11 @@ def _open(m: _Model, lam: float):
                     f"lambda*D = {rho[b]:.6g} >= 1"
                 )
             T = d / (1.0 - rho)  # sojourn of a sub-request that is not cancelled
+            if not f.exponential:  # M/G/1 members (full joins only: _model)
+                mv = [_scv.mg1_sojourn_moments(lam_b, float(d[b]), float(f.scv[b]), f.laws[b])
+                      for b in range(nb)]  # fmt: skip
+                T = np.array([a for a, _ in mv])
+                T_scv = np.array([v / (a * a) for a, v in mv])
         else:
             rho = None
             T = np.array([
@@ -372,7 +412,9 @@ def _open(m: _Model, lam: float):
         Tb[col : col + nb] = T
         col += nb
         fan = f.fan
-        if rho is not None and k == fan and np.all(d == d[0]):
+        if not f.exponential:  # M/G/1 members: _forkjoin_scv
+            r[f.idx] = _scv.open_join(d[:fan], f.scv[:fan], T[:fan], T_scv[:fan], rho[:fan])
+        elif rho is not None and k == fan and np.all(d == d[0]):
             r[f.idx] = nelson_tantawi(fan, float(rho[0]), float(d[0]))
         else:
             r[f.idx] = expected_order_statistic(T[:fan], k)
@@ -452,6 +494,7 @@ def fork_join(
         n, X, Rk, Tb, _F = _closed(m, N)
         lam = None
         method = METHOD_CLOSED + (METHOD_LD if m.load_dependent else "")
+        method += "" if all(f.exponential for f in m.fj) else METHOD_SCV
     else:
         lam = as_quantity(arrival_rate, "arrival_rate", "frequency", positive=True)
         r, tb = _open(m, lam)
@@ -459,6 +502,7 @@ def fork_join(
         X = np.array([lam])
         n = X * Rk.sum(axis=1)
         method = METHOD_OPEN + (METHOD_LD_OPEN if m.load_dependent else "")
+        method += "" if all(f.exponential for f in m.fj) else METHOD_SCV
     R = Rk.sum(axis=1)
     Qk = X[:, None] * Rk
     U = X[:, None] * m.D[None, :]  # forkjoin: its busiest branch; delay: busy servers
@@ -495,6 +539,11 @@ def _response_law(m: _Model, res: ForkJoinResult, i: int) -> tuple[_ph.PhaseType
     """The law behind :meth:`ForkJoinResult.response_time_distribution` at row ``i`` (its
     docstring says which structures are exact and how the others are approximated)."""
     closed = res.arrival_rate is None
+    if not all(f.exponential for f in m.fj):
+        raise InvalidModelError(
+            "the response-time distribution of a fork-join with non-exponential branches is "
+            "not modelled (its mean is, approximately); use qnmodel.simulate for quantiles"
+        )
     # requests found ahead on arrival: Q(n-1) (arrival theorem), none for n = 1
     ahead = res.queue_length[i - 1] if closed and i > 0 else np.zeros(len(m.kind))
     parts = []

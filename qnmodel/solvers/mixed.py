@@ -99,7 +99,10 @@ def mixed_network(
         Open and closed classes; at least one closed class with population > 0. Queueing
         (single-, multi-server or load-dependent) and delay stations; multi-server and
         load-dependent stations are handled by an approximation (module docstring),
-        labelled in ``method``.
+        labelled in ``method``. Stations with static priorities (``"HOL"``, ``"PRIO-PR"``;
+        single-server) by the priority MVA (:mod:`qnmodel.solvers.amva_priority`, open
+        classes at their arrival rates, closed ones by Schweitzer's estimate), labelled
+        ``"mixed.amva+priority (approximate: priority MVA ...)"``.
     arrival_rate : mapping, sequence or None
         Open-class rates as in :func:`qnmodel.open_network` (default the classes' own).
     N : mapping, sequence or None
@@ -165,35 +168,46 @@ def mixed_network(
                 if o
             )  # fmt: skip
         )
-    ld = [not delay[k] and (cm.rates[k] is not None or cm.servers[k] > 1) for k in range(K)]
-    slow = np.where(delay, 1.0, 1.0 / (1.0 - Uo))
-    cl = np.flatnonzero(closed)
-    Dcl = D[cl] * slow[None, :]
-    Ncl, Zcl = pop[cl], cm.Z[cl]
-    if method == "auto":
-        method = "exact" if lattice_memory_bytes(Ncl, K) <= limit else "amva"
-    if any(ld):
-        label, Xcl, Rcl = _closed_ld(cm, Dcl, Ncl, Zcl, slow, limit)
-    elif method == "exact":
-        Xcl, Rcl = _solve_exact(Dcl, delay, Zcl, Ncl)
-        label = "mixed.mva"
+    if "priority" in cm.features:  # static priorities: the priority MVA, open and closed
+        from .amva_priority import mixed_priority
+
+        if method == "exact":
+            raise InvalidModelError(
+                "mixed_network(method='exact') cannot solve priority scheduling (stations "
+                f"{list(cm.features['priority'])}): no exact solution exists; use "
+                "method='auto' (the approximate priority MVA) or qnmodel.simulate"
+            )
+        label, X, Rk = mixed_priority(net, lam, pop)
     else:
-        Xcl, Rcl = solve_closed_amva(Dcl, delay, Zcl, Ncl)
-        label = "mixed.amva (approximate: Schweitzer-Bard AMVA for the closed classes)"
-    Qcl = (np.asarray(Xcl)[:, None] * Rcl).sum(axis=0)  # closed jobs at each station
-    X = np.array(lam, dtype=np.float64)
-    X[cl] = Xcl
-    Rk = np.empty((C, K))
-    Rk[cl] = Rcl
-    op = np.flatnonzero(cm.is_open)
-    Rk[op] = np.where(delay[None, :], D[op], D[op] * ((1.0 + Qcl) * slow)[None, :])
-    if any(ld):  # open classes at multi-server / LD stations: the total load (docstring)
-        ldk = np.flatnonzero(ld)
-        a_tot = np.minimum(a_open + np.asarray(Xcl) @ D[cl], cap * (1.0 - 1e-12))
-        g = stretch(a_tot[None, :], delay, cm.servers, cm.rates)[0]
-        Rk[np.ix_(op, ldk)] = D[np.ix_(op, ldk)] * g[ldk][None, :]
-    if approximate and "approximate" not in label:
-        label += " (approximate)"
+        ld = [not delay[k] and (cm.rates[k] is not None or cm.servers[k] > 1) for k in range(K)]
+        slow = np.where(delay, 1.0, 1.0 / (1.0 - Uo))
+        cl = np.flatnonzero(closed)
+        Dcl = D[cl] * slow[None, :]
+        Ncl, Zcl = pop[cl], cm.Z[cl]
+        if method == "auto":
+            method = "exact" if lattice_memory_bytes(Ncl, K) <= limit else "amva"
+        if any(ld):
+            label, Xcl, Rcl = _closed_ld(cm, Dcl, Ncl, Zcl, slow, limit)
+        elif method == "exact":
+            Xcl, Rcl = _solve_exact(Dcl, delay, Zcl, Ncl)
+            label = "mixed.mva"
+        else:
+            Xcl, Rcl = solve_closed_amva(Dcl, delay, Zcl, Ncl)
+            label = "mixed.amva (approximate: Schweitzer-Bard AMVA for the closed classes)"
+        Qcl = (np.asarray(Xcl)[:, None] * Rcl).sum(axis=0)  # closed jobs at each station
+        X = np.array(lam, dtype=np.float64)
+        X[cl] = Xcl
+        Rk = np.empty((C, K))
+        Rk[cl] = Rcl
+        op = np.flatnonzero(cm.is_open)
+        Rk[op] = np.where(delay[None, :], D[op], D[op] * ((1.0 + Qcl) * slow)[None, :])
+        if any(ld):  # open classes at multi-server / LD stations: the total load (docstring)
+            ldk = np.flatnonzero(ld)
+            a_tot = np.minimum(a_open + np.asarray(Xcl) @ D[cl], cap * (1.0 - 1e-12))
+            g = stretch(a_tot[None, :], delay, cm.servers, cm.rates)[0]
+            Rk[np.ix_(op, ldk)] = D[np.ix_(op, ldk)] * g[ldk][None, :]
+        if approximate and "approximate" not in label:
+            label += " (approximate)"
     Q = X[:, None] * Rk
     U = X[:, None] * D / cap[None, :]
     with np.errstate(divide="ignore", over="ignore"):

@@ -39,6 +39,7 @@ from .mva_ld import (
     log_convolve,
     mva_load_dependent,
 )
+from .mva_residual import mva_residual_life
 
 __all__ = [
     "mva_exact",
@@ -115,12 +116,20 @@ def mva(net: Network, N: int | None = None, keep: str = "all") -> MVAResult:
     :func:`mva_load_dependent` (multi-server stations) or
     :func:`~qnmodel.solvers.mva_ld_general.mva_ld_general` (general rate curves). Exact for
     product-form networks: FCFS stations with exponential service, PS and LCFS-PR stations
-    with any service law, delays; anything else is refused, naming the solver that takes it
-    (:mod:`qnmodel.solvers.support`). A network with one closed class (e.g. read from a JMVA
-    or LINE file) is that class, solved up to its own population unless ``N`` is given.
+    with any service law, delays. Single-server FCFS stations with non-exponential service
+    (``scv`` != 1) are solved approximately by
+    :func:`~qnmodel.solvers.mva_residual.mva_residual_life` (the residual-life correction,
+    label ``"mva.exact+residual-life (approximate)"``); anything else is refused, naming the
+    solver that takes it (:mod:`qnmodel.solvers.support`). A network with one closed class
+    (e.g. read from a JMVA or LINE file) is that class, solved up to its own population
+    unless ``N`` is given.
     """
     if N is None:
         N = _own_population(net)
+    if isinstance(net, Network):
+        cm = net.compiled
+        if cm.uses("non_exponential") and (net.single or (cm.C == 1 and not cm.is_open[0])):
+            return mva_residual_life(net, N, keep)
     net = single_class(net, "mva")
     if np.any(net.is_load_dependent):
         from .mva_ld_general import mva_ld_general

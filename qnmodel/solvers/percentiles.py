@@ -55,6 +55,7 @@ __all__ = [
     "PhaseType",
     "exponential_stage",
     "erlang_mixture",
+    "two_moment_chain",
     "order_statistic_ph",
     "series",
     "hypoexponential_cdf",
@@ -153,6 +154,31 @@ def erlang_mixture(mean: float, scv: float, max_phases: int = 512) -> PhaseType:
     alpha[0] = 1.0 - p
     alpha[1] += p
     return PhaseType(alpha, T)
+
+
+def two_moment_chain(mean: float, scv: float, max_phases: int = 128):
+    """A chain PH law of the given mean (s) and SCV (>= 0): ``(alpha, rates)``.
+
+    The phases are left in order and absorbed after the last; ``alpha`` is where the law
+    is entered. scv < 1: Tijms' Erlang mixture (:func:`erlang_mixture`, entered at phase
+    1 or 2; scv below 1/max_phases is raised to it); scv = 1: one exponential phase;
+    scv > 1: the hyperexponential H2 of balanced means ([Tij94]: p1 = (1 + sqrt((scv - 1)
+    / (scv + 1))) / 2, rates 2 p_i / mean) written in Cumani's canonical form -- the slow
+    phase then the fast one, entered at the fast phase with probability
+    p_f + p_s r_s / r_f (the two transforms agree term by term).
+    """
+    if not (mean > 0.0 and math.isfinite(mean)) or not (scv >= 0.0 and math.isfinite(scv)):
+        raise InvalidModelError(
+            f"a two-moment fit needs a finite mean > 0 and scv >= 0, got {mean!r}, {scv!r}"
+        )
+    if scv <= 1.0:
+        ph = erlang_mixture(mean, scv, max_phases)
+        return ph.alpha.copy(), -np.diag(ph.T).copy()
+    p1 = 0.5 * (1.0 + math.sqrt((scv - 1.0) / (scv + 1.0)))
+    p2 = 1.0 - p1
+    r1, r2 = 2.0 * p1 / mean, 2.0 * p2 / mean  # r2 < r1: phase 2 is the slow one
+    fast = p1 + p2 * r2 / r1
+    return np.array([1.0 - fast, fast]), np.array([r2, r1])
 
 
 def order_statistic_ph(means: Sequence[float], k: int | None = None) -> PhaseType:

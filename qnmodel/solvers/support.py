@@ -9,7 +9,7 @@ its ``method`` label.
 
 >>> import qnmodel as qn
 >>> net = qn.Network([qn.Station("disk", "5 ms", scv=0.0)])
->>> qn.mva(net, 4)  # doctest: +ELLIPSIS
+>>> qn.mva_exact(net, 4)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 qnmodel.errors.InvalidModelError: mva cannot solve non-exponential service (SCV != 1) at ...
@@ -37,9 +37,12 @@ ELSEWHERE = {
     "fcfs_class_dependent": "qnmodel.amva or qnmodel.open_network (approximate), "
     "qnmodel.simulate; or discipline='PS' if the device shares its capacity among the jobs "
     "present, or give visits and one service_time if the classes differ only in visits",
-    "non_exponential": "qnmodel.simulate (or discipline='PS' / 'LCFS-PR', where the service "
+    "non_exponential": "qnmodel.mva (one closed class, single-server stations) or "
+    "qnmodel.amva (approximate: the residual-life correction), qnmodel.open_network (open, "
+    "approximate), qnmodel.simulate (or discipline='PS' / 'LCFS-PR', where the service "
     "law does not change the means)",
-    "priority": "qnmodel.priority_queue (one open station) or qnmodel.simulate",
+    "priority": "qnmodel.amva or qnmodel.mixed_network (approximate: priority MVA), "
+    "qnmodel.priority_queue (one open station) or qnmodel.simulate",
     "finite_capacity": "qnmodel.mva_blocking (closed, approximate), qnmodel.queue_mm1k / "
     "queue_mmmk (one station) or qnmodel.simulate",
     "forkjoin": "qnmodel.fork_join (approximate) or qnmodel.simulate",
@@ -73,6 +76,13 @@ SUPPORT = {
     s.solver: s
     for s in (
         Support("mva", frozenset(_PF | {"closed"})),
+        # mva of a network with non-exponential FCFS stations: the residual-life correction
+        # (qnmodel.solvers.mva_residual), which takes one server per station
+        Support(
+            "mva_residual",
+            frozenset({"closed", "delay", "ps", "lcfs_pr"}),
+            frozenset({"non_exponential"}),
+        ),  # fmt: skip
         # the asymptotic bounds are operational: true bounds for any single-class closed
         # network of these stations, whatever the service law or discipline
         Support("bounds_aba", frozenset(_PF | {"closed", "non_exponential", "priority"})),
@@ -81,8 +91,16 @@ SUPPORT = {
         Support(
             "amva",
             frozenset({"closed", "multiclass", "delay", "ps", "lcfs_pr"}),
-            frozenset({"multiserver", "load_dependent", "fcfs_class_dependent"}),
-        ),
+            frozenset(
+                {
+                    "multiserver",
+                    "load_dependent",
+                    "fcfs_class_dependent",
+                    "priority",
+                    "non_exponential",
+                }
+            ),
+        ),  # fmt: skip
         Support(
             "open_network",
             frozenset(_PF | {"open", "multiclass"}),
@@ -91,7 +109,7 @@ SUPPORT = {
         Support(
             "mixed_network",
             frozenset({"open", "closed", "multiclass", "delay", "ps", "lcfs_pr"}),
-            frozenset({"multiserver", "load_dependent"}),
+            frozenset({"multiserver", "load_dependent", "priority"}),
         ),
         Support(
             "fork_join",
@@ -111,12 +129,15 @@ SUPPORT = {
         ),
         Support("bounds_open_bsb", frozenset({"open", "multiclass", "delay", "ps", "lcfs_pr"})),
         Support("normalizing_constant", frozenset(_PF | {"closed"})),
+        # a population limit on a subsystem: the flow-equivalent server (one class)
+        Support("thread_pool", frozenset(_PF | {"closed"})),
+        Support("thread_pool_open", frozenset(_PF | {"open"})),
         Support("mva_blocking", frozenset({"closed"}), frozenset({"finite_capacity"})),
         # FCFS response-time laws: a PS or LCFS-PR station's sojourn time is not exponential
         Support(
             "response_time_law",
             frozenset({"closed", "delay", "multiserver"}),
-            frozenset({"load_dependent"}),
+            frozenset({"load_dependent", "non_exponential"}),
         ),  # fmt: skip
         Support(
             "simulate",
@@ -135,6 +156,7 @@ SUPPORT = {
                     "lcfs_pr",
                     "priority",
                     "finite_capacity",
+                    "class_switching",
                 }
             ),
         ),

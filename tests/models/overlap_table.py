@@ -1,11 +1,14 @@
 """Print the measured error table of the overlapped NetworkedRAID (docs/explanation/overlap.md).
 
 Run ``.venv/bin/python tests/models/overlap_table.py`` from the worktree root after
-``make install`` (about 10 minutes on two cores). Model: :mod:`qnmodel.models.storage_overlap`
-(closed: the overlapped fork-join MVA; open: Nelson-Tantawi members and a processor-sharing
-link); reference: the event simulation of tests/models/storage_sim.py (3 runs of 3000
-requests after warm-up per point, 95 % half-widths). A chunk's master-link time c = 0.5 ms,
-master CPU 0.05 ms per request, exponential disks of mean d = ratio x c.
+``make install`` (about 10 minutes on two cores for the exponential one-phase grid, ``exp``;
+``const`` the constant-disk cases, ``rmw`` the RAID5 read-modify-writes, ``all`` every one:
+``.venv/bin/python tests/models/overlap_table.py const rmw``). Model:
+:mod:`qnmodel.models.storage_overlap` (closed: the overlapped fork-join MVA; open:
+Nelson-Tantawi members and a processor-sharing link, exponential one-phase cases only);
+reference: the event simulation of tests/models/storage_sim.py (3 runs of 3000 requests after
+warm-up per point, 95 % half-widths). A chunk's master-link time c = 0.5 ms, master CPU
+0.05 ms per request, disks of mean d = ratio x c, exponential (SCV 1) or constant (SCV 0).
 """
 
 from __future__ import annotations
@@ -22,21 +25,48 @@ from qnmodel.models.storage_overlap import OverlapParts, open_overlap, overlap_b
 
 C, CHUNK, CPU = 0.5e-3, 65536.0, 0.05e-3
 RATIOS = (0.25, 0.5, 1.0, 2.0, 4.0)
-CASES = (("raid0", "read", 3, 3), ("raid0", "write", 3, 3), ("raid5", "read", 4, 3))
+#: (RAID level, op, members K, chunks k, disk law); "rmw": a one-chunk RAID5 write (data and
+#: parity read back, then written: k = 2 chunks over K members, two phases)
+GROUPS = {
+    "exp": (("raid0", "read", 3, 3, "exp"), ("raid0", "write", 3, 3, "exp"),
+            ("raid5", "read", 4, 3, "exp")),
+    "const": (("raid0", "read", 3, 3, "const"), ("raid0", "write", 3, 3, "const"),
+              ("raid5", "read", 4, 3, "const")),
+    "rmw": (("raid5", "rmw", 4, 2, "exp"), ("raid5", "rmw", 4, 2, "const")),
+}  # fmt: skip
 POPS = (1, 2, 4, 16)
 LOADS = (0.3, 0.6, 0.8)
 
 
+def case_parts(level: str, op: str, K: int, k: int, law: str, d: float) -> OverlapParts:
+    """The model's structure of one table case (chunk time C, master CPU CPU)."""
+    scv = 0.0 if law == "const" else 1.0
+    if op == "rmw":
+        st = (("cpu_master", CPU), ("link_in", k * C), ("link_out", k * C))
+        return OverlapParts(st, "link_in", d, k, K, "read_modify_write", scv)
+    link = "link_in" if op == "read" else "link_out"
+    return OverlapParts((("cpu_master", CPU), (link, k * C)), link, d, k, K, op, scv)
+
+
+def case_spec(level: str, op: str, K: int, k: int, law: str, d: float) -> Spec:
+    """The simulated system of one table case."""
+    if op == "rmw":
+        return Spec(K=K, d=d, chunk=CHUNK, master_rate=CHUNK / C, serial=[CPU], op="write",
+                    raid=level, chunks=k - 1, law=law)  # fmt: skip
+    return Spec(K=K, d=d, chunk=CHUNK, master_rate=CHUNK / C, serial=[CPU], op=op, raid=level,
+                law=law)  # fmt: skip
+
+
 def _rows(task: tuple) -> list[tuple]:
     """The table rows of one (case, ratio): (name, kind, text, |error of R|, inside)."""
-    (level, op, K, k), ratio, jobs, reps = task
-    link = "link_in" if op == "read" else "link_out"
+    (level, op, K, k, law), ratio, jobs, reps = task
     d = ratio * C
-    p = OverlapParts((("cpu_master", CPU), (link, k * C)), link, d, k, K, op)
-    spec = Spec(K=K, d=d, chunk=CHUNK, master_rate=CHUNK / C, serial=[CPU], op=op, raid=level)
-    fj = fork_join_overlap(list(p.stations), d, link, k, op, max(POPS), 0.0, members=K)
+    p = case_parts(level, op, K, k, law, d)
+    spec = case_spec(level, op, K, k, law, d)
+    fj = fork_join_overlap(list(p.stations), d, p.link, k, p.phases[0][1], max(POPS), 0.0,
+                           members=K, scv=p.scv, phases=p.phases)  # fmt: skip
     b = overlap_bounds(p, max(POPS))
-    name = f"{level} {op}, {k} of {K}"
+    name = f"{level} {op}, {k} of {K}, {law}"
     out = []
     for n in POPS:
         s = simulate_storage(spec, N=n, jobs=jobs, reps=reps, seed=n)
@@ -49,6 +79,8 @@ def _rows(task: tuple) -> list[tuple]:
         out.append((name, "closed", f"| {name} | {ratio:g} | N = {n} | {1e3 * s['R']:.3f} ± "
                     f"{1e3 * s['R_hw']:.3f} | {1e3 * r:.3f} | {100 * er:+.1f} % | "
                     f"{100 * ex:+.1f} % | {'yes' if ok else 'NO'} |", abs(er), ok))  # fmt: skip
+    if law != "exp" or op == "rmw":  # the open model: exponential members, one phase
+        return out
     dmax = max(CPU, k * C, d * k / K)
     for load in LOADS:
         lam = load / dmax
@@ -61,10 +93,11 @@ def _rows(task: tuple) -> list[tuple]:
     return out
 
 
-def main(jobs: int = 3000, reps: int = 3, processes: int = 2) -> None:
+def main(groups=("exp",), jobs: int = 3000, reps: int = 3, processes: int = 2) -> None:
     from multiprocessing import Pool
 
-    tasks = [(case, ratio, jobs, reps) for case in CASES for ratio in RATIOS]
+    cases = [c for g in (GROUPS if "all" in groups else groups) for c in GROUPS[g]]
+    tasks = [(case, ratio, jobs, reps) for case in cases for ratio in RATIOS]
     with Pool(processes) as pool:
         rows = [r for rs in pool.map(_rows, tasks) for r in rs]
     print("| case | d/c | point | R sim [ms] | R model [ms] | error R | error X | in bounds |")
@@ -82,4 +115,4 @@ def main(jobs: int = 3000, reps: int = 3, processes: int = 2) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(tuple(sys.argv[1:]) or ("exp",))

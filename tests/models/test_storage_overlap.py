@@ -75,9 +75,21 @@ def test_parts_of_networked_raid():
     assert (pw.k, pw.members, pw.link) == (4, 4, "link_out")
 
 
+def test_parts_of_a_read_modify_write():
+    # a one-chunk RAID5 write: its data chunk and the parity, read back then written, on 2
+    # of 4 members, one chunk per member and phase; both master links inside the fork
+    s = raid("write", level="raid5", servers=4, chunks=1)
+    p = overlap_parts(s, disk_scv=0.0)
+    assert (p.k, p.members, p.op, p.scv) == (2, 4, "read_modify_write", 0.0)
+    assert p.phases == (("link_in", "read"), ("link_out", "write"))
+    assert p.member == pytest.approx(2.155e-3, rel=1e-12)
+    # the disk's demand per member: 2 chunks x 2 phases over 4 members, one member's d each
+    assert s.demands()["disk"] == pytest.approx(p.member * 2 * 2 / 4, rel=1e-12)
+
+
 def test_parts_refuse_what_they_do_not_model():
-    with pytest.raises(InvalidModelError, match="read-modify-write .* use mva"):
-        overlap_parts(raid("write", level="raid5", servers=4, chunks=1))
+    with pytest.raises(InvalidModelError, match="disk_scv must be finite and >= 0"):
+        overlap_parts(raid(), disk_scv=-1.0)
     with pytest.raises(InvalidModelError, match="at most one stripe's data \\(3 chunks\\)"):
         overlap_parts(raid(chunks=4))
     with pytest.raises(InvalidModelError, match="needs form='corrected'"):
@@ -94,6 +106,42 @@ def test_isolated_time_is_the_closed_form_and_below_the_serial_time():
     # writes: chunk j leaves the link at j c, then its member serves it
     # members of (almost) no time: the last chunk's transfer
     assert isolated_time(parts(1e-4, "write")) == pytest.approx(CPU + 3 * C, rel=1e-4)
+
+
+def test_isolated_time_of_constant_disks_and_read_modify_writes():
+    d, c = 2 * C, C
+    # constant members: every member is done at d, then the k chunks one after another
+    for op in ("read", "write"):
+        p = OverlapParts((("cpu_master", CPU), ("l", 3 * c)), "l", d, 3, 3, op, 0.0)
+        assert isolated_time(p) == pytest.approx(CPU + d + 3 * c, rel=1e-12)
+        assert serial_time(p) == pytest.approx(CPU + d + 3 * c, rel=1e-12)
+    st = (("cpu_master", CPU), ("link_in", 2 * c), ("link_out", 2 * c))
+    rmw = OverlapParts(st, "link_in", d, 2, 4, "read_modify_write", 0.0)
+    assert isolated_time(rmw) == pytest.approx(CPU + 2 * (d + 2 * c), rel=1e-12)
+    # exponential members: the read phase's K = 2 closed form d/2 + 2c + d exp(-c/d), then
+    # the write phase E[max(c + E_1, 2c + E_2)] = 2c + d + d/2 exp(-c/d)
+    rmw1 = OverlapParts(st, "link_in", d, 2, 4, "read_modify_write", 1.0)
+    want = CPU + (d / 2 + 2 * c + d * math.exp(-c / d)) + (2 * c + d + d / 2 * math.exp(-c / d))
+    assert isolated_time(rmw1) == pytest.approx(want, rel=1e-9)
+
+
+def test_lognormal_members_reduce_to_the_maximum_and_to_the_mean():
+    from scipy.integrate import quad
+    from scipy.stats import lognorm
+
+    from qnmodel.models.storage_forkjoin import expected_max, last_chunk_departure
+
+    d, scv = 1e-3, 0.5
+    sigma = math.sqrt(math.log1p(scv))
+    law = lognorm(s=sigma, scale=d * math.exp(-(sigma**2) / 2))
+    emax = quad(lambda t: 1 - law.cdf(t) ** 3, 0, np.inf, epsabs=1e-14)[0]
+    assert expected_max(d, np.zeros(3), scv) == pytest.approx(emax, rel=1e-7)
+    assert expected_max(d, [0.2e-3], scv) == pytest.approx(d + 0.2e-3, rel=1e-7)
+    # a link of (almost) no time: the last chunk leaves with the last member
+    assert last_chunk_departure(d, 1e-12, 3, scv=scv) == pytest.approx(emax, rel=1e-7)
+    # a link much slower than the members: the first member, then the 3 chunks in turn
+    e1 = quad(lambda t: (1 - law.cdf(t)) ** 3, 0, np.inf, epsabs=1e-14)[0]
+    assert last_chunk_departure(d, 1.0, 3, scv=scv) == pytest.approx(e1 + 3.0, rel=1e-9)
 
 
 def test_closed_n1_and_open_light_load_are_the_isolated_time():
@@ -118,6 +166,14 @@ def test_open_link_alone_is_mg1_processor_sharing():
     got = open_overlap(p, lam).response_time[0]
     want = CPU / (1 - lam * CPU) + 3 * C / (1 - lam * 3 * C)
     assert got == pytest.approx(want, rel=1e-6)
+
+
+def test_open_refuses_constant_disks_and_read_modify_writes():
+    with pytest.raises(InvalidModelError, match="open overlapped model takes exponential .* "
+                       "scv=0: use the closed overlap"):  # fmt: skip
+        raid().overlap(arrival_rate=10.0, disk_scv=0.0)
+    with pytest.raises(InvalidModelError, match="op='read_modify_write'"):
+        raid("write", level="raid5", servers=4, chunks=1).overlap(arrival_rate=10.0)
 
 
 def test_open_refuses_a_saturated_rate():
@@ -153,6 +209,35 @@ def test_closed_against_the_simulation_and_inside_the_bounds(ratio, op, level, K
     assert sim["R"] - sim["R_hw"] <= b.response_time_upper[N - 1]
     assert b.throughput_lower[N - 1] <= sim["X"] + sim["X_hw"]
     assert sim["X"] - sim["X_hw"] <= b.throughput_upper[N - 1]
+
+
+# constant disks and RAID5 read-modify-writes (docs/explanation/overlap.md, second table):
+# (ratio d/c, case, law, N), error bound
+LAWS = [
+    (2.0, ("raid0", "write", 3, 3), "const", 2, 0.03),
+    (0.5, ("raid0", "read", 3, 3), "const", 2, 0.02),
+    (2.0, ("raid5", "rmw", 4, 2), "exp", 1, 0.01),
+    (0.5, ("raid5", "rmw", 4, 2), "const", 1, 0.01),
+    (0.5, ("raid5", "rmw", 4, 2), "const", 4, 0.17),
+]
+
+
+@pytest.mark.parametrize("ratio, case, law, N, err", LAWS)
+def test_closed_constant_disks_and_read_modify_writes_against_the_simulation(ratio, case, law,
+                                                                              N, err):  # fmt: skip
+    from overlap_table import case_parts, case_spec
+
+    from qnmodel.models.storage_forkjoin import fork_join_overlap
+
+    p = case_parts(*case, law, ratio * C)
+    m = fork_join_overlap(list(p.stations), p.member, p.link, p.k, p.phases[0][1], N, 0.0,
+                          members=p.members, scv=p.scv, phases=p.phases)  # fmt: skip
+    sim = simulate_storage(case_spec(*case, law, ratio * C), N=N, jobs=2000, reps=3, seed=5)
+    r = m.response_time[N - 1]
+    assert abs(r / sim["R"] - 1.0) <= err + sim["R_hw"] / sim["R"]
+    b = overlap_bounds(p, N)
+    assert b.response_time_lower[N - 1] <= sim["R"] + sim["R_hw"]
+    assert sim["R"] - sim["R_hw"] <= b.response_time_upper[N - 1]
 
 
 OPEN = [

@@ -70,8 +70,9 @@ def test_best_upgrade_ranks_the_bottleneck_first():
     base = qn.open_network(net, 100.0).response_time[0]  # the same closed form
     assert up.baseline_response_time == pytest.approx(base, rel=closed_form(4))
     frame = up.to_frame()
-    assert list(frame.columns) == ["option", "response_time", "speedup"]
-    assert frame["speedup"].iloc[0] > 1.5
+    assert list(frame.columns) == ["option", "response_time", "response_time_ratio"]
+    assert frame["response_time_ratio"].iloc[0] > 1.5
+    assert up.speedup == 2.0  # the device speedup the options name
     closed = best_upgrade(net, N=30)
     assert closed.best.startswith("disk")
     with pytest.raises(InvalidModelError, match="exactly one of"):
@@ -90,5 +91,7 @@ def test_load_dependent_station_gets_the_faster_device_option_only():
     up = best_upgrade(net, arrival_rate="30000/s")
     assert set(up.options) == {"cpu: 2x faster", "cpu: 2 servers", "nvme: 2x faster"}
     assert up.best == "nvme: 2x faster"
+    # how many such drives: one is enough at 1000/s (issue 26 item 5: it refused)
+    assert min_servers(net, "nvme", "1 ms", arrival_rate=1000.0) == 1
     with pytest.raises(InvalidModelError, match="'nvme' has rate_multipliers"):
-        min_servers(net, "nvme", "1 ms", arrival_rate=1000.0)
+        min_servers(net, "nvme", "1 ms", arrival_rate=1000.0, count="servers")

@@ -60,8 +60,10 @@ def test_require_says_whether_the_answer_is_approximate():
 
 _NON_EXP = r"non-exponential service \(SCV != 1\) at FCFS stations"
 _SIM_OR_PS = (
-    r"use qnmodel\.simulate \(or discipline='PS' / 'LCFS-PR', where the service law does not "
-    r"change the means\)$"
+    r"use qnmodel\.mva \(one closed class, single-server stations\) or qnmodel\.amva "
+    r"\(approximate: the residual-life correction\), qnmodel\.open_network \(open, "
+    r"approximate\), qnmodel\.simulate \(or discipline='PS' / 'LCFS-PR', where the service "
+    r"law does not change the means\)$"
 )
 _FCFS_DEP = r"FCFS stations whose classes have different service times"
 _FCFS_ALT = (
@@ -79,7 +81,7 @@ _FJ = (
     ("solve", "match"),
     [
         (
-            lambda: qn.mva(N([S("cpu", 0.001), S("disk", 0.005, scv=0.0)]), 4),
+            lambda: qn.mva_exact(N([S("cpu", 0.001), S("disk", 0.005, scv=0.0)]), 4),
             rf"^mva cannot solve {_NON_EXP} \(station 'disk'\): {_SIM_OR_PS}",
         ),
         (
@@ -87,8 +89,8 @@ _FJ = (
             rf"^bounds_bjb cannot solve {_NON_EXP} \(station 'disk'\): {_SIM_OR_PS}",
         ),
         (
-            lambda: qn.amva(N([S("disk", {"a": 0.01, "b": 0.01}, scv=0.5)], classes=TWO)),
-            rf"^amva cannot solve {_NON_EXP} \(station 'disk'\): {_SIM_OR_PS}",
+            lambda: qn.mva_multiclass(N([S("disk", {"a": 0.01, "b": 0.01}, scv=0.5)], classes=TWO)),
+            rf"^mva_multiclass cannot solve {_NON_EXP} \(station 'disk'\): {_SIM_OR_PS}",
         ),
         (
             lambda: qn.mixed_network(
@@ -109,11 +111,14 @@ _FJ = (
         (
             lambda: qn.mva_multiclass(N([S("cpu", 0.01, discipline="HOL")], classes=TWO)),
             r"^mva_multiclass cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'cpu'\): "
-            r"use qnmodel\.priority_queue \(one open station\) or qnmodel\.simulate$",
+            r"use qnmodel\.amva or qnmodel\.mixed_network \(approximate: priority MVA\), "
+            r"qnmodel\.priority_queue \(one open station\) or qnmodel\.simulate$",
         ),
-        (
-            lambda: qn.amva(N([S("disk", 0.01, discipline="PRIO-PR")], classes=TWO)),
-            r"^amva cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'disk'\)",
+        (  # amva and mixed_network answer (tests/solvers/test_amva_priority.py)
+            lambda: qn.open_network(
+                N([S("disk", 0.01, discipline="PRIO-PR")], classes=[O("a", 2), O("b", 1.0)])
+            ),
+            r"^open_network cannot solve priority scheduling \(HOL, PRIO-PR\) \(station 'disk'\)",
         ),
         (
             lambda: qn.open_network(N([S("disk", 0.01, discipline="HOL")]), 10.0),
@@ -184,7 +189,7 @@ def test_refusal_lists_at_most_four_stations():
     with pytest.raises(
         InvalidModelError, match=r"\(stations 'd0', 'd1', 'd2', 'd3', \.\.\.\): use"
     ):
-        qn.mva(net, 3)
+        qn.mva_exact(net, 3)
 
 
 def test_what_is_supported_is_answered():

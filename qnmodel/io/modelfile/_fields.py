@@ -25,7 +25,7 @@ _MODEL_KEYS = (
     "target",
 )
 _STATION_KEYS = ("name", "demand", "service_time", "size", "rate", "visits", "kind", "servers",
-                 "rate_multipliers", "discipline", "scv")  # fmt: skip
+                 "rate_multipliers", "discipline", "scv", "group")  # fmt: skip
 _TOP_KEYS = ("model", "station", "system", "class")
 SYSTEM_TYPES = ("networked_raid", "nfs", "raid")
 _NFS_BANDWIDTHS = ("b1", "b2", "b3", "b4")

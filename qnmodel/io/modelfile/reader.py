@@ -14,6 +14,7 @@ import numpy as np
 from ..._validate import read_text_file
 from ...errors import InvalidModelError, InvalidTypeError
 from ...model import ClosedClass, Network, OpenClass, Station
+from ...solvers.groups import find_groups
 from ._fields import (
     _MODEL_KEYS,
     _STATION_KEYS,
@@ -282,8 +283,14 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
     stations = list(system_stations)
     seen = {st.name: "a station of the [system]" for st in system_stations}
     per_class_demands, per_class_visits = [], [None] * len(system_stations)
+    groups: dict[str, list[str]] = {}
     for i, st in enumerate(stations_raw):
         station, per_class, by_visit = _station(ctx, st, i, classes)
+        if isinstance(st, dict) and "group" in st:
+            g = _string(ctx, st["group"], ("station", i, "group"))
+            if not g.strip():
+                raise ctx.error(("station", i, "group"), "must be a non-empty group name")
+            groups.setdefault(g, []).append(station.name)
         per_class_demands.append(per_class)
         per_class_visits.append(by_visit)
         if station.name in seen:
@@ -303,6 +310,17 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         raise ctx.error(
             ("station",), "all demands and the think time are zero; give a station a demand > 0"
         )
+    if groups:
+        if classes:
+            raise ctx.error(
+                ("station",),
+                "group: the capacity questions that use groups are single-class; remove the "
+                "group keys or the [[class]] tables",
+            )
+        try:
+            find_groups(net, groups)
+        except (InvalidModelError, InvalidTypeError) as exc:
+            raise ctx.error(("station",), f"group: {exc}") from None
     multiclass = None
     if classes:
         D = np.array(per_class_demands, dtype=np.float64).T  # (C, K)
@@ -317,6 +335,7 @@ def _build(doc: Mapping, ctx: _Ctx, default_name: str) -> ModelSpec:
         arrival_rates=arrival_rates,
         target=target,
         storage_model=storage_model,
+        groups={g: tuple(m) for g, m in groups.items()} or None,
         name=name,
         description=description,
         source=ctx.source,

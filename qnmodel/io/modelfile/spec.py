@@ -50,6 +50,10 @@ class ModelSpec:
     storage_model : CachedNetworkedRAID, CachedNFS or None
         A ``[system]`` described with caches: the model whose upgrades (more cache,
         a faster link, ...) the capacity questions weigh.
+    groups : dict or None
+        The stations' ``group = "disks"`` keys as ``{group: (station, ...)}``: symmetric
+        groups the capacity questions upgrade together
+        (:func:`qnmodel.solvers.groups.find_groups`); None: found automatically.
     """
 
     network: Network
@@ -58,6 +62,7 @@ class ModelSpec:
     arrival_rates: np.ndarray | None = None
     target: Any = None
     storage_model: Any = None
+    groups: dict | None = None
     name: str = "model"
     description: str = ""
     source: str = "<string>"

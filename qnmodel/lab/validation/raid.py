@@ -132,6 +132,7 @@ __all__ = [
     "parse",
     "case_model",
     "predict",
+    "disk_scv",
     "measure",
     "windows",
     "inside_point",
@@ -302,7 +303,7 @@ def _network(model: NetworkedRAID) -> Network:
 def predict(model: NetworkedRAID, populations: list[int], *,
             fast: NetworkedRAID | None = None,
             slow: NetworkedRAID | None = None,
-            forkjoin: str = "forkjoin") -> dict[int, dict]:  # fmt: skip
+            forkjoin: str = "forkjoin", disk_scv: float = 1.0) -> dict[int, dict]:  # fmt: skip
     """Exact MVA, BJB bounds and fork-join MVA of ``model`` at each population.
 
     ``fast`` and ``slow``: the model at the ends of the calibration's interval (module
@@ -310,9 +311,10 @@ def predict(model: NetworkedRAID, populations: list[int], *,
     ``slow``) and the point calibration's bounds are kept with the suffix ``_point``.
     ``forkjoin``: the structure of :meth:`NetworkedRAID.fork_join` behind ``x_forkjoin`` and
     ``r_forkjoin``. Where the overlapped structure models the case
-    (:func:`qnmodel.models.storage_overlap.overlap_parts`: at most a stripe, no
-    read-modify-write), also its closed solution (``x_overlap``, ``r_overlap``) and the
-    bounds that hold with overlapped stages (``x_lower_overlap`` .. ``r_upper_overlap``).
+    (:func:`qnmodel.models.storage_overlap.overlap_parts`: at most a stripe; RAID5
+    read-modify-writes as two phases), also its closed solution (``x_overlap``,
+    ``r_overlap``) with members of SCV ``disk_scv`` (:func:`disk_scv`) and the bounds that hold
+    with overlapped stages (``x_lower_overlap`` .. ``r_upper_overlap``).
     """
     net = _network(model)
     top = max(populations)
@@ -334,10 +336,10 @@ def predict(model: NetworkedRAID, populations: list[int], *,
             x_forkjoin=float(fj.throughput[i]), r_forkjoin=float(fj.response_time[i]),
         )  # fmt: skip
     try:
-        parts = overlap_parts(model)
-    except InvalidModelError:  # a read-modify-write, or more than a stripe
+        parts = overlap_parts(model, disk_scv)
+    except InvalidModelError:  # more than a stripe, or a RAID level it does not model
         return out
-    ob, ov = overlap_bounds(parts, top), model.overlap(top)
+    ob, ov = overlap_bounds(parts, top), model.overlap(top, disk_scv=disk_scv)
     for n in populations:
         i = n - 1
         out[n].update(
@@ -469,6 +471,16 @@ def _repeats(p: dict, run_k) -> tuple[list[dict], list[dict], int]:
     return used, rejected, disturbed
 
 
+def disk_scv(topo: Topology, names: list[str]) -> float:
+    """The SCV of the members' disks for the overlapped model: 0 when every one of ``names``
+    has an emulated disk of constant law (``dist = "const"``), else 1 (exponential: emulated
+    ``exp`` disks, and the exponential reading of a real or memory disk)."""
+    disks = [s.disk for s in topo.servers if s.name in names]
+    if disks and all(d.kind == "emu" and d.dist == "const" for d in disks):
+        return 0.0
+    return 1.0
+
+
 def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
     """Up, calibrate bottom-up, predict, measure, compare, down (always); the summary."""
     p = parse(spec, topology)
@@ -486,15 +498,16 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
             d = ccal["link_rate_ci"]
             fast, slow = (case_model(case, dict(ccal, link_rate=ccal["link_rate"] + s * d),
                                      p["chunk"], p["form"]) for s in (1.0, -1.0))  # fmt: skip
+            scv = disk_scv(topo, tcp_names[: case["servers"]])
             pred = predict(model, p["populations"], fast=fast, slow=slow,
-                           forkjoin=p["forkjoin"])  # fmt: skip
+                           forkjoin=p["forkjoin"], disk_scv=scv)  # fmt: skip
             LOG.info("measuring %s at n = %s", case["label"], p["populations"])
             meas = measure(topo, p, case, {n: pred[n]["r_model"] for n in p["populations"]})
             pts = [dict(n=n, case=case["label"], **meas[n], **pred[n]) for n in p["populations"]]
             credit = bucket_credit(topo, p["client"], case)
             pts = with_bucket(pts, credit)
             points += pts
-            cases.append(dict(case, calibration=ccal, demands=model.demands(),
+            cases.append(dict(case, calibration=ccal, demands=model.demands(), disk_scv=scv,
                               model_structure=model_structure(p),
                               **summarize(pts),
                               inside_bounds_share_point=inside_point(pts),

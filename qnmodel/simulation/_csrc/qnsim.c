@@ -35,6 +35,63 @@
 static void enter_node(sim_t *S, int32_t task, double t);
 static void release(sim_t *S, int64_t p, double t);
 
+/* the node job j is at: its route's pos-th node, or pos itself in a routed run */
+static inline int64_t node_at(const sim_t *S, const task_t *j) {
+    return S->routed ? j->pos : S->routes[S->route_off[j->cls] + j->pos];
+}
+
+/* ---------------------------------------------------------------- routed runs
+ * With a routing matrix a job leaving node k as class c goes to node k' as class c' with
+ * probability M[c, k, c', k'] (route_draw); node K is the outside: a closed job thinks there
+ * (the think time of the class it arrives as), an open job leaves. A cycle runs from leaving
+ * the outside to coming back; its response time is counted for the class the job had when it
+ * left the outside (cls0). No fork-join node and no finite capacity in a routed run. */
+static void cycle_end(sim_t *S, int32_t task, double t, double r);
+
+/* job `task`, at the outside as class cls, starts a cycle at t */
+static void start_cycle(sim_t *S, int32_t task, double t) {
+    task_t *j = &S->T[task];
+    int64_t K1 = S->K + 1;
+    j->cls0 = j->cls;
+    j->t_cycle = t;
+    int64_t s = route_draw(S, j->cls * K1 + S->K);
+    j->cls = (int32_t)(s / K1);
+    if (s % K1 < S->K) {
+        j->pos = (int32_t)(s % K1);
+        enter_node(S, task, t);
+    } else {
+        cycle_end(S, task, t, 0.0); /* straight back outside: a zero response */
+    }
+}
+
+/* job `task` is back outside as class cls after a cycle of response time r */
+static void cycle_end(sim_t *S, int32_t task, double t, double r) {
+    task_t *j = &S->T[task];
+    int64_t c0 = j->cls0, c = j->cls;
+    S->a_done[c0] += 1.0;
+    S->a_rsum[c0] += r;
+    hist_add(S, c0, r);
+    if (S->cls_open[c]) task_free(S, task);
+    else if (S->cls_think[c] > 0.0)
+        push(S, t - S->cls_think[c] * log(u01(&S->rng)), EV_THINK, task, -1, 0);
+    else start_cycle(S, task, t); /* terminates: a class without think time has demand */
+}
+
+static void leave_routed(sim_t *S, int32_t task, double t) {
+    task_t *j = &S->T[task];
+    int64_t K1 = S->K + 1, i = j->cls * S->K + j->pos;
+    S->a_visits[i] += 1.0;
+    S->a_resid[i] += t - j->t_node;
+    int64_t s = route_draw(S, j->cls * K1 + j->pos);
+    j->cls = (int32_t)(s / K1);
+    if (s % K1 < S->K) {
+        j->pos = (int32_t)(s % K1);
+        enter_node(S, task, t);
+    } else {
+        cycle_end(S, task, t, t - j->t_cycle);
+    }
+}
+
 /* The finite-capacity station a closed job goes to when it leaves its current node, or -1: an
  * unlimited node, its think time, or its own station again (a route of one station without
  * think time: leaving and re-entering changes nothing, as a self-loop in a Markov chain). */
@@ -45,7 +102,7 @@ static int64_t next_capped(const sim_t *S, const task_t *j) {
         np = 0;
     }
     if (np == j->pos) return -1;
-    int64_t k = S->routes[S->route_off[c] + np];
+    int64_t k = S->routes[S->route_off[c] + np]; /* never a routed run: no capacities */
     if (S->node_kind[k] != QNS_NODE_STATION) return -1;
     int64_t p = S->node_first[k];
     return S->st_cap[p] > 0 ? p : -1;
@@ -63,6 +120,10 @@ static int blocked_ahead(sim_t *S, int32_t task, int how) {
 }
 
 static void leave_node(sim_t *S, int32_t task, double t) {
+    if (S->routed) {
+        leave_routed(S, task, t);
+        return;
+    }
     task_t *j = &S->T[task];
     int64_t c = j->cls, k = S->routes[S->route_off[c] + j->pos];
     int64_t i = c * S->K + k;
@@ -93,7 +154,7 @@ static void leave_node(sim_t *S, int32_t task, double t) {
 }
 
 static void enter_node(sim_t *S, int32_t task, double t) {
-    int64_t c = S->T[task].cls, k = S->routes[S->route_off[c] + S->T[task].pos];
+    int64_t c = S->T[task].cls, k = node_at(S, &S->T[task]);
     if (S->node_kind[k] == QNS_NODE_STATION) { /* its jobs are counted at the station */
         int64_t p = S->node_first[k];
         if (S->has_cap && S->st_cap[p] > 0 && S->st[p].n >= S->st_cap[p]) {
@@ -177,7 +238,7 @@ static void release(sim_t *S, int64_t p, double t) {
         } else if (how == BLK_FORKJOIN) {
             leave_node(S, w, t);
         } else {
-            int64_t from = S->node_first[S->routes[S->route_off[j->cls] + j->pos]];
+            int64_t from = S->node_first[node_at(S, j)];
             st_unhold(S, w, from, t);
             leave_node(S, w, t);
             if (S->st_cap[from] > 0) release(S, from, t);
@@ -226,7 +287,8 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
             const int64_t *st_ld_len, const double *ld_rates, const int64_t *st_cap,
             const int64_t *cls_open, const int64_t *cls_pop, const double *cls_think,
             const double *cls_rate, const int64_t *route_off, const int64_t *route_len,
-            const int64_t *routes, const int64_t *cls_level, int64_t L, const int64_t *svc_kind,
+            const int64_t *routes, int64_t routed, const int64_t *rt_off, const double *rt_cum,
+            const int64_t *rt_dst, const int64_t *cls_level, int64_t L, const int64_t *svc_kind,
             const double *svc_mean, const double *svc_p1, const double *svc_p2,
             const int64_t *svc_tab_off, const int64_t *svc_tab_len, const double *svc_tab,
             uint64_t seed, uint64_t stream, double t_warm, double t_batch, int64_t B,
@@ -245,6 +307,7 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
     S->cls_open = cls_open, S->cls_think = cls_think, S->cls_rate = cls_rate;
     S->cls_level = cls_level;
     S->route_off = route_off, S->route_len = route_len, S->routes = routes;
+    S->routed = routed != 0, S->rt_off = rt_off, S->rt_cum = rt_cum, S->rt_dst = rt_dst;
     S->svc_kind = svc_kind, S->svc_mean = svc_mean, S->svc_p1 = svc_p1, S->svc_p2 = svc_p2;
     S->svc_tab_off = svc_tab_off, S->svc_tab_len = svc_tab_len, S->svc_tab = svc_tab;
     S->r_scale = r_scale > 0.0 ? r_scale : 1.0;
@@ -312,6 +375,8 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
             S->T[j].t_cycle = 0.0;
             if (cls_think[c] > 0.0) {
                 push(S, -cls_think[c] * log(u01(&S->rng)), EV_THINK, j, -1, 0);
+            } else if (S->routed) {
+                start_cycle(S, j, 0.0);
             } else if (route_len[c] > 0) {
                 if (S->has_cap) S->T[j].pos = first_room(S, c);
                 enter_node(S, j, 0.0);
@@ -358,7 +423,8 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
             events++;
             S->T[e.task].t_cycle = e.t;
             S->T[e.task].pos = 0;
-            if (route_len[S->T[e.task].cls] > 0) enter_node(S, e.task, e.t);
+            if (S->routed) start_cycle(S, e.task, e.t);
+            else if (route_len[S->T[e.task].cls] > 0) enter_node(S, e.task, e.t);
             else { /* nothing to visit: a zero response, then think again */
                 int64_t c = S->T[e.task].cls;
                 S->a_done[c] += 1.0;
@@ -377,7 +443,8 @@ int qns_run(int64_t C, int64_t K, int64_t P, const int64_t *node_kind, const int
             S->T[j].parent = -1;
             S->T[j].pos = 0;
             S->T[j].t_cycle = e.t;
-            if (route_len[c] > 0) enter_node(S, j, e.t);
+            if (S->routed) start_cycle(S, j, e.t);
+            else if (route_len[c] > 0) enter_node(S, j, e.t);
             else {
                 S->a_done[c] += 1.0;
                 hist_add(S, c, 0.0);

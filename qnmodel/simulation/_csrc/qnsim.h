@@ -18,7 +18,7 @@
 #define QNS_API __attribute__((visibility("default")))
 #endif
 
-#define QNS_ABI_VERSION 3
+#define QNS_ABI_VERSION 4
 /* largest fork-join with a fan-out below its branch count (random subsets) */
 #define QNS_MAX_FAN 64
 
@@ -62,6 +62,10 @@ QNS_API int qns_run(
     const int64_t *cls_open, const int64_t *cls_pop, const double *cls_think,
     const double *cls_rate, const int64_t *route_off, const int64_t *route_len,
     const int64_t *routes,
+    /* routing (routed != 0): state s = c (K + 1) + k, node K the outside; row s holds entries
+     * rt_off[s] .. rt_off[s + 1] - 1 (rt_off has C (K + 1) + 1 entries), each a destination
+     * state rt_dst and the row's cumulative probability rt_cum up to it (the last one 1) */
+    int64_t routed, const int64_t *rt_off, const double *rt_cum, const int64_t *rt_dst,
     const int64_t *cls_level, int64_t L, /* priority level 0..L-1 of each class, 0 first */
     /* service distribution of class c at station p, index c*P + p */
     const int64_t *svc_kind, const double *svc_mean, const double *svc_p1, const double *svc_p2,

@@ -27,6 +27,8 @@ typedef struct {
     int32_t blk; /* BLK_*: blocked at its station, at the terminal or at its fork-join */
     uint32_t ep; /* LCFS-PR, PRIO-PR: completions carry it, an interruption bumps it (never reset,
                   * so a completion left over from an earlier use of the slot stays stale) */
+    int32_t cls0; /* routed runs: the class the job had when its cycle started (pos is then
+                   * the node it is at, cls its class now) */
     uint64_t gen; /* jobs: id of their latest fork (unique in the run); sub-jobs: their fork's */
 } task_t;
 
@@ -74,6 +76,9 @@ typedef struct {
     const int64_t *cls_open, *cls_level;
     const double *cls_think, *cls_rate;
     const int64_t *route_off, *route_len, *routes;
+    int routed; /* jobs follow the routing matrix (rt_*), not the class routes */
+    const int64_t *rt_off, *rt_dst;
+    const double *rt_cum;
     const int64_t *svc_kind, *svc_tab_off, *svc_tab_len;
     const double *svc_mean, *svc_p1, *svc_p2, *svc_tab;
     double r_scale;
@@ -127,6 +132,18 @@ static double sample(sim_t *S, int64_t c, int64_t p) {
     default:
         return -S->svc_mean[i] * log(u01(&S->rng));
     }
+}
+
+/* routed runs: the next state c' (K + 1) + k' of a job leaving state s = c (K + 1) + k (node
+ * k = K: outside), drawn by inversion of the row's cumulative probabilities (a linear scan: rows
+ * are short); a row with one destination draws no random number. */
+static inline int64_t route_draw(sim_t *S, int64_t s) {
+    int64_t lo = S->rt_off[s], hi = S->rt_off[s + 1] - 1;
+    if (lo < hi) {
+        double u = u01(&S->rng);
+        while (lo < hi && S->rt_cum[lo] < u) lo++;
+    }
+    return S->rt_dst[lo];
 }
 
 static inline void push(sim_t *S, double t, int type, int32_t task, int32_t where, uint32_t ep) {

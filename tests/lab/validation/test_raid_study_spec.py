@@ -123,21 +123,51 @@ def test_predict_adds_the_overlapped_structure_where_it_applies():
     assert rs.overlap_mape(pts) == {"mape_x_overlap": 0.0, "mape_r_overlap": 0.0}
     pts[0]["x_measured"] = pts[0]["x_overlap"] / 1.1  # the model 10 % high at one of 3 points
     assert rs.overlap_mape(pts)["mape_x_overlap"] == pytest.approx(10.0 / 3)
-    # a RAID5 one-chunk write is a read-modify-write: no overlapped prediction
+    # a RAID5 one-chunk write is a read-modify-write: two overlapped phases, exact at N = 1
     rmw = dict(raid="raid5", op="write", servers=3, chunks=1, label="y")
-    p5 = rs.predict(rs.case_model(rmw, cal, 65536.0), [1])
+    m5 = rs.case_model(rmw, cal, 65536.0)
+    p5 = rs.predict(m5, [1], disk_scv=0.0)
+    assert p5[1]["r_overlap"] == pytest.approx(isolated_time(overlap_parts(m5, 0.0)), rel=1e-12)
+    # two stripes: not modelled by the overlapped structure, no overlapped prediction
+    two = dict(raid="raid0", op="read", servers=3, chunks=6, label="z")
+    p5 = rs.predict(rs.case_model(two, cal, 65536.0), [1])
     assert "r_overlap" not in p5[1]
     assert rs.inside_overlap([dict(p5[1], n=1, r_measured=1.0, r_ci=0.0)]) is None
     assert rs.overlap_mape([dict(p5[1], n=1)]) == {}
 
 
+def test_disk_scv_reads_the_emulated_disks_law():
+    from types import SimpleNamespace as NS
+
+    def topo(*disks):
+        return NS(servers=[NS(name=f"s{i}", disk=d) for i, d in enumerate(disks)])
+
+    const, exp = NS(kind="emu", dist="const"), NS(kind="emu", dist="exp")
+    assert rs.disk_scv(topo(const, const, exp), ["s0", "s1"]) == 0.0
+    assert rs.disk_scv(topo(const, const, exp), ["s0", "s1", "s2"]) == 1.0
+    assert rs.disk_scv(topo(NS(kind="memory", dist=None)), ["s0"]) == 1.0
+
+
 def test_overlap_example_studies_parse():
     for name, rate in (("raid_study_emu_overlap.toml", 125e6),
-                       ("raid_study_emu_overlap_100mbit.toml", 12.5e6)):  # fmt: skip
+                       ("raid_study_emu_overlap_100mbit.toml", 12.5e6),
+                       ("raid_study_emu_ratio_q.toml", 12.5e6),
+                       ("raid_study_emu_ratio_1.toml", 12.5e6)):  # fmt: skip
         doc, t = load_study(EXAMPLES / name)
         p = rs.parse(doc, t)
         assert p["forkjoin"] == "forkjoin_overlap" and p["populations"] == [1, 2, 4, 8, 16]
         assert all(s.disk.kind == "emu" and s.link.rate == rate for s in t.servers)
+        assert rs.disk_scv(t, [s.name for s in t.servers]) == 1.0  # exponential disks
+    # the constant-law twin of the d/c = 1 point: the overlapped model takes SCV 0
+    _doc, t = load_study(EXAMPLES / "raid_study_emu_ratio_1_const.toml")
+    assert all(s.disk.dist == "const" for s in t.servers)
+    assert rs.disk_scv(t, [s.name for s in t.servers]) == 0.0
+    # the regime grid's disk/link demand ratios per 64 KiB chunk (TCP goodput 0.95 of 100 Mbit/s)
+    c = 65536 / (0.95 * 12.5e6)
+    for name, ratio in (("raid_study_emu_ratio_q.toml", 0.25), ("raid_study_emu_ratio_1.toml", 1)):
+        _doc, t = load_study(EXAMPLES / name)
+        d = t.servers[0].disk
+        assert (d.latency + 65536 / d.rate) / c == pytest.approx(ratio, rel=0.05)
 
 
 def test_windows_grow_with_the_models_response_time(topo):
