@@ -234,7 +234,7 @@ def test_open_file_whose_rates_are_all_unstable_asks_what_makes_it_stable(tmp_pa
 def test_group_key_in_a_model_file(tmp_path):
     text = """
 [model]
-population = 20
+N = 20
 think_time = "100 ms"
 
 [[station]]
@@ -258,8 +258,8 @@ demand = "1 ms"
         modelfile.loads(text.replace('group = "shelf"', 'group = " "', 1))
     with pytest.raises(modelfile.ModelFileError, match="has 1 member"):
         modelfile.loads(text.replace('group = "shelf"', 'group = "one"', 1))
-    classes = text.replace("population = 20", "") + (
-        '\n[[class]]\nname = "r"\npopulation = 2\n\n[[class]]\nname = "w"\npopulation = 1\n'
+    classes = text.replace("N = 20", "") + (
+        '\n[[class]]\nname = "r"\nN = 2\n\n[[class]]\nname = "w"\nN = 1\n'
     )
     with pytest.raises(modelfile.ModelFileError, match="groups are single-class"):
         modelfile.loads(classes)

@@ -125,7 +125,7 @@ def test_set_unknown_key_lists_what_this_model_can_set():
     code, _, err = run("solve", str(RAID), "--set", "foo=1")
     assert code == 2
     assert "among []" not in err  # a [system] model has no station tables to list
-    assert "a [model] key (name, description, think_time, population" in err
+    assert "a [model] key (name, description, think_time, N, populations" in err
     assert "'system.<parameter>' (a key of its [system] table, 'networked_raid')" in err
     assert "station" not in err
     code, _, err = run("solve", str(DEMO), "--set", "tape.demand=1 ms")

@@ -1133,7 +1133,7 @@ ROWS: list[Row] = [
         _call(lambda: __import__("qnmodel.calibration.comparison", fromlist=["x"]).compare(_net(), {"n": [1, 2], "throughput": [0.9, float("nan")]}))),
     Row(PY, "a named group whose members differ (`groups={\"shelf\": [\"a\", \"b\"]}`)", "InvalidModelError",
         r"groups\['shelf'\]: station 'b' differs from 'a' in demand",
-        _call(lambda: qn.best_upgrade(qn.Network.from_demands([0.004, 0.005], names=["a", "b"]), population=4, groups={"shelf": ["a", "b"]}))),
+        _call(lambda: qn.best_upgrade(qn.Network.from_demands([0.004, 0.005], names=["a", "b"]), N=4, groups={"shelf": ["a", "b"]}))),
     Row(PY, "servers asked of a device with a rate curve (`count=\"servers\"`)", "InvalidModelError",
         r"has rate_multipliers.*count='devices'",
         _call(lambda: qn.min_servers(qn.Network((qn.Station("nvme", "80 us", rate_multipliers=[1, 1.8]),)), "nvme", "R <= 1 ms", arrival_rate=100.0, count="servers"))),

@@ -183,12 +183,12 @@ def test_capacity_questions_use_the_corrected_law():
     R1 = qn.mva(_net((1.0, 1.0, 1.0)), 200).response_time
     assert int(np.flatnonzero(R1 > t)[0]) != int(np.flatnonzero(R > t)[0])
     X = qn.mva(net, 30).throughput
-    assert qn.min_servers(net, "s0", f"X >= {X[-1] * 0.99}/s", population=30) == 1
+    assert qn.min_servers(net, "s0", f"X >= {X[-1] * 0.99}/s", N=30) == 1
     many = r"station 's\d' has 2 servers and non-exponential service"
     with pytest.raises(InvalidModelError, match=many):
-        qn.min_servers(net, "s1", "R <= 150 ms", population=30)
+        qn.min_servers(net, "s1", "R <= 150 ms", N=30)
     with pytest.raises(InvalidModelError, match=many):
-        qn.best_upgrade(net, population=10)
+        qn.best_upgrade(net, N=10)
     with pytest.raises(InvalidModelError, match=r"response_time_law of a closed network with "
                        r"non-exponential FCFS service .* is not supported"):  # fmt: skip
         qn.max_population(net, "p95 <= 200 ms")

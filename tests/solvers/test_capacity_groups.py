@@ -112,7 +112,7 @@ def test_named_groups_and_their_errors():
     groups = find_groups(net, {"shelf": ["c", "a", "b"]})
     assert groups[1] == StationGroup("shelf", ("a", "b", "c"), explicit=True)
     assert groups[1].label == "shelf (3 identical)"
-    up = best_upgrade(net, population=10, groups={"shelf": ["a", "b", "c"]})
+    up = best_upgrade(net, N=10, groups={"shelf": ["a", "b", "c"]})
     assert "shelf (3 identical): one more member (4)" in up.options
     four = spread_group(net, groups[1], 4)
     assert four.names == ("cpu", "a", "b", "c", "c#2", "z")
@@ -210,7 +210,7 @@ def test_how_many_nvme_drives_for_closed_clients():
     net = qn.Network((qn.Station("cpu", "10 us"),
                       qn.Station("nvme", "80 us", rate_multipliers=CURVE)),
                      think_time="1 ms")  # fmt: skip
-    n = min_servers(net, "nvme", "R <= 110 us", population=40)
+    n = min_servers(net, "nvme", "R <= 110 us", N=40)
 
     def R(k):
         closed = qn.Network(nvme_net(k).stations, think_time="1 ms")
@@ -229,4 +229,4 @@ def test_min_servers_of_a_fork_join_element_is_refused():
     with pytest.raises(
         InvalidModelError, match="'arr' is a fork-join element: .*qnmodel.fork_join"
     ):
-        min_servers(net, "arr", "R <= 1 s", population=5)
+        min_servers(net, "arr", "R <= 1 s", N=5)

@@ -25,7 +25,7 @@ def _issue_net() -> qn.Network:
 def test_closed_two_server_station_alone_is_the_hypoexponential_law():
     # N = 5, no think time: an arriving job sees the 4 others at the station (2 in service,
     # 2 waiting), waits for 3 departures at rate 2/5 ms, then is served (5 ms, exponential).
-    law = response_time_law(_issue_net(), population=5)
+    law = response_time_law(_issue_net(), N=5)
     assert law.exact and law.method == EXACT_CLOSED_ONE
     p99 = hypoexponential_quantile(0.99, [400.0, 400.0, 400.0, 200.0])
     assert law.quantile(0.99) == pytest.approx(p99, rel=1e-8)
@@ -38,7 +38,7 @@ def test_issue_27_case_against_simulation():
     sim = qn.simulate(
         _issue_net(), 5, seed=27, replications=10, run_length=100.0, quantiles=(0.9, 0.99)
     )
-    law = response_time_law(_issue_net(), population=5)
+    law = response_time_law(_issue_net(), N=5)
     for q in (0.9, 0.99):
         assert law.quantile(q) == pytest.approx(sim.response_time_quantile(q), rel=0.02)
 
@@ -52,7 +52,7 @@ def test_closed_multiserver_law_mean_is_exact_mva(servers, Z, N):
                                                                           servers, strict=True))],
         think_time=Z,
     )  # fmt: skip
-    law = response_time_law(net, population=N)
+    law = response_time_law(net, N=N)
     assert not law.exact and law.method.startswith("approximate")
     assert law.mean == pytest.approx(float(qn.mva(net, N).response_time[-1]), rel=1e-9)
 
@@ -64,7 +64,7 @@ def test_closed_multiserver_law_mean_is_exact_mva(servers, Z, N):
         (  # closed, 3 stations, measured +0.4 / +0.4 %
             qn.Network([qn.Station("a", 4e-3, servers=2), qn.Station("b", 6e-3),
                         qn.Station("c", 9e-3, servers=3)]),
-            {"population": 8}, 0.03,
+            {"N": 8}, 0.03,
         ),
         (qn.Network([qn.Station("d", 5.9e-3, scv=0.0)]), {"arrival_rate": 100.0}, 0.12),
         (qn.Network([qn.Station("d", 0.0112, servers=2, scv=4.0)]), {"arrival_rate": 100.0},
@@ -74,7 +74,7 @@ def test_closed_multiserver_law_mean_is_exact_mva(servers, Z, N):
 def test_laws_against_simulation_fixed_seed(net, load, tol):
     law = response_time_law(net, **load)
     sim = qn.simulate(
-        net, N=load.get("population"), arrival_rate=load.get("arrival_rate"), seed=5,
+        net, N=load.get("N"), arrival_rate=load.get("arrival_rate"), seed=5,
         replications=10, run_length=200.0, quantiles=(0.9, 0.99),
     )  # fmt: skip
     for q in (0.9, 0.99):
@@ -102,7 +102,7 @@ def test_two_moment_chain_matches_mean_and_scv(scv):
 def test_closed_network_with_non_exponential_service_is_refused():
     net = qn.Network([qn.Station("d", "5 ms", scv=0.0)])
     with pytest.raises(InvalidModelError, match="closed network with non-exponential FCFS"):
-        response_time_law(net, population=3)
+        response_time_law(net, N=3)
 
 
 def test_best_upgrade_ranks_the_two_server_station_by_its_real_tail():
@@ -112,7 +112,7 @@ def test_best_upgrade_ranks_the_two_server_station_by_its_real_tail():
     # +0.9 %, +1.0 % (two queues, no think time: the independence approximation is
     # conservative there), in the simulator's order.
     net = qn.Network([qn.Station("a", "4 ms"), qn.Station("b", "5 ms", servers=2)])
-    up = qn.best_upgrade(net, population=10, target="p99 <= 60 ms")
+    up = qn.best_upgrade(net, N=10, target="p99 <= 60 ms")
     assert up.options == ("a: 2x faster", "a: 2 servers", "b: 2x faster", "b: 3 servers")
     sim = np.array([50.6e-3, 52.2e-3, 75.2e-3, 77.2e-3])
     assert np.all(up.response_time / sim - 1 < 0.15)
