@@ -134,3 +134,16 @@ def test_the_figure_draws_the_rows(rows):
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
     finally:
         plt.close(fig)
+
+
+def test_the_plots_refuse_what_they_cannot_draw():
+    from qnmodel.errors import InvalidModelError
+    from qnmodel.reporting import plotting
+
+    with pytest.raises(InvalidModelError, match=r"regime_errors: rows is empty.*regime_rows"):
+        plotting.regime_errors([])
+    mva_only = [dict(n=1, r_measured=0.01, r_ci=0.0, r_model=0.012)]
+    with pytest.raises(InvalidModelError, match=r"overlap_response needs .*r_overlap"):
+        plotting.overlap_response(mva_only)
+    with pytest.raises(InvalidModelError, match=r"overlap_response needs .*r_overlap"):
+        plotting.overlap_response([])

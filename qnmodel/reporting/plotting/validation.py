@@ -76,7 +76,7 @@ def validation_curves(points: Sequence[Mapping[str, Any]], *, axes: Any = None,
 _REGIME_MEASURES = (
     ("mape_x_overlap", "mape_x", "o", "MAPE X"),
     ("mape_r_overlap", "mape_r", "s", "MAPE R"),
-    ("r1_error_overlap", "r1_error", "^", "R(1) error"),
+    ("r1_error_overlap", "r1_error", "^", "R(1) error (signed)"),
 )
 _REGIME_MODELS = (("overlap", "tab:blue", "overlapped structure"), ("mva", "0.35", "exact MVA"))
 
@@ -117,7 +117,10 @@ def regime_errors(rows: Sequence[Mapping[str, Any]], *, ax: Any = None,
     from matplotlib.lines import Line2D
 
     if not rows:
-        raise InvalidModelError("regime_errors needs at least one row")
+        raise InvalidModelError(
+            "regime_errors: rows is empty; pass at least one row, such as "
+            "qnmodel.lab.validation.raid.regime_rows(summary) of a recorded RAID study"
+        )
     if ax is None:
         ax = _new_axes(1, figsize=(6.0, 4.0))
     ax.axhspan(-target, target, color="tab:green", alpha=0.15, lw=0,
