@@ -310,6 +310,41 @@ def stripe_p99():
 # --8<-- [end:stripe_p99]
 
 
+#: The small regime grid of issue 28 (docs/explanation/overlap.md): study name in the page's
+#: table, recorded summary (RAID0 full-stripe reads over 3 servers, N = 1..16).
+REGIME_STUDIES = (
+    ("ratio_q", "raid_emu_ratio_q_20261127.json"),
+    ("ratio_1", "raid_emu_ratio_1_20261127.json"),
+    ("emu_overlap", "raid_emu_ratio_4_20261127.json"),
+    ("ratio_1_const", "raid_emu_ratio_1_const_20261127.json"),
+)
+
+
+# --8<-- [start:overlap_regime]
+def overlap_regime():
+    """Overlapped structure and exact MVA against the testbed, over the disk/link ratio."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from qnmodel.lab.validation.raid import regime_rows
+    from qnmodel.reporting import plotting
+
+    docs = {name: json.loads((VALIDATION / file).read_text()) for name, file in REGIME_STUDIES}
+    rows = [row for doc in docs.values() for row in regime_rows(doc)]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.2), layout="constrained",
+                                      gridspec_kw=dict(width_ratios=(1.3, 1)))  # fmt: skip
+    plotting.regime_errors(rows, ax=left, target=10.0)
+    left.set_title("error against the ratio, one marker per case", fontsize="medium")
+    one = docs["ratio_1"]  # exponential disks, d/c = 1.05
+    plotting.overlap_response(one["points"], ax=right)
+    right.set_title(f"d/c = {regime_rows(one)[0]['ratio']:.2f}: measured R(n)", fontsize="medium")
+    return fig
+
+
+# --8<-- [end:overlap_regime]
+
+
 ENTRIES = (
     Entry("bounds_band", "Bounds band, exact MVA and measured points", bounds_band),
     Entry(
@@ -325,4 +360,5 @@ ENTRIES = (
     Entry("percentile_curves", "Response-time percentiles: exact vs simulated", percentile_curves),
     Entry("stripe_measured", "Striping measured: qnbench stripe vs the models", stripe_measured),
     Entry("stripe_p99", "Striping measured: p99 vs the fork-join percentile", stripe_p99),
+    Entry("overlap_regime", "Overlapped stages measured: error against d/c", overlap_regime),
 )

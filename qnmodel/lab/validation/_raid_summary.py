@@ -4,11 +4,14 @@ which re-exports them)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from ..testbed import Topology
 from ..testbed.lifecycle import shaper_burst
-from ._common import inside, mape
+from ._common import inside, mape, summarize
 
 __all__ = [
     "model_structure",
@@ -20,6 +23,7 @@ __all__ = [
     "overlap_mape",
     "inside_point",
     "calibration_rows",
+    "regime_rows",
 ]
 
 
@@ -143,4 +147,48 @@ def calibration_rows(cal: dict) -> list[dict]:
     for label, m in cal["cpu"].items():
         rows.append(dict(component=f"master CPU per chunk, s ({label})",
                          measured=m["time_per_unit"], configured=None, error=None))  # fmt: skip
+    return rows
+
+
+def regime_rows(summary: Mapping[str, Any]) -> list[dict]:
+    """Where each case of a recorded RAID study sits in the overlap regime, and its errors.
+
+    ``summary`` is a ``qnmodel validate`` RAID summary as recorded (``summary.json``, the
+    files of ``data/validation/``); every number is computed again from its cases' calibrated
+    demands and its points (:func:`~qnmodel.lab.validation._common.summarize`,
+    :func:`overlap_mape`, :func:`inside_overlap`), not read from the stored figures.
+    One row per case that has the overlapped prediction, with
+
+    * ``label``, ``link_rate`` (calibrated, B/s), ``disk_scv`` (1 exponential, 0 constant);
+    * ``disk`` the calibrated disk time per chunk and ``chunk_link`` the chunk's time on the
+      calibrated master link (its busier direction's demand over the chunks of a request), s;
+      ``ratio`` = disk / chunk_link, the regime's d/c;
+    * ``mape_x``, ``mape_r`` of exact MVA and ``mape_x_overlap``, ``mape_r_overlap`` of the
+      overlapped structure, percent;
+    * ``r1_measured`` (s) and ``r1_error``, ``r1_error_overlap``: the relative error
+      (model - measured) / measured of R(1), MVA and overlapped, as fractions;
+    * ``inside_overlap``, ``n_points``: R points inside the overlap bounds (with their 95 %
+      intervals), of how many.
+    """
+    rows = []
+    for case in summary["cases"]:
+        pts = sorted((p for p in summary["points"] if p["case"] == case["label"]),
+                     key=lambda p: p["n"])  # fmt: skip
+        if not pts or "x_overlap" not in pts[0]:
+            continue
+        dem = case["demands"]
+        chunk_link = max(dem["link_in"], dem["link_out"]) / case["chunks"]
+        first = pts[0]
+        share = inside_overlap(pts)
+        rows.append(dict(
+            label=case["label"], link_rate=case["calibration"]["link_rate"],
+            disk_scv=case["disk_scv"], disk=dem["disk"], chunk_link=chunk_link,
+            ratio=dem["disk"] / chunk_link,
+            **{k: v for k, v in summarize(pts).items() if k in ("mape_x", "mape_r")},
+            **overlap_mape(pts),
+            r1_n=first["n"], r1_measured=first["r_measured"],
+            r1_error=first["r_model"] / first["r_measured"] - 1.0,
+            r1_error_overlap=first["r_overlap"] / first["r_measured"] - 1.0,
+            inside_overlap=round(share * len(pts)), n_points=len(pts),
+        ))  # fmt: skip
     return rows

@@ -121,6 +121,7 @@ from ._raid_summary import (
     inside_point,
     model_structure,
     overlap_mape,
+    regime_rows,
     steal_summary,
     with_bucket,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "machine_info",
     "calibration_rows",
     "model_structure",
+    "regime_rows",
 ]
 
 _KEYS = (

@@ -35,7 +35,7 @@ from ._style import BAND_STYLE, time_scale
 from .check import check_figures
 from .curves import bounds_band, bounds_vs_measured, utilization
 from .grids import bottleneck_map, heatmap, sensitivity
-from .validation import validation_curves
+from .validation import overlap_response, regime_errors, validation_curves
 
 __all__ = [
     "bounds_band",
@@ -48,4 +48,6 @@ __all__ = [
     "time_scale",
     "BAND_STYLE",
     "validation_curves",
+    "regime_errors",
+    "overlap_response",
 ]
