@@ -69,6 +69,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .._validate import check_fit_scv
 from ..errors import InvalidModelError
 from ..model.station import PRIORITY_DISCIPLINES
 from ..results.closed import AMVAResult
@@ -180,6 +181,7 @@ def refuse_priority_rate_curves(cm, cols: dict[int, str]) -> None:
                 f"load-dependent station {cm.station_names[k]!r} (a rate curve): no solver "
                 "in qnmodel takes it; give the station servers=m instead of rate_multipliers"
             )
+        check_fit_scv(cm.scv[:, k], f"station {cm.station_names[k]!r}", "the priority MVA")
 
 
 def priority_point(M, D2, Dq2, Z, V2, S2, G, kind, scv2, prio, Dlt, Q, tol, max_iter,
