@@ -390,6 +390,12 @@ def _group_of(net: Network, station: str, groups: Any) -> StationGroup:
     found = find_groups(net, groups)
     for g in found:
         if station in (g.name, g.label) and (g.size > 1 or g.explicit):
+            if station in net.names and station not in g.members:
+                raise InvalidModelError(
+                    f"{station!r} names both a station and the group {g.label!r} (members "
+                    f"{list(g.members)}): ambiguous; rename the station, or name the group "
+                    "with groups={name: [members]}"
+                )
             return g
     element = net.station(station)
     if not isinstance(element, Station):

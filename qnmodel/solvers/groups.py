@@ -171,6 +171,12 @@ def _named_groups(net: Network, queues: list[Station], groups: Mapping) -> tuple
             raise InvalidTypeError(
                 f"groups[{name!r}] must be a list of station names, got {members!r}"
             )
+        if name in net.names and name not in members:
+            raise InvalidModelError(
+                f"groups: the group name {name!r} is also a station outside the group (its "
+                f"members are {list(members)}): an upgrade or a min_servers question naming "
+                f"{name!r} would be ambiguous; rename the group"
+            )
         if len(members) < 2:
             raise InvalidModelError(
                 f"groups[{name!r}] has {len(members)} member(s): a group has at least two "
