@@ -1158,6 +1158,15 @@ ROWS: list[Row] = [
     Row(PY, "a HOL station of SCV 1e300 under `amva` (once a hang)", "InvalidModelError",
         r"station 'cpu': SCV 1e\+300 is above 10000 .* the priority MVA",
         _call(lambda: qn.amva(qn.Network([qn.Station("cpu", {"a": 0.002, "b": 0.006}, discipline="HOL", scv=1e300), qn.Station("disk", {"a": 0.008, "b": 0.003}, discipline="PRIO-PR")], classes=[qn.ClosedClass("a", 3, priority=0), qn.ClosedClass("b", 3, priority=1)])))),
+    Row(PY, "a response-time law at population 10**7 (once an hour of work)", "InvalidModelError",
+        r"response_time_law: population .*: 10000000 is more than 100000",
+        _call(lambda: __import__("qnmodel.solvers.response_laws", fromlist=["x"]).response_time_law(qn.Network([qn.Station("d", "5 ms", servers=4)], think_time=1.0), population=10**7))),
+    Row(PY, "a percentile at a station of SCV 1e300 (once an OverflowError)", "InvalidModelError",
+        r"response_time_law: the stations' service: SCV 1e\+300 is above 10000",
+        _call(lambda: qn.best_upgrade(qn.Network([qn.Station("d", "5 ms", servers=3, scv=1e300)]), arrival_rate=100.0, target="p95 <= 50 ms"))),
+    Row(PY, "a percentile at a 3-server station of demand 1e-320 s (once a hang)", "InvalidModelError",
+        r"response_time_law: the queueing stations' demands: 1e-320 s is below 2\.23e-308 s",
+        _call(lambda: __import__("qnmodel.solvers.response_laws", fromlist=["x"]).response_time_law(qn.Network([qn.Station("d", 1e-320, servers=3)]), arrival_rate=100.0))),
 ]  # fmt: skip
 
 
