@@ -144,15 +144,17 @@ def find_groups(net: Network, groups: Any = "auto") -> tuple[StationGroup, ...]:
 
 def _auto_groups(queues: list[Station]) -> tuple[StationGroup, ...]:
     sets: list[list[Station]] = []
+    by_stem: dict[str, list[list[Station]]] = {}  # linear in the stations, not quadratic
     for s in queues:
         m = _NUMBERED.fullmatch(s.name)
-        for g in sets:
-            g0 = _NUMBERED.fullmatch(g[0].name)
-            if m and g0 and m.group(1) == g0.group(1) and _same(g[0], s):
+        for g in by_stem.get(m.group(1), []) if m else []:
+            if _same(g[0], s):
                 g.append(s)
                 break
         else:
             sets.append([s])
+            if m:
+                by_stem.setdefault(m.group(1), []).append(sets[-1])
     return tuple(
         StationGroup(_auto_name([s.name for s in g]), tuple(s.name for s in g))
         if len(g) > 1

@@ -1167,6 +1167,12 @@ ROWS: list[Row] = [
     Row(PY, "a percentile at a 3-server station of demand 1e-320 s (once a hang)", "InvalidModelError",
         r"response_time_law: the queueing stations' demands: 1e-320 s is below 2\.23e-308 s",
         _call(lambda: __import__("qnmodel.solvers.response_laws", fromlist=["x"]).response_time_law(qn.Network([qn.Station("d", 1e-320, servers=3)]), arrival_rate=100.0))),
+    Row(PY, "`best_upgrade` of 20000 different stations (once hours: every candidate solves the whole network)", "InvalidModelError",
+        r"best_upgrade: candidates x stations .*: 1200000000 is more than 250000",
+        _call(lambda: qn.best_upgrade(qn.Network([qn.Station(f"d{i}x", f"{5 + i % 1000} ms") for i in range(20000)]), arrival_rate=0.1))),
+    Row(PY, "`min_servers(count=\"devices\")` needing 600000 devices (once a hang)", "InvalidModelError",
+        r"target R <= 30 ms is not met with 20000 devices at group 'disk1\.\.disk4 \(4 identical\)', the most min_servers writes out",
+        _call(lambda: qn.min_servers(qn.Network([qn.Station(f"disk{i}", "5 ms") for i in range(1, 5)]), "disk1", "R <= 30 ms", arrival_rate=1e7, count="devices"))),
 ]  # fmt: skip
 
 
