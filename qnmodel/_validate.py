@@ -623,14 +623,15 @@ def check_memory(nbytes: float, what: str, fix: str, limit: Any = None) -> None:
 MAX_FIT_SCV = 1e4
 
 
-def check_fit_scv(scvs: Any, name: str, solver: str) -> None:
-    """Refuse an SCV above :data:`MAX_FIT_SCV` where ``solver`` fits a two-moment law."""
+def check_fit_scv(scvs: Any, name: str, solver: str, limit: float = MAX_FIT_SCV) -> None:
+    """Refuse an SCV above ``limit`` (default :data:`MAX_FIT_SCV`) where ``solver`` fits a
+    two-moment law; a solver whose answers go wrong sooner passes its own measured limit."""
     v = np.asarray(scvs, dtype=np.float64).ravel()
-    if v.size and float(v.max()) > MAX_FIT_SCV:
+    if v.size and float(v.max()) > limit:
         raise InvalidModelError(
-            f"{name}: SCV {float(v.max()):g} is above {MAX_FIT_SCV:g} (a coefficient of "
-            f"variation of 100), where {solver}'s two-moment fits lose their accuracy; "
-            "simulate such a law (qnmodel.simulate) or give a smaller SCV"
+            f"{name}: SCV {float(v.max()):g} is above {limit:g} (a coefficient of "
+            f"variation of {math.sqrt(limit):.3g}), where {solver}'s two-moment fits lose "
+            "their accuracy; simulate such a law (qnmodel.simulate) or give a smaller SCV"
         )
 
 

@@ -260,6 +260,28 @@ def _call(f: Callable[[], object]) -> Callable[[Path], object]:
     return lambda tmp: f()
 
 
+def _overlap_raid():
+    """A small RAID0 NetworkedRAID (3 disks, one stripe per request) for the overlap rows."""
+    return qn.NetworkedRAID(
+        job_size=3 * 65536,
+        stripe_unit=65536,
+        stripe_width=3,
+        master_time_per_unit=30e-6,
+        master_time_per_packet=0.0,
+        server_time_per_unit=0.0,
+        server_time_per_packet=0.0,
+        link_rate=125e6,
+        disk_seek=0.0,
+        disk_latency=0.0,
+        disk_rate=65536 / 2.155e-3,
+        mss=1448.0,
+        frame_size=1514.0,
+        raid="raid0",
+        op="read",
+        server_terms="one_server",
+    )
+
+
 # -- issue 29: planted outputs, hostile sizes, impossible measurements ------------------
 def _planted(*argv: str, link: str, directory: bool = False) -> Callable[[Path], object]:
     """``qnmodel ARGV`` with a symbolic link planted at ``{tmp}/LINK`` (to a victim file, or to
@@ -1173,6 +1195,12 @@ ROWS: list[Row] = [
     Row(PY, "`min_servers(count=\"devices\")` needing 600000 devices (once a hang)", "InvalidModelError",
         r"target R <= 30 ms is not met with 20000 devices at group 'disk1\.\.disk4 \(4 identical\)', the most min_servers writes out",
         _call(lambda: qn.min_servers(qn.Network([qn.Station(f"disk{i}", "5 ms") for i in range(1, 5)]), "disk1", "R <= 30 ms", arrival_rate=1e7, count="devices"))),
+    Row(PY, "`NetworkedRAID.overlap(N, disk_scv=100)` (once R(2) = 74 ms above R(3) = 14 ms)", "InvalidModelError",
+        r"disk_scv: SCV 100 is above 10 .* the overlapped model's two-moment fits",
+        _call(lambda: _overlap_raid().overlap(4, disk_scv=100.0))),
+    Row(PY, "`NetworkedRAID.overlap(N=10**9)` (once a numpy MemoryError; 10**5 took minutes)", "InvalidModelError",
+        r"overlap: N \(each population n = 1\.\.N is solved in turn.*: 1000000000 is more than 10000",
+        _call(lambda: _overlap_raid().overlap(10**9, disk_scv=0.0))),
 ]  # fmt: skip
 
 
