@@ -299,6 +299,13 @@ def mixed_priority(net, lam, pop, tol: float = 1e-10, max_iter: int = 100_000):
                                        np.asarray(cm.priority, dtype=np.int64), None,
                                        _initial_q(M, D), tol, max_iter, rate)  # fmt: skip
     _on_failure(ok, "raise", "schweitzer", res, tol, it, pop)
+    if np.any(np.isnan(X)) or np.any(np.isnan(R)):  # (an inf R: a starved open class)
+        closed = {cm.class_names[c]: int(pop[c]) for c in range(len(pop)) if not cm.is_open[c]}
+        raise InvalidModelError(
+            f"mixed_network: the priority MVA lost precision at the closed populations "
+            f"{closed} (NaN throughputs; 10^6 jobs did): give smaller "
+            "populations, or use qnmodel.simulate"
+        )
     where = ", ".join(f"{cm.station_names[k]!r} ({d})" for k, d in sorted(cols.items()))
     if not cols:  # every priority station serves one level: FCFS
         return (

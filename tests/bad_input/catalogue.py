@@ -1201,6 +1201,9 @@ ROWS: list[Row] = [
     Row(PY, "`NetworkedRAID.overlap(N=10**9)` (once a numpy MemoryError; 10**5 took minutes)", "InvalidModelError",
         r"overlap: N \(each population n = 1\.\.N is solved in turn.*: 1000000000 is more than 10000",
         _call(lambda: _overlap_raid().overlap(10**9, disk_scv=0.0))),
+    Row(PY, "`mixed_network` with a priority closed class of 10**6 jobs (once X = nan returned)", "InvalidModelError",
+        r"mixed_network: the priority MVA lost precision at the closed populations \{'b': 1000000\}",
+        _call(lambda: qn.mixed_network(qn.Network([qn.Station("cpu", {"a": 0.002, "b": 0.006}, discipline="HOL"), qn.Station("disk", {"a": 0.008, "b": 0.003}, discipline="PRIO-PR")], classes=[qn.OpenClass("a", 5.0, priority=1), qn.ClosedClass("b", 10**6, priority=0)])))),
 ]  # fmt: skip
 
 
