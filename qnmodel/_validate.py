@@ -615,3 +615,42 @@ def check_memory(nbytes: float, what: str, fix: str, limit: Any = None) -> None:
             needed=float(nbytes),
             limit=float(cap),
         )
+
+
+#: The largest SCV the two-moment fits (gamma, Erlang mixture) are trusted at: past about
+#: 1e4 their laws put almost all mass at 0 and the quadratures lose it (an open fork-join of
+#: four members of SCV 1e5 answered a smaller R than at 1e4, at 1e8 a negative one).
+MAX_FIT_SCV = 1e4
+
+
+def check_fit_scv(scvs: Any, name: str, solver: str, limit: float = MAX_FIT_SCV) -> None:
+    """Refuse an SCV above ``limit`` (default :data:`MAX_FIT_SCV`) where ``solver`` fits a
+    two-moment law; a solver whose answers go wrong sooner passes its own measured limit."""
+    v = np.asarray(scvs, dtype=np.float64).ravel()
+    if v.size and float(v.max()) > limit:
+        raise InvalidModelError(
+            f"{name}: SCV {float(v.max()):g} is above {limit:g} (a coefficient of "
+            f"variation of {math.sqrt(limit):.3g}), where {solver}'s two-moment fits lose "
+            "their accuracy; simulate such a law (qnmodel.simulate) or give a smaller SCV"
+        )
+
+
+def check_size(n: int, limit: int, what: str, fix: str) -> None:
+    """Refuse a size ``n`` above ``limit`` before any work: ``what`` names it and why the
+    work grows with it, ``fix`` what to do."""
+    if n > limit:
+        raise InvalidModelError(f"{what}: {n} is more than {limit}; {fix}")
+
+
+def check_not_subnormal(values: Any, name: str, solver: str) -> None:
+    """Refuse times in (0, 2.2e-308 s): ``solver`` divides by them or squares them, and a
+    subnormal time makes a rate overflow or a second moment vanish."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    tiny = float(np.finfo(np.float64).tiny)
+    bad = v[(v > 0.0) & (v < tiny)]
+    if bad.size:
+        raise InvalidModelError(
+            f"{name}: {float(bad[0])!r} s is below {tiny:.3g} s (a subnormal number), where "
+            f"{solver}'s rates overflow: are the times in seconds? (a plain number is "
+            "seconds; write '4.9 ms' for milliseconds)"
+        )

@@ -119,7 +119,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_population, as_quantity, as_scv
+from .._validate import as_population, as_quantity, as_scv, check_fit_scv, check_size
 from ..errors import InvalidModelError
 from ..results.closed import BoundsResult
 from ..solvers.forkjoin import (
@@ -201,6 +201,13 @@ class OverlapParts:
         return dict(self.stations)[self.link] / self.k
 
 
+#: The largest closed population the overlapped model is solved for (n = 1..N in turn).
+MAX_OVERLAP_N = 10_000
+#: The largest disk SCV the overlapped model takes: from about 30 on its R(n) is no longer
+#: increasing in n (RAID0 read over 3 disks, N = 4: R(2) = 21 ms > R(3) = 14 ms).
+MAX_OVERLAP_SCV = 10.0
+
+
 def overlap_parts(system, disk_scv=1.0) -> OverlapParts:
     """The overlapped structure of a ``form="corrected"`` NetworkedRAID (module docstring).
 
@@ -212,6 +219,7 @@ def overlap_parts(system, disk_scv=1.0) -> OverlapParts:
     constant), which ``NetworkedRAID``'s demands do not carry.
     """
     scv = as_scv(disk_scv, "disk_scv")
+    check_fit_scv(scv, "disk_scv", "the overlapped model", MAX_OVERLAP_SCV)
     if system.form != "corrected":
         raise InvalidModelError(
             "the overlapped structure needs form='corrected' (one master link station per "
@@ -368,6 +376,11 @@ def overlap(system, N=None, *, arrival_rate=None, think_time=0.0,
     if N is None:
         return open_overlap(parts, arrival_rate)
     N = as_population(N, "N")
+    check_size(
+        N, MAX_OVERLAP_N,
+        "overlap: N (each population n = 1..N is solved in turn, about 1.5 ms each)",
+        "ask for a smaller N (the curve flattens long before), or the bounds",
+    )  # fmt: skip
     Z = as_quantity(think_time, "think_time", "time")
     return fork_join_overlap(list(parts.stations), parts.member, parts.link, parts.k,
                              parts.phases[0][1], N, Z, members=parts.members, scv=parts.scv,

@@ -53,8 +53,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._validate import as_population, as_quantity
-from ..errors import InvalidModelError
+from .._validate import as_population, as_quantity, check_memory, check_time_scale
+from ..errors import InvalidModelError, InvalidTypeError
 from ..model import Network
 from ..results.closed import MVAResult
 
@@ -86,6 +86,21 @@ def streaming_mva(network: Network, streamed: Mapping[str, float], N, think_time
         Method :data:`METHOD` (approximate). ``demands`` are the stations' whole demands D_k
         (``utilization = X D_k``, divided by the servers at a multi-server station).
     """
+    if not isinstance(network, Network):
+        raise InvalidTypeError(
+            f"streaming_mva: network must be a Network, got {type(network).__name__}"
+        )
+    if not isinstance(streamed, Mapping):
+        raise InvalidTypeError(
+            "streamed must be a mapping {station name: streamed part of its demand (s)}, "
+            f"got {streamed!r}"
+        )
+    for key in streamed:
+        if not isinstance(key, str):
+            raise InvalidTypeError(
+                f"streamed must be keyed by station names (str), got {key!r} of type "
+                f"{type(key).__name__}"
+            )
     N = as_population(N, "N")
     Z = as_quantity(network.think_time if think_time is None else think_time, "think_time",
                     "time")  # fmt: skip
@@ -97,7 +112,20 @@ def streaming_mva(network: Network, streamed: Mapping[str, float], N, think_time
             f"streamed must name at least two stations of the network {names}, got "
             f"{sorted(streamed)}" + (f" ({unknown} not in it)" if unknown else "")
         )
+    for s in st:
+        if getattr(s, "rate_multipliers", None) is not None:
+            raise InvalidModelError(
+                f"station {s.name!r} has rate_multipliers: streaming_mva takes stations with "
+                "one or m servers (a rate curve would be read as one server); solve the "
+                "series network with qnmodel.mva"
+            )
     D = np.array([float(s.demand) for s in st])
+    check_time_scale(N, float(D.sum()), Z)
+    check_memory(
+        8.0 * N * (2 * len(st) + 3),
+        f"the streaming MVA curve n = 1..{N} at {len(st)} stations",
+        "give a smaller N",
+    )
     m = np.array([int(getattr(s, "servers", 1) or 1) for s in st])
     delay = np.array([s.kind == "delay" for s in st])
     G = np.zeros(len(st))

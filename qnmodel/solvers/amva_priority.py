@@ -69,6 +69,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .._validate import check_fit_scv
 from ..errors import InvalidModelError
 from ..model.station import PRIORITY_DISCIPLINES
 from ..results.closed import AMVAResult
@@ -180,6 +181,7 @@ def refuse_priority_rate_curves(cm, cols: dict[int, str]) -> None:
                 f"load-dependent station {cm.station_names[k]!r} (a rate curve): no solver "
                 "in qnmodel takes it; give the station servers=m instead of rate_multipliers"
             )
+        check_fit_scv(cm.scv[:, k], f"station {cm.station_names[k]!r}", "the priority MVA")
 
 
 def priority_point(M, D2, Dq2, Z, V2, S2, G, kind, scv2, prio, Dlt, Q, tol, max_iter,
@@ -297,6 +299,13 @@ def mixed_priority(net, lam, pop, tol: float = 1e-10, max_iter: int = 100_000):
                                        np.asarray(cm.priority, dtype=np.int64), None,
                                        _initial_q(M, D), tol, max_iter, rate)  # fmt: skip
     _on_failure(ok, "raise", "schweitzer", res, tol, it, pop)
+    if np.any(np.isnan(X)) or np.any(np.isnan(R)):  # (an inf R: a starved open class)
+        closed = {cm.class_names[c]: int(pop[c]) for c in range(len(pop)) if not cm.is_open[c]}
+        raise InvalidModelError(
+            f"mixed_network: the priority MVA lost precision at the closed populations "
+            f"{closed} (NaN throughputs; 10^6 jobs did): give smaller "
+            "populations, or use qnmodel.simulate"
+        )
     where = ", ".join(f"{cm.station_names[k]!r} ({d})" for k, d in sorted(cols.items()))
     if not cols:  # every priority station serves one level: FCFS
         return (

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_population, as_positive_int
+from .._validate import as_population, as_positive_int, check_size
 from ..errors import (
     InvalidModelError,
     InvalidTypeError,
@@ -67,6 +67,11 @@ from .mva import mva
 from .open import open_network
 from .response_laws import response_time_law
 from .targets import Target, as_target
+
+#: The most devices min_servers(count="devices") writes out, one station each.
+MAX_DEVICES = 20_000
+#: The most (candidates x stations) best_upgrade solves: 3 x 200 x 200 take seconds.
+MAX_UPGRADE_WORK = 250_000
 
 __all__ = ["max_arrival_rate", "max_population", "min_servers", "best_upgrade"]
 
@@ -376,15 +381,24 @@ def min_servers(
             f"with unlimited {what} (no waiting there): its service time or another station "
             "limits it"
         )
+    # devices are written out, one station each, and the network solved at every probe
+    limit = max_servers if count == "servers" else min(max_servers, MAX_DEVICES)
     lo, hi = 0, 1  # invariant: ok(hi) once found; lo is known to fail (or 0)
     while not ok(hi):
         lo = hi
+        if hi >= limit and limit < max_servers:
+            raise InvalidModelError(
+                f"target {tgt} is not met with {limit} devices at {where}, the most "
+                "min_servers writes out (each probe solves the network with every device a "
+                "station: 12000 take seconds); model the group as one station with servers "
+                "(count='servers') or a rate curve"
+            )
         if hi >= max_servers:
             raise InvalidModelError(
                 f"target {tgt} is not met even with {max_servers} {what} at "
                 f"{where}: another station limits it"
             )
-        hi = min(2 * hi, max_servers)
+        hi = min(2 * hi, limit)
     return _bisect(lo, hi, ok)[1]
 
 
@@ -393,6 +407,12 @@ def _group_of(net: Network, station: str, groups: Any) -> StationGroup:
     found = find_groups(net, groups)
     for g in found:
         if station in (g.name, g.label) and (g.size > 1 or g.explicit):
+            if station in net.names and station not in g.members:
+                raise InvalidModelError(
+                    f"{station!r} names both a station and the group {g.label!r} (members "
+                    f"{list(g.members)}): ambiguous; rename the station, or name the group "
+                    "with groups={name: [members]}"
+                )
             return g
     element = net.station(station)
     if not isinstance(element, Station):
@@ -428,8 +448,16 @@ def _network_candidates(
     """Per station alone: ``speedup`` times faster, and one more server. Per symmetric
     group: all members ``speedup`` times faster, one more member (the load spread over
     it), one more server in each member."""
+    found = find_groups(net, groups)
+    check_size(
+        3 * len(found) * len(net.stations), MAX_UPGRADE_WORK,
+        f"best_upgrade: candidates x stations (up to 3 candidates for each of {len(found)} "
+        f"stations or groups, each a network of {len(net.stations)} stations solved whole; "
+        "200 stations take seconds)",
+        "ask of a smaller network (its bottleneck stations), or group identical stations",
+    )  # fmt: skip
     out = []
-    for g in find_groups(net, groups):
+    for g in found:
         s = net.station(g.members[0])
         if g.size == 1:
             k = net.names.index(s.name)

@@ -103,7 +103,14 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_population, as_quantity, check_memory
+from .._validate import (
+    as_population,
+    as_quantity,
+    check_fit_scv,
+    check_memory,
+    check_not_subnormal,
+    check_size,
+)
 from ..errors import InvalidModelError, UnstableModelError
 from ..model import ForkJoin, Network
 from ..model.laws import law_for_scv
@@ -112,6 +119,10 @@ from . import _forkjoin_ld as _ld
 from . import _forkjoin_scv as _scv
 from . import percentiles as _ph
 from ._mva_core import single_class
+
+#: The most non-exponential branches of one element (the join's quadrature costs O(n^2)
+#: per point: 1000 branches take seconds).
+MAX_SCV_BRANCHES = 1000
 
 __all__ = [
     "ForkJoinResult",
@@ -299,6 +310,15 @@ def _model(net: Network) -> _Model:
                     "; only full joins of single-server non-exponential branches are modelled: "
                     "simulate the network instead (qnmodel.simulate)"
                 )
+            if np.any(scv != 1.0):
+                check_fit_scv(scv, f"fork_join: {s.name!r}", "fork_join")
+                check_not_subnormal(d, f"fork_join: {s.name!r} branch demands", "fork_join")
+                check_size(
+                    fan, MAX_SCV_BRANCHES,
+                    f"fork_join: {s.name!r} has non-exponential branches, whose join is "
+                    "integrated at a cost growing as the square of their number",
+                    "simulate it (qnmodel.simulate) or model fewer, larger branches",
+                )  # fmt: skip
             laws = tuple(b.service if b.service is not None else law_for_scv(c) for b, c in
                          zip(s.branches, scv, strict=True))  # fmt: skip
             busy = busy_per_request(d, s.k) if fan == s.n else np.full(s.n, s.k * d[0] / fan)

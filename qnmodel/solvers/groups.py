@@ -144,15 +144,17 @@ def find_groups(net: Network, groups: Any = "auto") -> tuple[StationGroup, ...]:
 
 def _auto_groups(queues: list[Station]) -> tuple[StationGroup, ...]:
     sets: list[list[Station]] = []
+    by_stem: dict[str, list[list[Station]]] = {}  # linear in the stations, not quadratic
     for s in queues:
         m = _NUMBERED.fullmatch(s.name)
-        for g in sets:
-            g0 = _NUMBERED.fullmatch(g[0].name)
-            if m and g0 and m.group(1) == g0.group(1) and _same(g[0], s):
+        for g in by_stem.get(m.group(1), []) if m else []:
+            if _same(g[0], s):
                 g.append(s)
                 break
         else:
             sets.append([s])
+            if m:
+                by_stem.setdefault(m.group(1), []).append(sets[-1])
     return tuple(
         StationGroup(_auto_name([s.name for s in g]), tuple(s.name for s in g))
         if len(g) > 1
@@ -170,6 +172,12 @@ def _named_groups(net: Network, queues: list[Station], groups: Mapping) -> tuple
         if isinstance(members, str) or not isinstance(members, Sequence):
             raise InvalidTypeError(
                 f"groups[{name!r}] must be a list of station names, got {members!r}"
+            )
+        if name in net.names and name not in members:
+            raise InvalidModelError(
+                f"groups: the group name {name!r} is also a station outside the group (its "
+                f"members are {list(members)}): an upgrade or a min_servers question naming "
+                f"{name!r} would be ambiguous; rename the group"
             )
         if len(members) < 2:
             raise InvalidModelError(

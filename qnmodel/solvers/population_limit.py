@@ -100,6 +100,7 @@ from .._validate import (
     as_positive_int,
     as_quantity,
     check_memory,
+    check_not_subnormal,
     check_time_scale,
 )
 from ..errors import InvalidModelError, InvalidTypeError, UnstableModelError
@@ -167,6 +168,7 @@ def _subsystem_curve(D, delay, rates, inside, T: int):
             f"the subsystem has no demand (every D_k of {names} is 0): a request would hold "
             "a thread for no time; give a station of the subsystem a demand > 0"
         )
+    check_not_subnormal(Ds.max(), "the subsystem's largest demand", "the thread pool")
     rs = [rates[k] for k in np.flatnonzero(inside)]
     X, Q, _ = ld_general_arrays(Ds, delay[inside], 0.0, T, rs, "all")
     return X, Q
@@ -438,6 +440,11 @@ def thread_pool_open(
     lp = np.concatenate([[0.0], np.cumsum(ll - np.log(Xs)[idx])])
     jj = np.arange(top + 1, dtype=np.float64)
     Qs_ext = np.vstack([np.zeros((1, D.size)), Qs])[np.minimum(np.arange(top + 1), T)]
+    # Sums over j >= 1 scaled by exp(-M), M = max log p~(j): X = sum_j p(j) X_S(min(j, T))
+    # (the departures, equal to lambda (1 - p(C)) without its cancellation when p(C) is
+    # near 1), and R, W_T, R_S, R_k as ratios of such sums, which stay exact when every
+    # p(j >= 1) underflows (a tiny lambda).
+    xr = Xs[idx]
     if C is None:
         rho = lam / float(Xs[-1])
         if rho >= 1.0:
@@ -450,21 +457,29 @@ def thread_pool_open(
         head = lp[:T]
         lt = lp[T] - math.log1p(-rho)  # log sum_{j>=T} p~(j)
         lZ = _logsumexp(np.concatenate([head, [lt]]))
-        ph = np.exp(head - lZ)
-        tail = math.exp(lt - lZ)
-        busy = float(ph @ jj[:T]) + T * tail
-        waiting = tail * rho / (1.0 - rho)
-        Q = ph @ Qs_ext[:T] + tail * Qs[-1]
+        M = float(lp[1:].max())
+        w = np.exp(lp[1:T] - M)  # j = 1..T-1
+        s0 = math.exp(lt - M)  # sum_{j>=T} p~(j) e^-M
+        x_num = float(w @ xr[: T - 1]) + float(Xs[-1]) * s0
+        busy_num = float(w @ jj[1:T]) + T * s0
+        wait_num = s0 * rho / (1.0 - rho)
+        Q_num = w @ Qs[: T - 1] + s0 * Qs[-1]
         loss = 0.0
     else:
         lZ = _logsumexp(lp)
-        p = np.exp(lp - lZ)
-        busy = float(p @ np.minimum(jj, T))
-        waiting = float(p @ np.maximum(jj - T, 0.0))
-        Q = p @ Qs_ext
-        loss = float(p[-1])
-    X = lam * (1.0 - loss)
-    Rk = Q / X
+        M = float(lp[1:].max())
+        w = np.exp(lp[1:] - M)  # j = 1..C
+        x_num = float(w @ xr)
+        busy_num = float(w @ np.minimum(jj[1:], T))
+        wait_num = float(w @ np.maximum(jj[1:] - T, 0.0))
+        Q_num = w @ Qs_ext[1:]
+        loss = float(np.exp(lp[-1] - lZ))
+    scale = math.exp(M - lZ)
+    busy = busy_num * scale
+    waiting = wait_num * scale
+    Q = Q_num * scale
+    X = lam if C is None else x_num * scale
+    Rk = Q_num / x_num
     Rk[delay] = D[delay]
     U = X * D / ld_peak_capacity(net)
     exact = int(np.count_nonzero(D > 0)) == 1
@@ -474,9 +489,9 @@ def thread_pool_open(
         capacity=C,
         loss_probability=loss,
         throughput=X,
-        response_time=(busy + waiting) / X,
-        thread_wait=waiting / X,
-        subsystem_time=busy / X,
+        response_time=(busy_num + wait_num) / x_num,
+        thread_wait=wait_num / x_num,
+        subsystem_time=busy_num / x_num,
         threads_busy=busy,
         thread_queue=waiting,
         queue_length=np.asarray(Q, dtype=np.float64),

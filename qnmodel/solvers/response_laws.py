@@ -98,7 +98,14 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_population, as_probability, as_quantity
+from .._validate import (
+    as_population,
+    as_probability,
+    as_quantity,
+    check_fit_scv,
+    check_not_subnormal,
+    check_size,
+)
 from ..errors import InvalidModelError, UnstableModelError
 from ..model import Network
 from ._mva_core import single_class
@@ -246,6 +253,10 @@ class ResponseTimeLaw:
 
 
 _M = 18
+
+
+#: The largest closed population the law is built for (its chain has a phase per job).
+MAX_LAW_POPULATION = 100_000
 
 
 def _euler_nodes(M: int = _M) -> tuple[np.ndarray, np.ndarray]:
@@ -456,12 +467,22 @@ def response_time_law(net: Network, *, arrival_rate: Any = None, N: Any = None) 
                 "assumes exponential service; use qnmodel.simulate, or the open network "
                 "(arrival_rate=...), whose M/G/1 and M/G/m laws are approximated"
             )
+    queues = [k for k in range(D.size) if not net.is_delay[k] and D[k] > 0]
+    check_not_subnormal(D[queues], "response_time_law: the queueing stations' demands",
+                        "the response-time law")  # fmt: skip
+    check_fit_scv(scv[queues], "response_time_law: the stations' service", "the response-time law")
     if is_open:
         lam = as_quantity(arrival_rate, "arrival_rate", "frequency")
         res = open_network(net, lam)  # raises UnstableModelError at saturation
         R_k = np.asarray(res.residence_time).reshape(-1)
     else:
         N = as_population(N, "N")
+        check_size(
+            N, MAX_LAW_POPULATION,
+            "response_time_law: N (the law's chain has a phase per job ahead: "
+            "100000 take seconds, 10^7 an hour)",
+            "ask for a smaller N, or the mean (qnmodel.mva)",
+        )  # fmt: skip
         res = mva(net, N)
         X = np.asarray(res.throughput, dtype=np.float64)
         R_k = np.asarray(res.residence_time)[-1]

@@ -37,7 +37,7 @@ def closed_case(rng: np.random.Generator):
     ]
     Z = float(rng.choice([0.0, rng.uniform(5e-3, 50e-3)]))
     N = int(rng.integers(2, 21))
-    return qn.Network(stations, think_time=Z), {"population": N}, f"K={K} N={N} Z={Z * 1e3:.0f}ms"
+    return qn.Network(stations, think_time=Z), {"N": N}, f"K={K} N={N} Z={Z * 1e3:.0f}ms"
 
 
 def open_case(rng: np.random.Generator, scvs=(1.0,), kmax: int = 3, mmax: int = 4):
@@ -57,8 +57,8 @@ def open_case(rng: np.random.Generator, scvs=(1.0,), kmax: int = 3, mmax: int = 
 def row(net, load, seed):
     law = response_time_law(net, **load)
     sim = qn.simulate(
-        net, N=load.get("population"), arrival_rate=load.get("arrival_rate"), seed=seed,
-        replications=10, run_length=400.0 if "population" in load else 1000.0, warmup=5.0,
+        net, N=load.get("N"), arrival_rate=load.get("arrival_rate"), seed=seed,
+        replications=10, run_length=400.0 if "N" in load else 1000.0, warmup=5.0,
         quantiles=QS,
     )  # fmt: skip
     err = [(law.quantile(q) / float(sim.response_time_quantile(q)) - 1.0) * 100.0 for q in QS]
@@ -74,7 +74,7 @@ def main(cases: int = 12) -> None:
     print("| family | case | law | p90 error % | p99 error % |")
     print("|---|---|---|--:|--:|")
     issue = qn.Network([qn.Station("d", 0.005, servers=2)])
-    law, e = row(issue, {"population": 5}, 27)
+    law, e = row(issue, {"N": 5}, 27)
     print(f"| issue 27 | 2 servers, 5 ms, N=5 | {law.method.split(':')[0]} | {e[0]:+.1f} | "
           f"{e[1]:+.1f} |")  # fmt: skip
     summary = []

@@ -337,3 +337,23 @@ def test_docstring_examples():
 
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 4 and result.failed == 0
+
+
+def test_open_pool_at_extreme_arrival_rates():
+    """Found by a hostile try: lambda (1 - p(C)) cancelled to 0 at lambda = 1e300 (a
+    ZeroDivisionError) and R underflowed to 0 at lambda = 5e-324. X is now the departure
+    rate sum_j p(j) X_S(min(j, T)) and R a ratio of sums scaled by their largest term."""
+    net = qn.Network([qn.Station("cpu", "1 ms"), qn.Station("disk", "8 ms")])
+    full = qn.thread_pool_open(net, 1e300, threads=2, capacity=3)
+    xs2 = float(full.subsystem_throughput[-1])  # the pool always full: X = X_S(2)
+    assert full.throughput == pytest.approx(xs2, rel=1e-12)
+    assert full.response_time == pytest.approx(3.0 / xs2, rel=1e-12)  # Little: C / X
+    assert full.loss_probability == pytest.approx(1.0, rel=1e-12)
+    for lam in (5e-324, 1e-300):  # an empty pool: R = the FES time of one request, 9 ms
+        r = qn.thread_pool_open(net, lam, threads=2)
+        assert r.response_time == pytest.approx(0.009, rel=1e-12)
+        assert r.thread_wait == 0.0
+        np.testing.assert_allclose(r.residence_time, [0.001, 0.008], rtol=1e-12)
+    # the departure rate equals lambda (1 - p(C)) where that does not cancel
+    mid = qn.thread_pool_open(net, 150.0, threads=2, capacity=6)
+    assert mid.throughput == pytest.approx(150.0 * (1.0 - mid.loss_probability), rel=1e-12)
