@@ -178,12 +178,14 @@ def test_an_overloaded_open_loop_counts_its_backlog_without_a_long_loop(qnb):
     assert rc == 0, err
     (r,) = doc["results"]
     ol = r["open_loop"]
-    # arrivals are scheduled over the measured window, 150 ms from its start: those not issued
-    # by its end are the backlog (elapsed_s also counts the clients' finish, which a busy
-    # machine delays by milliseconds: 3.8 ms, 380,000 arrivals, seen beside a CPU hog)
-    due = 1e8 * 0.150 - ol["issued"]
-    assert abs(ol["backlog_end"] - due) <= 0.01 * due
+    # the backlog is the arrivals due in the measured window and not issued. The window ends
+    # when the main thread stops the point: 150 ms after its start on a quiet machine, later
+    # on a busy one (37 ms later beside the parallel suite and six other workers, 3.7e6
+    # arrivals), never after elapsed_s, which also counts the clients' finish. So the count
+    # lies between 150 ms and elapsed_s of arrivals (the old cap of 10^7 is far below both).
     assert r["elapsed_s"] >= 0.150
+    due = ol["backlog_end"] + ol["issued"]
+    assert 0.99 * 1e8 * 0.150 <= due <= 1.01 * 1e8 * r["elapsed_s"], (due, r["elapsed_s"])
 
 
 def test_a_block_server_refuses_a_request_it_could_not_serve_in_time(qnbench_exe):
