@@ -164,6 +164,12 @@ def amva_priority(net, model, cols, method, tol, max_iter, errors):
     else:
         X, R2, ok, it, res = _linearizer_loop(core, M, D2, tol, max_iter)
     _on_failure(ok, errors, method, res, tol, it, model.N)
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(R2))):
+        raise InvalidModelError(
+            "amva: the priority MVA lost precision (non-finite throughputs or response times) "
+            f"at the demands {model.D.tolist()} s: express the demands in a range near "
+            "1e-9 .. 1e6 s (scale the time unit), or use qnmodel.simulate"
+        )
     where = ", ".join(f"{cm.station_names[k]!r} ({d})" for k, d in sorted(cols.items()))
     label = f"amva.{method}+priority" + ("+seidmann" if owner.size else "")
     label += f" (approximate: priority MVA (shadow server, Bryant et al. 1984) at {where})"

@@ -130,6 +130,18 @@ class LawOf:
         return response_time_law(self.net, N=n)
 
 
+def _time_point(t: Any) -> float:
+    """A time t of the law's survival or distribution function, in s (a unit string is
+    read); NaN, a bool or a non-number is refused."""
+    if isinstance(t, str):
+        return float(as_quantity(t, "t", "time"))
+    if isinstance(t, bool) or not isinstance(t, int | float | np.integer | np.floating):
+        raise InvalidModelError(f"t must be a time in s (a number or a unit string), got {t!r}")
+    if math.isnan(t):
+        raise InvalidModelError("t must be a time in s, got nan")
+    return float(t)
+
+
 @dataclass(frozen=True)
 class ResponseTimeLaw:
     """A phase-type response-time law held as one chain of exponential phases.
@@ -221,8 +233,11 @@ class ResponseTimeLaw:
         with the Euler algorithm of [AW95] (M = 18; absolute error about 1e-10 here), whose
         cost does not grow with the spread of the phase rates as the exponential's does.
         """
+        t = _time_point(t)
         if t <= 0.0:
             return 1.0
+        if math.isinf(t):
+            return 0.0
         if self.rates.size <= 64:
             from scipy.linalg import expm
 

@@ -1190,7 +1190,7 @@ ROWS: list[Row] = [
         r"station 'cpu': SCV 1e\+300 is above 10000 .* the priority MVA",
         _call(lambda: qn.amva(qn.Network([qn.Station("cpu", {"a": 0.002, "b": 0.006}, discipline="HOL", scv=1e300), qn.Station("disk", {"a": 0.008, "b": 0.003}, discipline="PRIO-PR")], classes=[qn.ClosedClass("a", 3, priority=0), qn.ClosedClass("b", 3, priority=1)])))),
     Row(PY, "a response-time law at population 10**7 (once an hour of work)", "InvalidModelError",
-        r"response_time_law: population .*: 10000000 is more than 100000",
+        r"response_time_law: N .*: 10000000 is more than 100000",
         _call(lambda: __import__("qnmodel.solvers.response_laws", fromlist=["x"]).response_time_law(qn.Network([qn.Station("d", "5 ms", servers=4)], think_time=1.0), N=10**7))),
     Row(PY, "a percentile at a station of SCV 1e300 (once an OverflowError)", "InvalidModelError",
         r"response_time_law: the stations' service: SCV 1e\+300 is above 10000",
@@ -1213,6 +1213,12 @@ ROWS: list[Row] = [
     Row(PY, "`mixed_network` with a priority closed class of 10**6 jobs (once X = nan returned)", "InvalidModelError",
         r"mixed_network: the priority MVA lost precision at the closed populations \{'b': 1000000\}",
         _call(lambda: qn.mixed_network(qn.Network([qn.Station("cpu", {"a": 0.002, "b": 0.006}, discipline="HOL"), qn.Station("disk", {"a": 0.008, "b": 0.003}, discipline="PRIO-PR")], classes=[qn.OpenClass("a", 5.0, priority=1), qn.ClosedClass("b", 10**6, priority=0)])))),
+    Row(PY, "a response-time law at t = nan (once nan returned)", "InvalidModelError",
+        r"t must be a time in s, got nan",
+        _call(lambda: __import__("qnmodel.solvers.response_laws", fromlist=["x"]).response_time_law(qn.Network.from_demands([0.005]), N=3).cdf(float("nan")))),
+    Row(PY, "`amva` of a priority network with demands of 1e300 s (once nan returned)", "InvalidModelError",
+        r"amva: the priority MVA lost precision .* at the demands",
+        _call(lambda: qn.amva(qn.Network([qn.Station("d", {"a": 1e300, "b": 1e300}, discipline="HOL")], classes=[qn.ClosedClass("a", 3, priority=0), qn.ClosedClass("b", 2, priority=1)])))),
 ]  # fmt: skip
 
 
