@@ -9,12 +9,42 @@ does answer (the simulator estimates quantiles of any model it runs).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .._validate import as_probability
 from ..errors import InvalidModelError
 
-__all__ = ["ResponseTimeQuantile", "attach_law"]
+__all__ = ["LawOf", "ResponseTimeQuantile", "attach_law", "register_law_solver"]
+
+#: ``response_time_law(net, N=... | arrival_rate=...)``, registered by :mod:`qnmodel.solvers`
+#: when it loads: the results sit below the solvers and never import them.
+_law_solver: Callable[..., Any] | None = None
+
+
+def register_law_solver(solver: Callable[..., Any]) -> None:
+    """Set the function :class:`LawOf` calls (:func:`qnmodel.solvers.response_laws.
+    response_time_law`)."""
+    global _law_solver
+    _law_solver = solver
+
+
+@dataclass(frozen=True)
+class LawOf:
+    """The response-time law of a solved single-class network, as a result carries it:
+    ``law(n)`` is ``response_time_law`` at population n (closed), or at ``arrival_rate``
+    (open, ``n`` None). Picklable, built only when asked."""
+
+    net: Any
+    arrival_rate: float | None = None
+
+    def __call__(self, n: int | None) -> Any:
+        if _law_solver is None:  # pragma: no cover - qnmodel.solvers registers it on import
+            raise RuntimeError("no response-time law solver registered (import qnmodel)")
+        if self.arrival_rate is not None:
+            return _law_solver(self.net, arrival_rate=self.arrival_rate)
+        return _law_solver(self.net, N=n)
 
 
 def attach_law(result: Any, law: Any) -> Any:

@@ -1,6 +1,7 @@
 """Solvers of closed queueing networks: pure numpy kernels, one algorithm per function."""
 
 from ..model.routing import visits_closed, visits_open
+from ..results._laws import register_law_solver
 from .amva import AMVA_METHODS, amva
 from .bounds import (
     BOUNDS_METHODS,
@@ -34,6 +35,11 @@ from .priority import priority_queue
 from .queue import queue_mg1, queue_mh1, queue_mm1, queue_mminf, queue_mmm, single_queue
 from .queue_approx import queue_ammm, queue_mgm
 from .queue_finite import queue_mm1k, queue_mmmk
+from .response_laws import response_time_law
+
+# the results carry their response-time law (``response_time_quantile``) through this one
+# function; they sit below the solvers and never import them
+register_law_solver(response_time_law)
 
 __all__ = [
     "thread_pool",

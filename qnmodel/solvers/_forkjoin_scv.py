@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidModelError
+from ._forkjoin_terms import harmonic, nelson_tantawi
 
 
 def member_cdf(t: np.ndarray, means: np.ndarray, scvs: np.ndarray) -> np.ndarray:
@@ -124,8 +125,6 @@ def open_join(d, scv, T, T_scv, rho) -> float:
     members as w = w_1 c^2 (c^2 <= 1) and 1 - (1 - w_1) / c^2 (c^2 > 1: large services
     hit the members at different times, the sojourns decorrelate). The weight is ours.
     """
-    from .forkjoin import harmonic, nelson_tantawi
-
     n = d.size
     if n == 1:
         return float(T[0])

@@ -32,6 +32,7 @@ import numpy as np
 from .._validate import as_choice, as_population, check_memory, check_time_scale
 from ..errors import InvalidTypeError
 from ..model import Network
+from ..results._laws import LawOf, attach_law
 from ..results.closed import MVAResult, handover
 from . import _kernels
 from ._netargs import check_has_demand
@@ -80,9 +81,6 @@ def result(method: str, net: Network, N: int, keep: str, X, R, Q, U, Rk) -> MVAR
     """An MVAResult adopting the solver-owned arrays (no copies) for n = 1..N or n = N,
     carrying the network's response-time law for ``response_time_quantile``."""
     n = np.arange(1, N + 1, dtype=np.float64) if keep == "all" else np.array([float(N)])
-    from ..results._laws import attach_law
-    from .response_laws import LawOf
-
     handover(n, X, R, Q, U, Rk)
     res = MVAResult(
         method=method,

@@ -73,8 +73,7 @@ from .._validate import check_fit_scv
 from ..errors import InvalidModelError
 from ..model.station import PRIORITY_DISCIPLINES
 from ..results.closed import AMVAResult
-from ._closed import package
-from .amva import (
+from ._amva_core import (
     _close_step,
     _fcfs_weights,
     _initial_q,
@@ -84,6 +83,7 @@ from .amva import (
     _split,
     visits_and_times,
 )
+from ._closed import package
 from .mva_multiclass import _fold
 
 __all__ = [

@@ -118,6 +118,7 @@ from ..results.forkjoin import ForkJoinResult
 from . import _forkjoin_ld as _ld
 from . import _forkjoin_scv as _scv
 from . import percentiles as _ph
+from ._forkjoin_terms import harmonic, nelson_tantawi
 from ._mva_core import single_class
 
 #: The most non-exponential branches of one element (the join's quadrature costs O(n^2)
@@ -137,27 +138,6 @@ METHOD_OPEN = "approximate open fork-join (M/M/1 stations, Nelson-Tantawi join)"
 METHOD_LD = "; multi-server/load-dependent queues: MVA-LD residence given the queue ahead"
 METHOD_LD_OPEN = "; multi-server/load-dependent queues: exact birth-death sojourns"
 METHOD_SCV = "; non-exponential branches: join of gamma two-moment laws (approximate)"
-
-
-def harmonic(n: int) -> float:
-    """H_n = 1 + 1/2 + ... + 1/n (H_0 = 0)."""
-    return math.fsum(1.0 / i for i in range(1, int(n) + 1))
-
-
-def nelson_tantawi(n: int, rho: float, demand: float) -> float:
-    """Mean response time of an open n-way fork-join of identical M/M/1 branches.
-
-    ``[H_n/H_2 + (1 - H_n/H_2) 4 rho / 11] (12 - rho)/8 * demand / (1 - rho)``
-    ([NT88]; [Tho14] Table I eq. (3)); n = 1 is the M/M/1 queue, n = 2 the exact
-    [FH84] result.
-    """
-    if not 0.0 <= rho < 1.0:
-        raise UnstableModelError(f"branch utilisation rho must be in [0, 1), got {rho!r}")
-    r = demand / (1.0 - rho)
-    if n == 1:
-        return r
-    h = harmonic(n) / 1.5
-    return (h + (1.0 - h) * 4.0 * rho / 11.0) * (12.0 - rho) / 8.0 * r
 
 
 def _survival(t: float, shifts: np.ndarray, means: np.ndarray, k: int) -> float:

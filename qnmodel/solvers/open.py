@@ -82,6 +82,7 @@ from ..errors import (
     UnstableModelError,
 )
 from ..model import Network
+from ..results._laws import LawOf, attach_law
 from ..results.closed import handover
 from ..results.open import OpenResult
 from .open_stations import engset, erlang_b, erlang_c, station_capacity, stretch
@@ -418,9 +419,6 @@ def open_network(net: Network, arrival_rate: Any = None, *, unstable: str = "rai
         V=cm.V, scv=cm.scv, mg1=mg1, single=net.single, unstable=unstable, method=method,
     )  # fmt: skip
     if net.single and lam.shape[0] == 1 and np.isfinite(res.response_time).all():
-        from ..results._laws import attach_law
-        from .response_laws import LawOf
-
         attach_law(res, LawOf(net, float(lam[0, 0])))  # response_time_quantile of one rate
     return res
 

@@ -112,22 +112,7 @@ from ._mva_core import single_class
 from .open import erlang_c
 from .percentiles import two_moment_chain
 
-__all__ = ["EXACT_CLOSED_ONE", "EXACT_TANDEM", "LawOf", "ResponseTimeLaw", "response_time_law"]
-
-
-@dataclass(frozen=True)
-class LawOf:
-    """The response-time law of a solved single-class network, as a result carries it:
-    ``law(n)`` is :func:`response_time_law` at population n (closed), or at
-    ``arrival_rate`` (open, ``n`` None). Picklable, built only when asked."""
-
-    net: Network
-    arrival_rate: float | None = None
-
-    def __call__(self, n: int | None) -> ResponseTimeLaw:
-        if self.arrival_rate is not None:
-            return response_time_law(self.net, arrival_rate=self.arrival_rate)
-        return response_time_law(self.net, N=n)
+__all__ = ["EXACT_CLOSED_ONE", "EXACT_TANDEM", "ResponseTimeLaw", "response_time_law"]
 
 
 def _time_point(t: Any) -> float:
