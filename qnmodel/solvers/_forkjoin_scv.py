@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidModelError
-from ._forkjoin_terms import harmonic, nelson_tantawi
+from ._forkjoin_terms import fewer_than, harmonic, nelson_tantawi
 
 
 def member_cdf(t: np.ndarray, means: np.ndarray, scvs: np.ndarray) -> np.ndarray:
@@ -71,13 +71,7 @@ def member_cdf(t: np.ndarray, means: np.ndarray, scvs: np.ndarray) -> np.ndarray
 
 def _survival(t: float, shifts: np.ndarray, means: np.ndarray, scvs: np.ndarray, k: int) -> float:
     """P(fewer than k of shift_i + G_i are <= t) (Poisson-binomial, truncated at k)."""
-    done = member_cdf(t - shifts, means, scvs)
-    dist = np.zeros(k + 1)
-    dist[0] = 1.0
-    for p in done:
-        dist[1:] = dist[1:] * (1.0 - p) + dist[:-1] * p
-        dist[0] *= 1.0 - p
-    return float(dist[:k].sum())
+    return fewer_than(member_cdf(t - shifts, means, scvs), k)
 
 
 def expected_order_statistic_scv(means, scvs, k: int | None = None, shifts=None) -> float:

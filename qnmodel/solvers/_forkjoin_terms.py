@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..errors import UnstableModelError
 
-__all__ = ["harmonic", "nelson_tantawi"]
+__all__ = ["fewer_than", "harmonic", "nelson_tantawi"]
 
 
 def harmonic(n: int) -> float:
@@ -39,3 +41,14 @@ def nelson_tantawi(n: int, rho: float, demand: float) -> float:
         return r
     h = harmonic(n) / 1.5
     return (h + (1.0 - h) * 4.0 * rho / 11.0) * (12.0 - rho) / 8.0 * r
+
+
+def fewer_than(done: np.ndarray, k: int) -> float:
+    """P(fewer than k of independent events with probabilities ``done`` occur): the
+    Poisson-binomial distribution, dist[j] = P(exactly j), truncated at k."""
+    dist = np.zeros(k + 1)
+    dist[0] = 1.0
+    for p in done:
+        dist[1:] = dist[1:] * (1.0 - p) + dist[:-1] * p
+        dist[0] *= 1.0 - p
+    return float(dist[:k].sum())

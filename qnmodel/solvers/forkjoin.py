@@ -118,7 +118,7 @@ from ..results.forkjoin import ForkJoinResult
 from . import _forkjoin_ld as _ld
 from . import _forkjoin_scv as _scv
 from . import percentiles as _ph
-from ._forkjoin_terms import harmonic, nelson_tantawi
+from ._forkjoin_terms import fewer_than, harmonic, nelson_tantawi
 from ._mva_core import single_class
 
 #: The most non-exponential branches of one element (the join's quadrature costs O(n^2)
@@ -145,13 +145,7 @@ def _survival(t: float, shifts: np.ndarray, means: np.ndarray, k: int) -> float:
     with np.errstate(divide="ignore"):  # a zero-demand branch is done at its shift
         # (t - shifts) clipped at 0: the masked-out branches must not overflow expm1
         done = np.where(t > shifts, -np.expm1(-np.maximum(t - shifts, 0.0) / means), 0.0)
-    # Poisson-binomial: dist[j] = P(exactly j done), truncated at k
-    dist = np.zeros(k + 1)
-    dist[0] = 1.0
-    for p in done:
-        dist[1:] = dist[1:] * (1.0 - p) + dist[:-1] * p
-        dist[0] *= 1.0 - p
-    return float(dist[:k].sum())
+    return fewer_than(done, k)
 
 
 def expected_order_statistic(means: Any, k: int | None = None, shifts: Any = None) -> float:
