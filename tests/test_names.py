@@ -192,6 +192,30 @@ def test_open_quantile_is_the_mm1_law():
     assert r.response_time_quantile(0.99) == pytest.approx(np.log(100) / 100.0, rel=1e-6)
 
 
+def test_a_pickled_result_answers_quantiles_in_a_fresh_process(tmp_path):
+    """A result sent to another process (a worker) carries its law: unpickled where only
+    ``qnmodel`` was imported (the solvers load lazily), p99 of M/M/1 is still ln 100 / 100 s."""
+    import pickle
+    import subprocess
+    import sys
+
+    from ._user_env import user_env
+
+    r = qn.open_network(qn.Network.from_demands(["5 ms"]), "100/s")
+    path = tmp_path / "r.pickle"
+    path.write_bytes(pickle.dumps(r))
+    code = (
+        "import pickle, sys, qnmodel\n"
+        "assert 'qnmodel.solvers' not in sys.modules\n"
+        f"r = pickle.loads(open({str(path)!r}, 'rb').read())\n"
+        "print(repr(r.response_time_quantile(0.99)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env=user_env(), timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout) == pytest.approx(np.log(100) / 100.0, rel=1e-6)
+
+
 def test_results_without_a_law_refuse_naming_the_reason():
     net = qn.Network(
         [qn.Station("d", {"a": 0.01, "b": 0.02}, discipline="PS")],

@@ -9,6 +9,7 @@ does answer (the simulator estimates quantiles of any model it runs).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +41,8 @@ class LawOf:
     arrival_rate: float | None = None
 
     def __call__(self, n: int | None) -> Any:
-        if _law_solver is None:  # pragma: no cover - qnmodel.solvers registers it on import
-            raise RuntimeError("no response-time law solver registered (import qnmodel)")
+        if _law_solver is None:  # unpickled where the solvers were never loaded: loading
+            importlib.import_module("qnmodel.solvers")  # them registers the law solver
         if self.arrival_rate is not None:
             return _law_solver(self.net, arrival_rate=self.arrival_rate)
         return _law_solver(self.net, N=n)
