@@ -278,6 +278,18 @@ def _estimate_timeout(options: Mapping[str, Any]) -> float:
     return 60.0 + 3.0 * points * (runtime + warmup + 1.0)
 
 
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM ``proc`` (qnbench stops at once), then SIGKILL after :data:`STOP_GRACE_S`."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def run(
     engine: str,
     *,
@@ -395,6 +407,9 @@ def run(
             killed = True
             proc.kill()
             proc.wait()
+    except BaseException:  # Ctrl-C or SIGTERM of our own process: qnbench stops with us
+        _stop(proc)
+        raise
     for t in threads:
         t.join(timeout=10.0)
     stderr = "".join(err_lines)

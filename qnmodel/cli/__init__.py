@@ -24,7 +24,9 @@ error), 2 for a command-line usage error. Errors are one line on stderr;
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,8 +67,31 @@ def _asks_version(argv: Sequence[str]) -> bool:
     return False
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so it unwinds as Ctrl-C does (testbeds taken
+    down, child processes stopped, partial files removed) instead of dying in place."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``qnmodel`` command; returns the exit status (0 ok, 1 failure, 2 usage)."""
+    """Run the ``qnmodel`` command; returns the exit status (0 ok, 1 failure, 2 usage,
+    130 interrupted by Ctrl-C, 143 by SIGTERM)."""
+    catch = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    )
+    previous = signal.signal(signal.SIGTERM, _terminate) if catch else None
+    try:
+        return _main(argv)
+    finally:
+        if catch:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if _asks_version(argv):
         from .. import __version__
@@ -86,7 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{PROG}: usage error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated):
+            print(f"{PROG}: terminated", file=sys.stderr)
+            return 143
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
