@@ -91,12 +91,26 @@ def test_nfs_streaming_refuses_writes():
         aggregate_bandwidth(s, 2, "8 MiB", "read", 0.0, 0.0, structure="pipelined")
 
 
-def test_recorded_seed001_misses_follow_the_stream_not_the_series():
-    # docs/explanation/nfs-validation.md, "Streaming servers": 17 recorded misses, one
-    # 1 MiB READ in flight; the series -30.8 ... -18.9 %, the streaming -0.1 ... +12.7 %
+def test_recorded_misses_follow_the_stream_not_the_series():
+    # docs/explanation/nfs-validation.md, "Streaming servers": 17 recorded configurations,
+    # one 1 MiB READ in flight (series -30.8 ... -18.9 %, streaming -0.1 ... +12.7 %) and four
+    # clients with one each (both near min(b2, b4): the disk or the link is kept busy)
     rs = rows()
-    assert len(rs) == 17
-    for x in rs:
+    one = [x for x in rs if x["n"] == 1]
+    four = [x for x in rs if x["n"] == 4]
+    assert len(one) == len(four) == 17
+    for x in one:
         assert -0.31 <= x["err_series"] <= -0.18
         assert -0.01 <= x["err_streaming"] <= 0.128
-    assert np.mean([abs(x["err_streaming"]) for x in rs]) < 0.035
+    assert np.mean([abs(x["err_streaming"]) for x in one]) < 0.034
+    # four in flight: within 10.0 % but for the one recording made before the pass stopped at
+    # half the files (4 readers got 7.73 MB/s through a 6 MB/s throttle: a measuring fault)
+    fault = [x for x in four if x["measured"] > 1.2 * x["streaming"]]
+    assert [(x["file"], x["label"]) for x in fault] == [
+        ("nfs_20261123.json", "100 Mbit/s, disk 6 MB/s")
+    ]
+    for x in four:
+        if x not in fault:
+            assert abs(x["err_streaming"]) <= 0.101
+            assert x["streaming"] >= x["series"]  # overlapping never predicts less
+    assert np.mean([abs(x["err_streaming"]) for x in four if x not in fault]) < 0.025

@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidModelError, InvalidTypeError
+from ...models.nfs import NFSSystem
+from ...models.nfs_network import aggregate_bandwidth
 from ..testbed import Topology, bench_in, down, up
 from ..testbed.delay import goodput_factor
 from ..testbed.pagecache import evict, prepare_files, server_dir
@@ -261,13 +263,32 @@ def _one_pass(topo, client, server, prefix, size, cfg, bs, jobs=1) -> list[dict]
 CASES = ("client_hit", "server_hit", "miss")
 
 
-def _case_rows(i: int, cfg: dict, model, cases: dict, configured) -> list[dict]:
+def miss_bandwidth(model, clients: int, structure: str) -> float:
+    """Aggregate bytes/s of ``clients`` clients, each reading its own evicted file (a miss).
+
+    ``model`` is the study's :class:`~qnmodel.models.nfs.NFSBandwidth` (b1..b4);
+    ``structure`` ``"series"`` (disk, then link) or ``"streaming"`` (the server's read-ahead
+    overlaps the network): :func:`qnmodel.models.nfs_network.aggregate_bandwidth` at N =
+    ``clients`` over 64 MiB files (the study's files are long: a file's first request is
+    negligible).
+    """
+    agg = aggregate_bandwidth(
+        NFSSystem(model, rsize=MiB), clients, 64 * MiB, "read", 0.0, 0.0, structure=structure
+    )
+    return float(agg.bandwidth[clients - 1])
+
+
+def _case_rows(i: int, cfg: dict, model, cases: dict, configured, in_flight: int = 4) -> list[dict]:
     """One row per case of configuration ``i``: best repeat measured vs the model.
 
-    ``miss`` is the pipelined miss (``miss_parallel`` requests in flight), seed 001's
-    min(b2, b4); ``miss_single`` is one client with one request in flight, whose disk read and
-    transfer follow each other: the closed network at N = 1 predicts 1 / (1/b2 + 1/b4)
-    (``model_series``) besides the three-case min(b2, b4) (``model``). ``model`` uses b1 and
+    ``miss`` is the pipelined miss (``in_flight`` = ``miss_parallel`` requests in flight, one
+    per client, each on its own file), seed 001's min(b2, b4); ``miss_single`` is one client
+    with one request in flight: the closed network at N = 1 predicts 1 / (1/b2 + 1/b4)
+    (``model_series``) besides the three-case min(b2, b4) (``model``). Both misses also carry
+    the streaming server (``model_streaming``, ``err_streaming``: the server's read-ahead
+    streams its disk into the network; :func:`qnmodel.models.nfs_network.aggregate_bandwidth`,
+    ``structure="streaming"``, at N = 1 and N = ``in_flight`` clients), and the miss of
+    ``in_flight`` clients the series network at that N (``model_series``). ``model`` uses b1 and
     b4 measured bottom-up (b1 as ``[nfs] b1`` says, the throttled disk read directly);
     ``model_configured`` the configured throttle as b4. A client hit also carries both b1s:
     ``model_cachehit``/``err_cachehit`` and ``model_memcpy``/``err_memcpy`` (the best
@@ -321,6 +342,14 @@ def _case_rows(i: int, cfg: dict, model, cases: dict, configured) -> list[dict]:
         if case == "miss_single":
             row["model_series"] = series
             row["err_series"] = _err(series, measured)
+        if case == "miss":
+            row["in_flight"] = in_flight
+            row["model_series"] = miss_bandwidth(model, in_flight, "series")
+            row["err_series"] = _err(row["model_series"], measured)
+        if case.startswith("miss"):
+            n = 1 if case == "miss_single" else in_flight
+            row["model_streaming"] = miss_bandwidth(model, n, "streaming")
+            row["err_streaming"] = _err(row["model_streaming"], measured)
         rows.append(row)
     return rows
 
@@ -482,7 +511,9 @@ def run(spec: dict, topology: Topology, out_dir: pathlib.Path, *, log=None) -> d
                     "client_cache": cases.get("client_cache"),
                 }
             )
-            summary["three_case"] += _case_rows(i, cfg, model, cases, configured)
+            summary["three_case"] += _case_rows(
+                i, cfg, model, cases, configured, int(opts["miss_parallel"])
+            )
             best = {r["case"]: r["measured"] for r in summary["three_case"] if r["config"] == i}
             _parts(summary, i, topo, client, server, cfg, opts, model, best, log)
         finally:
@@ -505,7 +536,9 @@ def _totals(summary: dict) -> dict:
     ``inside_bounds_share_x`` for X);
     ``mape_three_case`` the three cases' MAPE against seed 001; ``three_case_within_5pct``
     per case (client hit, server hit, miss of each configuration) whether it is within 5 %,
-    ``..._memcpy`` with b1 = memcpy and ``..._pages`` with libnfs' per-page cost instead.
+    ``..._memcpy`` with b1 = memcpy and ``..._pages`` with libnfs' per-page cost instead;
+    ``mape_miss_series``/``mape_miss_streaming`` over the misses at one and at
+    ``miss_parallel`` requests in flight, the series network against the streaming server.
     Relative errors of single rows (``err``) stay fractions, as ``calibration_rows``'
     ``error``.
     """
@@ -547,6 +580,11 @@ def _totals(summary: dict) -> dict:
         else None,
         units={"mape": "percent", "err": "fraction"},
     )
+    misses = [r for r in three if "err_streaming" in r]
+    for how in ("series", "streaming"):
+        summary[f"mape_miss_{how}"] = (
+            100.0 * float(np.mean([abs(r[f"err_{how}"]) for r in misses])) if misses else None
+        )
     return summary
 
 

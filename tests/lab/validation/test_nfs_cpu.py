@@ -11,11 +11,12 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError
-from qnmodel.lab.validation import _nfs_cpu
+from qnmodel.lab.validation import _nfs_cpu, write_outputs
 from qnmodel.lab.validation import nfs as study
 from qnmodel.lab.validation._nfs_spec import parse_spec
 from qnmodel.models.nfs import NFSBandwidth, NFSSystem
@@ -94,7 +95,7 @@ def test_read_cpu_per_byte_bad_input(value, error, match):
         NFSSystem(MODEL, read_cpu_per_byte=value)
 
 
-def test_components_key_and_client_hit_rows():
+def test_components_key_and_client_hit_rows(tmp_path):
     base = {"study": {"kind": "nfs"}, "nfs": {"configs": [{"link": "1 Gbit/s", "disk": "50 MB/s"}]}}
     assert parse_spec(base)["components"] is False
     base["nfs"]["components"] = True
@@ -128,7 +129,31 @@ def test_components_key_and_client_hit_rows():
     assert (ch["model_cachehit"], ch["err_cachehit"]) == (6e9, pytest.approx(0.2))
     assert ch["err_cachehit_paired"] == pytest.approx(0.15)
     assert "err_memcpy" not in next(r for r in rows if r["case"] == "server_hit")
+    # the misses against the series network and the streaming server: at one in flight the
+    # stream moves at 1 / (1/b1 + max(1/b2, 1/b4)), the series at 1 / (1/b1 + 1/b2 + 1/b4)
+    b1, b2 = 10e9, model.b2
+    one = next(r for r in rows if r["case"] == "miss_single")
+    assert one["model_streaming"] == pytest.approx(1 / (1 / b1 + 1 / min(b2, 50e6)), rel=1e-12)
+    assert one["err_streaming"] == pytest.approx(one["model_streaming"] / 35e6 - 1, rel=1e-12)
+    four = next(r for r in rows if r["case"] == "miss")
+    assert four["in_flight"] == 4
+    assert four["model_streaming"] == study.miss_bandwidth(model, 4, "streaming")
+    assert four["model_series"] == study.miss_bandwidth(model, 4, "series")
+    assert study.miss_bandwidth(model, 1, "series") == pytest.approx(
+        1 / (1 / b1 + 1 / b2 + 1 / 50e6), rel=1e-12
+    )
+    # four readers keep the slower of disk and link busy: both near min(b2, b4) = b4
+    assert four["model_series"] < four["model_streaming"] <= min(b2, 50e6)
+    assert four["model_streaming"] == pytest.approx(50e6, rel=0.01)
     s = study._totals({"three_case": rows, "clients": None})
+    errs = [one["err_streaming"], four["err_streaming"]]
+    assert s["mape_miss_streaming"] == pytest.approx(50 * sum(map(abs, errs)), rel=1e-12)
+    # the report's cases section carries both models' errors
+    s.update(kind="nfs", title="nfs", topology=None)
+    write_outputs(s, tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert re.search(r"\| +x \| +miss \(4 in flight\) \| +49 \|", report), report
+    assert f"{100 * four['err_streaming']:.1f} %" in report
     # client hit: +100 % vs memcpy, +4 % vs the pages; server hit -0.1 %; miss +2.0 %
     assert s["three_case_within_5pct"] == [False, True, True]
     assert s["three_case_within_5pct_pages"] == [True, True, True]
