@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from qnmodel.lab.validation.raid import regime_rows
-from qnmodel.reporting.plotting.validation import regime_error_values
+from qnmodel.reporting.plotting.validation import regime_error_values, regime_x
 
 matplotlib = pytest.importorskip("matplotlib", reason="matplotlib (the plot extra) is missing")
 matplotlib.use("Agg")
@@ -33,12 +33,12 @@ gallery = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = gallery
 _spec.loader.exec_module(gallery)
 
-HEADER = "| study | link | disk per chunk (calibrated) | d/c |"
+HEADER = "| study | case | link | disk per chunk (calibrated) | d/c |"
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 
-def page_table() -> dict[str, list[str]]:
-    """The small grid's table of overlap.md: cells by study name."""
+def page_table() -> dict[tuple[str, str], list[str]]:
+    """The grid's table of overlap.md: cells by (study name, case label)."""
     lines = PAGE.read_text("utf-8").splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith(HEADER))
     rows = {}
@@ -46,7 +46,7 @@ def page_table() -> dict[str, list[str]]:
         if not ln.startswith("|"):
             break
         cells = [c.strip() for c in ln.strip("|").split("|")]
-        rows[cells[0]] = cells
+        rows[cells[0], cells[1]] = cells[1:]
     return rows
 
 
@@ -68,11 +68,11 @@ def assert_printed(cell: str, values: list[float]) -> None:
 
 
 @pytest.fixture(scope="module")
-def rows() -> dict[str, dict]:
+def rows() -> dict[tuple[str, str], dict]:
     out = {}
     for name, file in gallery.REGIME_STUDIES:
-        doc = json.loads((gallery.VALIDATION / file).read_text())
-        (out[name],) = regime_rows(doc)  # one case per study
+        for r in regime_rows(json.loads((gallery.VALIDATION / file).read_text())):
+            out[name, r["label"]] = r
     return out
 
 
@@ -94,15 +94,23 @@ def test_the_page_table_is_the_recorded_numbers(rows):
 def test_regime_rows_agree_with_the_stored_summary(rows):
     """The numbers computed again from the points equal what the study stored for its case."""
     for name, file in gallery.REGIME_STUDIES:
-        (case,) = json.loads((gallery.VALIDATION / file).read_text())["cases"]
-        r = rows[name]
-        for key in ("mape_x", "mape_r", "mape_x_overlap", "mape_r_overlap"):
-            assert r[key] == pytest.approx(case[key], rel=1e-12), (name, key)
-        assert r["inside_overlap"] / r["n_points"] == pytest.approx(
-            case["inside_overlap_bounds_share"]
-        )
-        # d/c: disk time per chunk over a third of the master link's demand (3 chunks)
-        assert r["ratio"] == pytest.approx(3 * case["demands"]["disk"] / case["demands"]["link_in"])
+        doc = json.loads((gallery.VALIDATION / file).read_text())
+        assert len(doc["cases"]) == 6
+        for case in doc["cases"]:
+            r = rows[name, case["label"]]
+            for key in ("mape_x", "mape_r", "mape_x_overlap", "mape_r_overlap"):
+                assert r[key] == pytest.approx(case[key], rel=1e-12), (name, key)
+            assert r["inside_overlap"] / r["n_points"] == pytest.approx(
+                case["inside_overlap_bounds_share"]
+            )
+            # d/c per chunk: the calibrated disk and link rates (and TCP's goodput)
+            cal = case["calibration"]
+            want = cal["link_rate"] * doc["goodput_factor"] / cal["disk_rate"]
+            assert r["ratio"] == pytest.approx(want, rel=1e-12)
+            # a RAID0 full-stripe read's link demand is one chunk's time per chunk
+            if case["raid"] == "raid0" and case["op"] == "read":
+                dem = case["demands"]
+                assert r["chunk_link"] == pytest.approx(dem["link_in"] / case["chunks"], rel=1e-3)
 
 
 def test_the_figure_draws_the_rows(rows):
@@ -110,26 +118,33 @@ def test_the_figure_draws_the_rows(rows):
 
     fig = gallery.overlap_regime()
     try:
-        left, right = fig.axes[:2]
-        drawn = {ln.get_gid(): (ln.get_xdata()[0], ln.get_ydata()[0])
-                 for ln in left.get_lines() if ln.get_gid()}  # fmt: skip
-        names = [name for name, _ in gallery.REGIME_STUDIES]
-        assert len(drawn) == 6 * len(names)
-        for i, name in enumerate(names):
-            for (model, measure), v in regime_error_values(rows[name]).items():
-                x, y = drawn[f"{model}:{measure}:{i}"]
-                assert (x, y) == (rows[name]["ratio"], v)
-        # the +-10 % band
-        band = next(p for p in left.patches)
-        ys = band.get_transform().transform(band.get_path().vertices)[:, 1]
-        lo, hi = left.transData.inverted().transform([[1.0, ys.min()], [1.0, ys.max()]])[:, 1]
-        assert (lo, hi) == (pytest.approx(-10.0), pytest.approx(10.0))
-        # right: the d/c = 1 case, overlapped R(n) in ms
-        doc = json.loads((gallery.VALIDATION / dict(gallery.REGIME_STUDIES)["ratio_1"]).read_text())
-        curve = next(ln for ln in right.get_lines() if ln.get_label() == "overlapped structure")
-        np.testing.assert_allclose(
-            curve.get_ydata(), [p["r_overlap"] * 1e3 for p in doc["points"]], rtol=1e-12
-        )
+        errors, curves = fig.axes[:3], fig.axes[3:6]
+        order = list(rows.values())  # the figure's order: studies, then their cases
+        xs = regime_x(order)
+        for ax, measure in zip(errors, ("MAPE X", "MAPE R", "R(1) error (signed)"), strict=True):
+            drawn = {ln.get_gid(): (ln.get_xdata()[0], ln.get_ydata()[0])
+                     for ln in ax.get_lines() if ln.get_gid()}  # fmt: skip
+            assert len(drawn) == 2 * len(order)
+            for i, r in enumerate(order):
+                values = regime_error_values(r)
+                for model in ("overlap", "mva"):
+                    x, y = drawn[f"{model}:{measure}:{i}"]
+                    assert (x, y) == (xs[i], values[model, measure])
+                    # each case beside its study's ratio, within the spread
+                    assert 2**-0.16 <= x / r["ratio"] <= 2**0.16
+            # the target band: 0..10 % for the MAPEs, -10..+10 % for R(1)
+            band = next(p for p in ax.patches)
+            ys = band.get_transform().transform(band.get_path().vertices)[:, 1]
+            lo, hi = ax.transData.inverted().transform([[1.0, ys.min()], [1.0, ys.max()]])[:, 1]
+            want = -10.0 if measure.startswith("R(1)") else 0.0
+            assert (lo, hi) == (pytest.approx(want, abs=1e-9), pytest.approx(10.0))
+        # below: R(n) of the chosen cases, overlapped R(n) in ms
+        for ax, (study, label) in zip(curves, gallery.REGIME_CURVES, strict=True):
+            doc = json.loads((gallery.VALIDATION / dict(gallery.REGIME_STUDIES)[study]).read_text())
+            curve = next(ln for ln in ax.get_lines() if ln.get_label() == "overlapped structure")
+            want = [p["r_overlap"] * 1e3 for p in doc["points"] if p["case"] == label]
+            np.testing.assert_allclose(curve.get_ydata(), want, rtol=1e-12)
+            assert label in ax.get_title()
         png = gallery.draw(next(e for e in gallery.ENTRIES if e.name == "overlap_regime"))
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
     finally:
@@ -142,6 +157,16 @@ def test_the_plots_refuse_what_they_cannot_draw():
 
     with pytest.raises(InvalidModelError, match=r"regime_errors: rows is empty.*regime_rows"):
         plotting.regime_errors([])
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        row = dict(label="c", ratio=1.0, disk_scv=1.0, mape_x=1.0, mape_r=1.0, mape_x_overlap=1.0,
+                   mape_r_overlap=1.0, r1_error=0.1, r1_error_overlap=0.01)  # fmt: skip
+        with pytest.raises(InvalidModelError, match=r"regime_errors: axes must be 3 Axes, got 1"):
+            plotting.regime_errors([row], axes=[ax])
+    finally:
+        plt.close(fig)
     mva_only = [dict(n=1, r_measured=0.01, r_ci=0.0, r_model=0.012)]
     with pytest.raises(InvalidModelError, match=r"overlap_response needs .*r_overlap"):
         plotting.overlap_response(mva_only)

@@ -310,13 +310,20 @@ def stripe_p99():
 # --8<-- [end:stripe_p99]
 
 
-#: The small regime grid of issue 28 (docs/explanation/overlap.md): study name in the page's
-#: table, recorded summary (RAID0 full-stripe reads over 3 servers, N = 1..16).
+#: The regime grid of issue 28 (docs/explanation/overlap.md): study name in the page's
+#: table, recorded summary (six cases each: RAID0 reads over 2, 3 and 4 servers, RAID5 reads
+#: over 4, RAID0 writes over 3, RAID5 one-chunk writes over 4; N = 1..32).
 REGIME_STUDIES = (
     ("ratio_q", "raid_emu_ratio_q_20261127.json"),
     ("ratio_1", "raid_emu_ratio_1_20261127.json"),
     ("emu_overlap", "raid_emu_ratio_4_20261127.json"),
     ("ratio_1_const", "raid_emu_ratio_1_const_20261127.json"),
+)
+#: The cases drawn as R(n) below the errors: (study, case label)
+REGIME_CURVES = (
+    ("ratio_1", "RAID0 read, 3 servers, 3 x chunk"),
+    ("ratio_1", "RAID5 write, 4 servers, 1 x chunk"),
+    ("emu_overlap", "RAID0 read, 3 servers, 3 x chunk"),
 )
 
 
@@ -332,13 +339,13 @@ def overlap_regime():
 
     docs = {name: json.loads((VALIDATION / file).read_text()) for name, file in REGIME_STUDIES}
     rows = [row for doc in docs.values() for row in regime_rows(doc)]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.2), layout="constrained",
-                                      gridspec_kw=dict(width_ratios=(1.3, 1)))  # fmt: skip
-    plotting.regime_errors(rows, ax=left, target=10.0)
-    left.set_title("error against the ratio, one marker per case", fontsize="medium")
-    one = docs["ratio_1"]  # exponential disks, d/c = 1.05
-    plotting.overlap_response(one["points"], ax=right)
-    right.set_title(f"d/c = {regime_rows(one)[0]['ratio']:.2f}: measured R(n)", fontsize="medium")
+    fig, axes = plt.subplots(2, 3, figsize=(15.0, 8.6), layout="constrained")
+    plotting.regime_errors(rows, axes=axes[0], target=10.0)
+    for ax, (study, label) in zip(axes[1], REGIME_CURVES, strict=True):
+        doc = docs[study]
+        plotting.overlap_response([p for p in doc["points"] if p["case"] == label], ax=ax)
+        ratio = next(r["ratio"] for r in regime_rows(doc) if r["label"] == label)
+        ax.set_title(f"{label}, d/c = {ratio:.2f}", fontsize="medium")
     return fig
 
 

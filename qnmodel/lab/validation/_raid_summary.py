@@ -160,9 +160,10 @@ def regime_rows(summary: Mapping[str, Any]) -> list[dict]:
     One row per case that has the overlapped prediction, with
 
     * ``label``, ``link_rate`` (calibrated, B/s), ``disk_scv`` (1 exponential, 0 constant);
-    * ``disk`` the calibrated disk time per chunk and ``chunk_link`` the chunk's time on the
-      calibrated master link (its busier direction's demand over the chunks of a request), s;
-      ``ratio`` = disk / chunk_link, the regime's d/c;
+    * ``disk`` the calibrated disk time per chunk (and the server's CPU per chunk, if any)
+      and ``chunk_link`` the chunk's time on the calibrated master link (its rate times the
+      study's TCP goodput factor), s; ``ratio`` = disk / chunk_link, the regime's d/c (per
+      chunk, so the same for every case of a study whatever its chunks per member);
     * ``mape_x``, ``mape_r`` of exact MVA and ``mape_x_overlap``, ``mape_r_overlap`` of the
       overlapped structure, percent;
     * ``r1_measured`` (s) and ``r1_error``, ``r1_error_overlap``: the relative error
@@ -176,14 +177,17 @@ def regime_rows(summary: Mapping[str, Any]) -> list[dict]:
                      key=lambda p: p["n"])  # fmt: skip
         if not pts or "x_overlap" not in pts[0]:
             continue
-        dem = case["demands"]
-        chunk_link = max(dem["link_in"], dem["link_out"]) / case["chunks"]
+        # per chunk, whatever the case: one chunk's time on a member's disk (its calibrated
+        # rate) and on the master's link (calibrated rate times TCP's goodput)
+        chunk, cal = float(summary["settings"]["chunk"]), case["calibration"]
+        disk = chunk / cal["disk_rate"] + case["demands"].get("cpu_server", 0.0)
+        chunk_link = chunk / (cal["link_rate"] * summary["goodput_factor"])
         first = pts[0]
         share = inside_overlap(pts)
         rows.append(dict(
             label=case["label"], link_rate=case["calibration"]["link_rate"],
-            disk_scv=case["disk_scv"], disk=dem["disk"], chunk_link=chunk_link,
-            ratio=dem["disk"] / chunk_link,
+            disk_scv=case["disk_scv"], disk=disk, chunk_link=chunk_link,
+            ratio=disk / chunk_link,
             **{k: v for k, v in summarize(pts).items() if k in ("mape_x", "mape_r")},
             **overlap_mape(pts),
             r1_n=first["n"], r1_measured=first["r_measured"],

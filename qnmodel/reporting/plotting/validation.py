@@ -71,48 +71,72 @@ def validation_curves(points: Sequence[Mapping[str, Any]], *, axes: Any = None,
     return axes
 
 
-#: The error measures :func:`regime_errors` draws: (row key of the overlapped structure, row
-#: key of exact MVA, marker, legend text); MAPEs in percent, R(1) errors as fractions.
+#: The error measures :func:`regime_errors` draws, one panel each: (row key of the
+#: overlapped structure, row key of exact MVA, panel title); MAPEs in percent, R(1) errors as
+#: fractions (drawn in percent, signed).
 _REGIME_MEASURES = (
-    ("mape_x_overlap", "mape_x", "o", "MAPE X"),
-    ("mape_r_overlap", "mape_r", "s", "MAPE R"),
-    ("r1_error_overlap", "r1_error", "^", "R(1) error (signed)"),
+    ("mape_x_overlap", "mape_x", "MAPE X"),
+    ("mape_r_overlap", "mape_r", "MAPE R"),
+    ("r1_error_overlap", "r1_error", "R(1) error (signed)"),
 )
-_REGIME_MODELS = (("overlap", "tab:blue", "overlapped structure"), ("mva", "0.35", "exact MVA"))
+#: (model key, marker, size, legend text): the overlapped structure in the case's colour,
+#: exact MVA as a small grey cross at the same place
+_REGIME_MODELS = (("overlap", "o", 7, "overlapped structure"), ("mva", "x", 5, "exact MVA"))
+#: horizontal spread of a study's cases around its d/c, in octaves
+_REGIME_SPREAD = 0.3
 
 
 def regime_error_values(row: Mapping[str, Any]) -> dict[tuple[str, str], float]:
     """The values (percent) :func:`regime_errors` draws for one row, by (model, measure)."""
     out = {}
-    for k_ov, k_mva, _marker, name in _REGIME_MEASURES:
+    for k_ov, k_mva, name in _REGIME_MEASURES:
         scale = 100.0 if k_ov.startswith("r1_") else 1.0
         out["overlap", name] = float(row[k_ov]) * scale
         out["mva", name] = float(row[k_mva]) * scale
     return out
 
 
-def regime_errors(rows: Sequence[Mapping[str, Any]], *, ax: Any = None,
+def regime_x(rows: Sequence[Mapping[str, Any]]) -> list[float]:
+    """Where :func:`regime_errors` draws each row: its d/c, moved sideways by its case.
+
+    The cases (distinct ``label``) are spread over :data:`_REGIME_SPREAD` octaves around each
+    study's ratio, in the order they first appear, so the cases of one study stand apart.
+    """
+    kinds = list(dict.fromkeys(str(r["label"]) for r in rows))
+    m = len(kinds)
+    step = _REGIME_SPREAD / max(m - 1, 1)
+    return [float(r["ratio"]) * 2.0 ** (step * (kinds.index(str(r["label"])) - (m - 1) / 2))
+            for r in rows]  # fmt: skip
+
+
+def regime_errors(rows: Sequence[Mapping[str, Any]], *, axes: Any = None,
                   target: float = 10.0) -> Any:  # fmt: skip
     """Error of the overlapped structure and of exact MVA against the disk/link ratio.
+
+    Three panels, MAPE of X, MAPE of R and the signed error of R(1); in each, one marker per
+    case and model: the overlapped structure in the case's colour (hollow for constant
+    disks), exact MVA a grey cross beside it. The y axes are linear within the target band
+    and logarithmic beyond (``symlog``), so the band is readable next to MVA's errors.
 
     Parameters
     ----------
     rows : sequence of mappings
         One per recorded case, as :func:`qnmodel.lab.validation.raid.regime_rows` gives them:
-        ``ratio`` (disk time per chunk over the chunk's link time, > 0), ``disk_scv`` (0 for
-        constant disks: hollow markers), ``mape_x``, ``mape_r``, ``mape_x_overlap``,
-        ``mape_r_overlap`` (percent) and ``r1_error``, ``r1_error_overlap`` (fractions,
-        drawn in percent, signed).
-    ax : Axes, optional
-        Where to draw; new Axes when omitted.
+        ``label`` (the case), ``ratio`` (disk time per chunk over the chunk's link time,
+        > 0), ``disk_scv`` (0 for constant disks), ``mape_x``, ``mape_r``,
+        ``mape_x_overlap``, ``mape_r_overlap`` (percent) and ``r1_error``,
+        ``r1_error_overlap`` (fractions, drawn in percent, signed).
+    axes : three Axes, optional
+        Where to draw; a new 1x3 figure when omitted.
     target : float
-        Half-width of the target band, percent (shaded from -target to +target).
+        The target, percent: shaded from 0 to ``target`` for the MAPEs, from -``target`` to
+        ``target`` for R(1).
 
     Returns
     -------
-    Axes
-        One marker per case, model (colour) and measure (shape); each marker is a Line2D
-        whose ``gid`` is ``"model:measure:i"`` (i the row's index) for checks.
+    array of Axes
+        Each marker is a Line2D whose ``gid`` is ``"model:measure:i"`` (i the row's index;
+        its x is :func:`regime_x`) for checks.
     """
     from matplotlib.lines import Line2D
 
@@ -121,40 +145,50 @@ def regime_errors(rows: Sequence[Mapping[str, Any]], *, ax: Any = None,
             "regime_errors: rows is empty; pass at least one row, such as "
             "qnmodel.lab.validation.raid.regime_rows(summary) of a recorded RAID study"
         )
-    if ax is None:
-        ax = _new_axes(1, figsize=(6.0, 4.0))
-    ax.axhspan(-target, target, color="tab:green", alpha=0.15, lw=0,
-               label=f"target +-{target:g} %")  # fmt: skip
-    ax.axhline(0.0, color="0.5", lw=0.8)
-    for i, row in enumerate(rows):
-        values = regime_error_values(row)
-        hollow = float(row["disk_scv"]) == 0.0
-        for model, color, _text in _REGIME_MODELS:
-            for _k, _m, marker, name in _REGIME_MEASURES:
-                ax.plot([float(row["ratio"])], [values[model, name]], marker=marker, ls="none",
-                        ms=7, color=color, mfc="white" if hollow else color,
-                        gid=f"{model}:{name}:{i}", clip_on=False)  # fmt: skip
-    ax.set_xscale("log", base=2)
+    if axes is None:
+        axes = _new_axes(3, figsize=(14.0, 4.2))
+    if len(axes) != len(_REGIME_MEASURES):
+        raise InvalidModelError(f"regime_errors: axes must be 3 Axes, got {len(axes)}")
+    kinds = list(dict.fromkeys(str(r["label"]) for r in rows))
+    colors = {k: f"C{i % 10}" for i, k in enumerate(kinds)}
+    xs = regime_x(rows)
     ratios = np.array([float(r["ratio"]) for r in rows])
     lo, hi = np.round(np.log2(ratios.min())), np.round(np.log2(ratios.max()))
     ticks = 2.0 ** np.arange(lo, hi + 1)
-    ax.set_xticks(ticks, [f"1/{1 / t:g}" if t < 1 else f"{t:g}" for t in ticks])
-    ax.set_xticks([], minor=True)
-    ax.set_xlim(ticks[0] / 2**0.25, ticks[-1] * 2**0.25)
-    ax.set_xlabel("disk time per chunk / chunk time on the link (d/c)")
-    ax.set_ylabel("error [%]")
-    ax.grid(True, alpha=0.3)
-    handles = [Line2D([], [], ls="none", marker="o", ms=7, color=c, label=t)
-               for _m, c, t in _REGIME_MODELS]  # fmt: skip
-    handles += [Line2D([], [], ls="none", marker=mk, ms=7, color="0.2", mfc="none", label=t)
-                for _a, _b, mk, t in _REGIME_MEASURES]  # fmt: skip
-    handles += [Line2D([], [], ls="none", marker="o", ms=7, color="0.2", label="exponential disks"),
-                Line2D([], [], ls="none", marker="o", ms=7, color="0.2", mfc="white",
-                       label="constant disks")]  # fmt: skip
-    handles.append(ax.get_legend_handles_labels()[0][0])
-    ax.legend(handles=handles, fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
-              borderaxespad=0.0)  # fmt: skip
-    return ax
+    for ax, (k_ov, _k_mva, name) in zip(axes, _REGIME_MEASURES, strict=True):
+        signed = k_ov.startswith("r1_")
+        ax.axhspan(-target if signed else 0.0, target, color="tab:green", alpha=0.15, lw=0,
+                   label=f"target {'+-' if signed else '<= '}{target:g} %")  # fmt: skip
+        ax.axhline(0.0, color="0.5", lw=0.8)
+        for i, row in enumerate(rows):
+            values = regime_error_values(row)
+            color = colors[str(row["label"])]
+            hollow = float(row["disk_scv"]) == 0.0
+            for model, marker, ms, _text in _REGIME_MODELS:
+                own = model == "overlap"
+                ax.plot([xs[i]], [values[model, name]], marker=marker, ls="none", ms=ms,
+                        color=color if own else "0.45",
+                        mfc=("white" if hollow else color) if own else "0.45",
+                        gid=f"{model}:{name}:{i}", clip_on=False,
+                        zorder=3 if own else 2)  # fmt: skip
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("symlog", linthresh=target, linscale=1.5)
+        ax.set_xticks(ticks, [f"1/{1 / t:g}" if t < 1 else f"{t:g}" for t in ticks])
+        ax.set_xticks([], minor=True)
+        ax.set_xlim(ticks[0] / 2**0.5, ticks[-1] * 2**0.5)
+        ax.set_xlabel("d/c: disk time per chunk / chunk time on the link")
+        ax.set_ylabel(f"{name} [%]")
+        ax.set_title(name, fontsize="medium")
+        ax.grid(True, alpha=0.3)
+    handles = [Line2D([], [], ls="none", marker="o", ms=7, color=colors[k], label=k)
+               for k in kinds]  # fmt: skip
+    handles += [Line2D([], [], ls="none", marker="o", ms=7, color="0.2", mfc="white",
+                       label="constant disks (hollow)"),
+                Line2D([], [], ls="none", marker="x", ms=5, color="0.45", label="exact MVA"),
+                axes[0].get_legend_handles_labels()[0][0]]  # fmt: skip
+    axes[-1].legend(handles=handles, fontsize="small", loc="upper left",
+                    bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # fmt: skip
+    return axes
 
 
 def overlap_response(points: Sequence[Mapping[str, Any]], *, ax: Any = None) -> Any:

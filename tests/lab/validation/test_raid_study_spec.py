@@ -148,6 +148,17 @@ def test_disk_scv_reads_the_emulated_disks_law():
     assert rs.disk_scv(topo(NS(kind="memory", dist=None)), ["s0"]) == 1.0
 
 
+#: the cases of each study of issue 28's regime grid (docs/explanation/overlap.md)
+GRID_CASES = [
+    "RAID0 read, 3 servers, 3 x chunk",
+    "RAID0 read, 2 servers, 2 x chunk",
+    "RAID0 read, 4 servers, 4 x chunk",
+    "RAID5 read, 4 servers, 3 x chunk",
+    "RAID0 write, 3 servers, 3 x chunk",
+    "RAID5 write, 4 servers, 1 x chunk",
+]
+
+
 def test_overlap_example_studies_parse():
     for name, rate in (("raid_study_emu_overlap.toml", 125e6),
                        ("raid_study_emu_overlap_100mbit.toml", 12.5e6),
@@ -155,11 +166,17 @@ def test_overlap_example_studies_parse():
                        ("raid_study_emu_ratio_1.toml", 12.5e6)):  # fmt: skip
         doc, t = load_study(EXAMPLES / name)
         p = rs.parse(doc, t)
-        assert p["forkjoin"] == "forkjoin_overlap" and p["populations"] == [1, 2, 4, 8, 16]
+        assert p["forkjoin"] == "forkjoin_overlap"
+        if name == "raid_study_emu_overlap_100mbit.toml":
+            assert p["populations"] == [1, 2, 4, 8, 16]
+        else:  # issue 28's regime grid: every case at N = 1..32
+            assert p["populations"] == [1, 2, 4, 8, 16, 32]
+            assert [c["label"] for c in p["cases"]] == GRID_CASES
         assert all(s.disk.kind == "emu" and s.link.rate == rate for s in t.servers)
         assert rs.disk_scv(t, [s.name for s in t.servers]) == 1.0  # exponential disks
     # the constant-law twin of the d/c = 1 point: the overlapped model takes SCV 0
-    _doc, t = load_study(EXAMPLES / "raid_study_emu_ratio_1_const.toml")
+    doc, t = load_study(EXAMPLES / "raid_study_emu_ratio_1_const.toml")
+    assert [c["label"] for c in rs.parse(doc, t)["cases"]] == GRID_CASES
     assert all(s.disk.dist == "const" for s in t.servers)
     assert rs.disk_scv(t, [s.name for s in t.servers]) == 0.0
     # the regime grid's disk/link demand ratios per 64 KiB chunk (TCP goodput 0.95 of 100 Mbit/s)
