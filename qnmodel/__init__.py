@@ -110,6 +110,7 @@ _LAZY = {
     "demands": ("qnmodel.demands", None),
     "simulate": ("qnmodel.simulation", "simulate"),
     "simulation": ("qnmodel.simulation", None),
+    "simulate_storage": ("qnmodel.simulation.storage", "simulate_storage"),
     "testbed": ("qnmodel.lab.testbed", None),
     "check": ("qnmodel.lab.check", None),
 }
@@ -205,6 +206,7 @@ __all__ = [
     "queue_mmmk",
     "raid",
     "simulate",
+    "simulate_storage",
     "simulation",
     "single_queue",
     "sweep",

@@ -1,4 +1,5 @@
-"""Discrete-event simulation of queueing networks: :func:`simulate`.
+"""Discrete-event simulation of queueing networks: :func:`simulate`; of networked storage
+whose stages overlap (pipelined transfers through max-min fair links): :func:`simulate_storage`.
 
 The event loop is compiled C (``_csrc/qnsim.c``, loaded with ctypes from
 ``qnmodel/_lib``); there is no Python fallback for it. This package is a workflow layer (L3):
@@ -7,9 +8,10 @@ loads scipy for Student-t quantiles on first use.
 """
 
 from ..model.laws import Deterministic, Empirical, Exponential, Lognormal
-from ..results.simulation import SimulationResult
+from ..results.simulation import SimulationResult, StorageSimulationResult
 from ._engine import SimulatorUnavailableError
 from .core import CI_METHODS, simulate
+from .storage import simulate_storage
 
 __all__ = [
     "CI_METHODS",
@@ -19,5 +21,7 @@ __all__ = [
     "Lognormal",
     "SimulationResult",
     "SimulatorUnavailableError",
+    "StorageSimulationResult",
     "simulate",
+    "simulate_storage",
 ]

@@ -248,11 +248,27 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
              f"{1e3 * p['r_lower']:.4g} .. {1e3 * p['r_upper']:.4g}"]
             for p in pts
         ]  # fmt: skip
+        for key, label in (("overlap", "overlap"), ("sim", "simulated")):
+            if all(f"r_{key}" in p for p in pts):  # the overlapped model, its simulation
+                m = [mape([p[f"{q}_{key}"] for p in pts], [p[f"{q}_measured"] for p in pts])
+                     for q in ("x", "r")]  # fmt: skip
+                lines += [f"{label.capitalize()}: MAPE X {_pct(m[0])}, R {_pct(m[1])}", ""]
+                headers += [f"X {label}", f"R {label} [ms]"]
+                hw = f"{key}_halfwidth"
+                for row, p in zip(rows, pts, strict=True):
+                    row += [_pm(p[f"x_{key}"], p.get(f"x_{hw}"), 1.0),
+                            _pm(p[f"r_{key}"], p.get(f"r_{hw}"), 1e3)]  # fmt: skip
         lines.append(markdown_table(headers, rows))
     paths["report"] = out_dir / "report.md"
     write_output(paths["report"], "\n".join(lines) + "\n")
     paths["html"] = write_html(paths["report"])
     return paths
+
+
+def _pm(v: float, hw: float | None, scale: float) -> str:
+    """``v`` (times ``scale``) to 4 digits, with `` ± hw`` when a half-width is given."""
+    text = f"{scale * v:.4g}"
+    return text if hw is None else f"{text} ± {scale * hw:.2g}"
 
 
 def _num(v: Any) -> str:
