@@ -66,8 +66,10 @@ def main() -> None:
     table = [r for f in sorted(DATA.glob("raid_emu_*_20261127.json"))
              for r in rows(f, a.jobs, a.reps)]  # fmt: skip
     print(f"{a.reps} runs of {a.jobs} requests per point, seed 1\n")
-    print("| study | case | disks | d/c | MAPE X sim | MAPE R sim | MAPE X overlap | "
-          "MAPE R overlap | overlap vs sim X / R | R(1) measured | R(1) sim / overlap |")
+    print(
+        "| study | case | disks | d/c | MAPE X sim | MAPE R sim | MAPE X overlap | "
+        "MAPE R overlap | overlap vs sim X / R | R(1) measured | R(1) sim / overlap |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in table:
         print(f"| {r['study']} | {r['case']} | {r['law']} | {r['ratio']:.2f} | "
