@@ -70,12 +70,11 @@ Solutions
 
 Notes
 -----
-Measured against the test-only event simulation of the overlapped system
-(``tests/models/storage_sim.py``: fluid max-min links, FCFS exponential disks; the package
-simulator cannot yet share one station among the branches of a fork nor move a transfer
-through two links at once), over d / c = 1/4 .. 4, RAID0 reads and writes over 3 members and
-RAID5 full-stripe reads over 4, N = 1, 2, 4, 16 and open loads 30-80 % (table and command
-in ``docs/explanation/overlap.md``): closed R within 0.7 % at N = 1 (exact up to the
+Measured against the event simulation of the overlapped system
+(:func:`qnmodel.simulate_storage`, which :func:`simulate` builds from the same parts: fluid
+max-min links, FCFS exponential disks), over d / c = 1/4 .. 4, RAID0 reads and writes over
+3 members and RAID5 full-stripe reads over 4, N = 1, 2, 4, 16 and open loads 30-80 % (table
+and command in ``docs/explanation/overlap.md``): closed R within 0.7 % at N = 1 (exact up to the
 simulation's noise), -1.5 ... -14.5 % at N = 2 for d / c >= 1 (optimistic: the mean backlog
 inside Lindley's max, then the asymptotic cap), within 4.5 % at N >= 4 except RAID0 writes at
 d / c = 2 (-8.0 % at N = 4), within 2.7 % at N = 16; open R within 7.8 % up to 60 % load, and

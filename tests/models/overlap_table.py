@@ -1,7 +1,7 @@
 """Print the measured error table of the overlapped NetworkedRAID (docs/explanation/overlap.md).
 
 Run ``.venv/bin/python tests/models/overlap_table.py`` from the worktree root after
-``make install`` (about 10 minutes on two cores for the exponential one-phase grid, ``exp``;
+``make install`` (57 s on two cores for every group; the exponential one-phase grid, ``exp``;
 ``const`` the constant-disk cases, ``rmw`` the RAID5 read-modify-writes, ``all`` every one:
 ``.venv/bin/python tests/models/overlap_table.py const rmw``). Model:
 :mod:`qnmodel.models.storage_overlap` (closed: the overlapped fork-join MVA; open:

@@ -1,7 +1,7 @@
 """The overlapped NetworkedRAID (qnmodel.models.storage_overlap), closed and open, and its bounds.
 
 References: the closed forms of a lone request (derived in test_storage_forkjoin_overlap.py),
-M/G/1-PS and M/M/1 limits, and the test-only event simulation of the overlapped system
+M/G/1-PS and M/M/1 limits, and the event simulation of the overlapped system
 (qnmodel.simulate_storage: pipelined transfers through two max-min fair links, FCFS
 exponential disks), over disk/link demand ratios 1/4 .. 4. The tolerances are the measured
 errors (docs/explanation/overlap.md) plus the simulation's 95 % half-width.
