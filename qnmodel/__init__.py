@@ -111,6 +111,7 @@ _LAZY = {
     "simulate": ("qnmodel.simulation", "simulate"),
     "simulation": ("qnmodel.simulation", None),
     "simulate_storage": ("qnmodel.simulation.storage", "simulate_storage"),
+    "simulate_streaming": ("qnmodel.simulation.streaming", "simulate_streaming"),
     "testbed": ("qnmodel.lab.testbed", None),
     "check": ("qnmodel.lab.check", None),
 }
@@ -207,6 +208,7 @@ __all__ = [
     "raid",
     "simulate",
     "simulate_storage",
+    "simulate_streaming",
     "simulation",
     "single_queue",
     "sweep",

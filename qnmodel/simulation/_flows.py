@@ -33,12 +33,14 @@ import heapq
 import itertools
 import math
 
-__all__ = ["OUT", "IN", "FairLinks", "EqualShares", "allocate"]
+__all__ = ["OUT", "IN", "Link", "Flows", "FairLinks", "EqualShares", "allocate"]
 
 OUT, IN = 0, 1
 
 
-class _Link:
+class Link:
+    """A link of ``cap`` units/s; ``fcfs``: only its earliest flow moves."""
+
     __slots__ = ("cap", "fcfs", "flows")
 
     def __init__(self, cap: float, fcfs: bool) -> None:
@@ -63,10 +65,10 @@ def allocate(flows: list) -> None:
     waiting: dict = {}
     for f in flows:
         f.rate = 0.0
-        a, b = f.links
-        if (a.fcfs and a.flows[0] is not f) or (b.fcfs and b.flows[0] is not f):
+        links = f.links
+        if any(ln.fcfs and ln.flows[0] is not f for ln in links):
             continue
-        for ln in (a, b):
+        for ln in links:
             w = waiting.get(ln)
             if w is None:
                 waiting[ln] = [f]
@@ -89,29 +91,23 @@ def allocate(flows: list) -> None:
         count.pop(ln, None)
 
 
-class FairLinks:
-    """Max-min fair flows over any links (module docstring): the general engine."""
+class Flows:
+    """Max-min fair flows, each over any tuple of links (module docstring)."""
 
-    def __init__(self, spec) -> None:
-        fo, fi = spec.discipline_out == "fcfs", spec.discipline_in == "fcfs"
-        m_out, m_in = _Link(spec.rate_out, fo), _Link(spec.rate_in, fi)
-        self.paths = (
-            [(m_out, _Link(spec.server_in, fo)) for _ in range(spec.K)],
-            [(_Link(spec.server_out, fi), m_in) for _ in range(spec.K)],
-        )
+    def __init__(self) -> None:
         self.flows: list = []
         self.t = 0.0  # the flows' ``rem`` hold at this time
         self.dirty = False
         self.next = (math.inf, None, False)
 
-    def add(self, t: float, nbytes: float, direction: int, member: int, then, mark) -> None:
-        """Start a flow of ``nbytes`` at time t; ``mark`` bytes before its end, a mark."""
+    def add_path(self, t: float, nbytes: float, links: tuple, then, mark=None) -> None:
+        """Start a flow of ``nbytes`` over ``links`` at time t; a mark ``mark`` bytes
+        before its end."""
         self._advance(t)
-        links = self.paths[direction][member]
         f = _Flow(nbytes, links, then, mark or None)
         self.flows.append(f)
-        links[0].flows.append(f)
-        links[1].flows.append(f)
+        for ln in links:
+            ln.flows.append(f)
         self.dirty = True
 
     def _advance(self, t: float) -> None:
@@ -152,6 +148,23 @@ class FairLinks:
         for ln in f.links:
             ln.flows.remove(f)
         return f.then
+
+
+class FairLinks(Flows):
+    """Max-min fair flows between the master and the members: the general engine."""
+
+    def __init__(self, spec) -> None:
+        super().__init__()
+        fo, fi = spec.discipline_out == "fcfs", spec.discipline_in == "fcfs"
+        m_out, m_in = Link(spec.rate_out, fo), Link(spec.rate_in, fi)
+        self.paths = (
+            [(m_out, Link(spec.server_in, fo)) for _ in range(spec.K)],
+            [(Link(spec.server_out, fi), m_in) for _ in range(spec.K)],
+        )
+
+    def add(self, t: float, nbytes: float, direction: int, member: int, then, mark) -> None:
+        """Start a flow of ``nbytes`` at time t; ``mark`` bytes before its end, a mark."""
+        self.add_path(t, nbytes, self.paths[direction][member], then, mark)
 
 
 class EqualShares:
