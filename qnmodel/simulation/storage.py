@@ -46,10 +46,14 @@ counted requests over the time from the last discarded completion to the last co
 
 Cost
 ----
-Every event costs O(F) in the F flows in progress (their progress and their next end) and
-each change of the flows one max-min allocation, O(F + L^2) over the L links; a request has
-2 k flow events. Measured on this project's machine: about 60 us per request at N = 1, K = 3,
-and 0.2 ms per request at N = 32, K = 4 (a point of 3 runs of 3000 requests: 2 s).
+Where every link shares its rate and no member link is slower than the master's of its
+direction (every ``NetworkedRAID``), each flow of a direction moves at rate / F and the
+engine keeps the flows in virtual time, O(log F) per event (``qnmodel.simulation._flows``);
+otherwise each change of the flows costs one max-min allocation, O(F + L^2) over the F
+flows and L links, and their progress O(F). Measured on this project's two shared cores: a
+point of 3 runs of 3000 requests (and 300 warm-up each) takes 0.2-0.4 s at N = 1 and at
+N = 32 over 4 members (RAID0 and RAID5 reads, full-stripe and one-chunk writes), about
+30-40 us per request; the general engine took 13 s for the same N = 32 RAID0 reads.
 
 References
 ----------
@@ -535,7 +539,7 @@ def simulate_storage(
     check_size(
         len(points) * reps * (jobs + warm), MAX_REQUESTS,
         "simulate_storage: requests to simulate (points x reps x (jobs + warmup); pure "
-        "Python, about 0.1 ms each)",
+        "Python, 30-40 us each, more with slower member links)",
         "ask for fewer jobs, reps or points",
     )  # fmt: skip
     rng = random.Random(seed)

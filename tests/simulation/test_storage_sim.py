@@ -42,6 +42,19 @@ def test_lone_request_with_constant_members_is_the_sum_of_its_overlapped_stages(
     assert isolated_time(parts) == pytest.approx(s.response_time[0], rel=1e-12)
 
 
+def test_slower_member_links_and_fcfs_links_move_a_lone_read_as_their_rates_allow():
+    # members' links at 1/6 of the master's: each chunk moves at its member link's rate
+    # (max-min: the master link, 3 flows of 1/6, is not their bottleneck): R = d + 6 c.
+    # FCFS links send one chunk at a time, each at the member link's rate: R = d + 18 c.
+    slow = dict(N=1, disk_scv=0.0, jobs=30, reps=1, server_link_rate=CHUNK / C / 6)
+    assert sim(**slow).response_time[0] == pytest.approx(2 * C + 6 * C, rel=1e-12)
+    fcfs = sim(**slow, discipline="fcfs").response_time[0]
+    assert fcfs == pytest.approx(2 * C + 18 * C, rel=1e-12)
+    # a fixed turnaround delays every branch: R = turnaround + d + 3 c
+    late = sim(N=1, disk_scv=0.0, jobs=30, reps=1, turnaround="0.1 ms").response_time[0]
+    assert late == pytest.approx(0.1e-3 + 2 * C + 3 * C, rel=1e-12)
+
+
 def test_lone_request_of_a_read_modify_write_runs_two_phases():
     # RAID5 over 4 members, a one-chunk write: its data and parity chunks read back (both at
     # d, then 2 chunks on the master ingress), then written (sent one after another, d each)

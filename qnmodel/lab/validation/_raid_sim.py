@@ -20,7 +20,7 @@ from ._common import mape
 __all__ = ["SIM_JOBS", "SIM_REPS", "SIM_SEED", "sim_columns", "sim_mape", "resimulate"]
 
 #: Counted requests per run, runs per point and the seed of the study's simulations: about
-#: 2 s per point at N = 32 over 4 members (docs/explanation/overlap.md).
+#: 0.2-0.4 s per point at N = 32 over 4 members (docs/explanation/overlap.md).
 SIM_JOBS, SIM_REPS, SIM_SEED = 3000, 3, 1
 
 

@@ -24,7 +24,7 @@ Study file keys (``[raid]``)::
                                # (the master link inside the fork; form = "corrected" only)
     access = "sequential"      # or "random": where each client's next request goes
     simulate = false           # true: also x_sim, r_sim from NetworkedRAID.simulate (the
-                               # event simulation of the overlapped structure, ~2 s a point)
+                               # event simulation of the overlapped structure, < 1 s a point)
     max_steal = 0.03           # a repeat with more of the CPU stolen is re-run (1 = never)
     steal_retries = 3          # rounds of re-runs per population, at most
 
