@@ -120,6 +120,22 @@ def test_networked_raid_simulate_shares_the_overlapped_models_parts():
         qn.NetworkedRAID(**{**_raid_kw(), "form": "paper"}).simulate(1)
 
 
+def test_networked_raid_read_modify_writes_and_open_streams():
+    from qnmodel.lab.validation.raid import case_model
+
+    cal = dict(link_rate=125e6, disk_rate=65536 / 2.155e-3, time_per_unit=30e-6)
+    # a RAID5 one-chunk write: two phases over link_in then link_out, exact at N = 1
+    m5 = case_model(dict(raid="raid5", op="write", servers=4, chunks=1), cal, 65536.0)
+    s = m5.simulate(1, disk_scv=0.0, jobs=1000, reps=3, seed=1)
+    r0 = isolated_time(overlap_parts(m5, 0.0))
+    assert abs(s.response_time[0] - r0) <= s.response_time_halfwidth[0] + 0.002 * r0
+    # open, 30 % of the saturation rate: the open model within its measured 7.8 % (-1.3 % here)
+    m = case_model(dict(raid="raid0", op="read", servers=3, chunks=3), cal, 65536.0)
+    o = m.simulate(arrival_rate=139.2, jobs=3000, reps=3, seed=2)
+    r, hw = o.response_time[0], o.response_time_halfwidth[0]
+    assert abs(m.overlap(arrival_rate=139.2).response_time[0] / r - 1) <= 0.078 + hw / r
+
+
 def _raid_kw():
     return dict(job_size="64 KiB", stripe_unit="64 KiB", stripe_width=3,
                 master_time_per_unit=0.0, master_time_per_packet=0.0, server_time_per_unit=0.0,
