@@ -110,6 +110,8 @@ _LAZY = {
     "demands": ("qnmodel.demands", None),
     "simulate": ("qnmodel.simulation", "simulate"),
     "simulation": ("qnmodel.simulation", None),
+    "simulate_storage": ("qnmodel.simulation.storage", "simulate_storage"),
+    "simulate_streaming": ("qnmodel.simulation.streaming", "simulate_streaming"),
     "testbed": ("qnmodel.lab.testbed", None),
     "check": ("qnmodel.lab.check", None),
 }
@@ -205,6 +207,8 @@ __all__ = [
     "queue_mmmk",
     "raid",
     "simulate",
+    "simulate_storage",
+    "simulate_streaming",
     "simulation",
     "single_queue",
     "sweep",

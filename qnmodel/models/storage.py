@@ -545,6 +545,15 @@ class NetworkedRAID:
         return overlap(self, N, arrival_rate=arrival_rate, think_time=think_time,
                        disk_scv=disk_scv)  # fmt: skip
 
+    def simulate(self, N=None, *, arrival_rate=None, think_time=0.0, disk_scv=1.0, jobs=3000,
+                 reps=3, seed=1):  # fmt: skip
+        """Event simulation of the system ``overlap`` models, from the same parts; see
+        ``qnmodel.models.storage_overlap.simulate``."""
+        from .storage_overlap import simulate
+
+        return simulate(self, N, arrival_rate=arrival_rate, think_time=think_time,
+                        disk_scv=disk_scv, jobs=jobs, reps=reps, seed=seed)  # fmt: skip
+
     def _disk_array_multipliers(self, disk_array) -> np.ndarray | None:
         """Member-disk demand multipliers of a ``(level, disks, pattern)`` array, or None."""
         if disk_array is None:

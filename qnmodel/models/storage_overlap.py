@@ -70,12 +70,11 @@ Solutions
 
 Notes
 -----
-Measured against the test-only event simulation of the overlapped system
-(``tests/models/storage_sim.py``: fluid max-min links, FCFS exponential disks; the package
-simulator cannot yet share one station among the branches of a fork nor move a transfer
-through two links at once), over d / c = 1/4 .. 4, RAID0 reads and writes over 3 members and
-RAID5 full-stripe reads over 4, N = 1, 2, 4, 16 and open loads 30-80 % (table and command
-in ``docs/explanation/overlap.md``): closed R within 0.7 % at N = 1 (exact up to the
+Measured against the event simulation of the overlapped system
+(:func:`qnmodel.simulate_storage`, which :func:`simulate` builds from the same parts: fluid
+max-min links, FCFS exponential disks), over d / c = 1/4 .. 4, RAID0 reads and writes over
+3 members and RAID5 full-stripe reads over 4, N = 1, 2, 4, 16 and open loads 30-80 % (table
+and command in ``docs/explanation/overlap.md``): closed R within 0.7 % at N = 1 (exact up to the
 simulation's noise), -1.5 ... -14.5 % at N = 2 for d / c >= 1 (optimistic: the mean backlog
 inside Lindley's max, then the asymptotic cap), within 4.5 % at N >= 4 except RAID0 writes at
 d / c = 2 (-8.0 % at N = 4), within 2.7 % at N = 16; open R within 7.8 % up to 60 % load, and
@@ -146,6 +145,7 @@ __all__ = [
     "open_overlap",
     "overlap",
     "overlap_bounds",
+    "simulate",
 ]
 
 METHOD_OPEN = (
@@ -220,6 +220,11 @@ def overlap_parts(system, disk_scv=1.0) -> OverlapParts:
     """
     scv = as_scv(disk_scv, "disk_scv")
     check_fit_scv(scv, "disk_scv", "the overlapped model", MAX_OVERLAP_SCV)
+    return _parts(system, scv)
+
+
+def _parts(system, scv: float) -> OverlapParts:
+    """:func:`overlap_parts` of a validated SCV, any size (the simulation takes any)."""
     if system.form != "corrected":
         raise InvalidModelError(
             "the overlapped structure needs form='corrected' (one master link station per "
@@ -410,4 +415,63 @@ def overlap_bounds(parts: OverlapParts, N, think_time=0.0) -> BoundsResult:
         response_time_lower=r_lo, response_time_upper=r_up, station_names=names,
         think_time=float(Z), total_demand=float(rser), max_demand=dm, bottleneck=bott,
         saturation_throughput=1.0 / dm, n_star=(r0 + Z) / dm,
+    )  # fmt: skip
+
+
+def simulate(system, N=None, *, arrival_rate=None, think_time=0.0, disk_scv=1.0,
+             jobs=3000, reps=3, seed=1):  # fmt: skip
+    """Simulate the overlapped NetworkedRAID: the system :func:`overlap` models, by events.
+
+    The simulation (:func:`qnmodel.simulation.storage.simulate_storage`) is built from the
+    same parts as the model (:func:`overlap_parts`), so both describe one system:
+
+    * the master's serial stations (every station of ``parts.stations`` but the phases'
+      data links): FCFS exponential stations of those demands, in order;
+    * the data link of each phase: a fluid max-min fair link whose rate moves one chunk
+      (``stripe_unit`` bytes) in the model's chunk time c (``link_in`` for reads,
+      ``link_out`` for writes; both for a read-modify-write), member links as fast
+      (``NetworkedRAID`` has one ``link_rate``);
+    * a member: one FCFS server of mean d per chunk (``parts.member``: disk and server CPU)
+      and SCV ``disk_scv`` (exponential 1, constant 0, otherwise lognormal);
+    * k chunks over K members placed as qnbench's ``stripe`` places them, the master
+      sending a write's chunks one after another.
+
+    Refused: cache hits (``master_cache_hit``, ``server_cache_hit`` > 0: a hit would make
+    the member's time a mixture the simulation does not draw) and whatever
+    :func:`overlap_parts` refuses (``form="paper"``, other RAID levels, requests of more
+    than a stripe). ``N`` an int or a list of populations, or ``arrival_rate`` (1/s or a
+    list); ``jobs``, ``reps``, ``seed`` as in ``simulate_storage``.
+
+    Returns
+    -------
+    qnmodel.results.simulation.StorageSimulationResult
+    """
+    from ..simulation.storage import simulate_storage
+
+    for name in ("master_cache_hit", "server_cache_hit"):
+        if getattr(system, name):
+            raise InvalidModelError(
+                f"NetworkedRAID.simulate: {name}={getattr(system, name)!r} > 0 is not "
+                "simulated (a hit would make a member's time a mixture of hit and miss): "
+                f"give {name}=0, or use overlap() / mva(), which take the mean"
+            )
+    parts = _parts(system, as_scv(disk_scv, "disk_scv"))
+    demand = dict(parts.stations)
+    links = {ln for ln, _op in parts.phases}
+    serial = [v for name, v in parts.stations if name not in links]
+    chunk = float(system.stripe_unit)
+    rate = {ln: chunk * parts.k / demand[ln] for ln in links}
+    rate_out = rate.get("link_out", rate.get("link_in"))
+    rate_in = rate.get("link_in", rate_out)
+    if parts.op == "read_modify_write":
+        raid, op, chunks = "raid5", "write", parts.k - 1
+    elif system.raid == "raid5" and parts.op == "write":
+        raid, op, chunks = "raid5", "write", parts.members - 1
+    else:
+        raid, op, chunks = system.raid, parts.op, parts.k
+    return simulate_storage(
+        members=parts.members, chunk_size=chunk, disk_time=parts.member, link_rate=rate_out,
+        link_rate_in=rate_in, N=N, arrival_rate=arrival_rate, think_time=think_time,
+        raid=raid, op=op, chunks=chunks, disk_scv=parts.scv, serial=serial, jobs=jobs,
+        reps=reps, seed=seed,
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""The frozen result of :func:`qnmodel.simulate`."""
+"""The frozen results of :func:`qnmodel.simulate` and :func:`qnmodel.simulate_storage`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..errors import InvalidModelError
 from ..units import format_quantity
 from .closed import _freeze, _import_pandas
 
-__all__ = ["SimulationResult"]
+__all__ = ["SimulationResult", "StorageSimulationResult"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -252,4 +252,89 @@ class SimulationResult:
         return (
             f"SimulationResult({self.ci_method}, n={self.replications}, "
             f"{100 * self.confidence:g}% CI, seed={self.seed}: {rows})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class StorageSimulationResult:
+    """Estimates of :func:`qnmodel.simulate_storage`, one row per population or rate.
+
+    Every estimate ``x`` has ``x_halfwidth``: a Student-t 95 % confidence interval
+    ``x +- x_halfwidth`` over :attr:`replications` independent runs (0 for one run).
+
+    Attributes
+    ----------
+    method : str
+        Names the simulation (fluid max-min fair links ...).
+    n : ndarray (P,) of int or None
+        Closed populations (None for an open run).
+    arrival_rate : ndarray (P,) or None
+        Open Poisson rates lambda, 1/s (None for a closed run).
+    think_time : float
+        Z, s (closed).
+    response_time, response_time_halfwidth : ndarray (P,)
+        Mean response time of a request (think time excluded), s.
+    throughput, throughput_halfwidth : ndarray (P,)
+        Completed requests per second.
+    jobs : int
+        Counted requests per run.
+    replications : int
+        Independent runs per point.
+    warmup : int
+        Requests discarded at the start of each run.
+    seed : int
+        The seed that reproduces this result bit for bit.
+    """
+
+    method: str
+    n: np.ndarray | None
+    arrival_rate: np.ndarray | None
+    think_time: float
+    response_time: np.ndarray
+    response_time_halfwidth: np.ndarray
+    throughput: np.ndarray
+    throughput_halfwidth: np.ndarray
+    jobs: int
+    replications: int
+    warmup: int
+    seed: int
+
+    def __post_init__(self) -> None:
+        _freeze(self)
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame: ``n`` or ``arrival_rate``, then throughput (1/s), response
+        time (s) and their ``_halfwidth`` columns, one row per point."""
+        pd = _import_pandas()
+        key = {"n": self.n} if self.n is not None else {"arrival_rate": self.arrival_rate}
+        return pd.DataFrame(
+            {
+                **key,
+                "throughput": self.throughput,
+                "throughput_halfwidth": self.throughput_halfwidth,
+                "response_time": self.response_time,
+                "response_time_halfwidth": self.response_time_halfwidth,
+            }
+        )
+
+    def __repr__(self) -> str:
+        if self.n is not None:
+            keys = [f"N={int(v)}" for v in self.n]
+        else:
+            keys = [f"lambda={v:.6g}/s" for v in self.arrival_rate]
+        rows = "; ".join(
+            f"{k}: X={x:.6g}+-{hx:.2g}/s "
+            f"R={format_quantity(r, 'time')} +- {format_quantity(hr, 'time', digits=2)}"
+            for k, x, hx, r, hr in zip(
+                keys,
+                self.throughput,
+                self.throughput_halfwidth,
+                self.response_time,
+                self.response_time_halfwidth,
+                strict=True,
+            )
+        )
+        return (
+            f"StorageSimulationResult(n={self.replications} runs of {self.jobs} requests, "
+            f"95% CI, seed={self.seed}: {rows})"
         )

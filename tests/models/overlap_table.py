@@ -1,12 +1,12 @@
 """Print the measured error table of the overlapped NetworkedRAID (docs/explanation/overlap.md).
 
 Run ``.venv/bin/python tests/models/overlap_table.py`` from the worktree root after
-``make install`` (about 10 minutes on two cores for the exponential one-phase grid, ``exp``;
+``make install`` (57 s on two cores for every group; the exponential one-phase grid, ``exp``;
 ``const`` the constant-disk cases, ``rmw`` the RAID5 read-modify-writes, ``all`` every one:
 ``.venv/bin/python tests/models/overlap_table.py const rmw``). Model:
 :mod:`qnmodel.models.storage_overlap` (closed: the overlapped fork-join MVA; open:
 Nelson-Tantawi members and a processor-sharing link, exponential one-phase cases only);
-reference: the event simulation of tests/models/storage_sim.py (3 runs of 3000 requests after
+reference: the event simulation qnmodel.simulate_storage (3 runs of 3000 requests after
 warm-up per point, 95 % half-widths). A chunk's master-link time c = 0.5 ms, master CPU
 0.05 ms per request, disks of mean d = ratio x c, exponential (SCV 1) or constant (SCV 0).
 """
@@ -14,14 +14,10 @@ warm-up per point, 95 % half-widths). A chunk's master-link time c = 0.5 ms, mas
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from storage_sim import Spec, simulate_storage  # noqa: E402
-
-from qnmodel.models.storage_forkjoin import fork_join_overlap  # noqa: E402
-from qnmodel.models.storage_overlap import OverlapParts, open_overlap, overlap_bounds  # noqa: E402
+import qnmodel as qn
+from qnmodel.models.storage_forkjoin import fork_join_overlap
+from qnmodel.models.storage_overlap import OverlapParts, open_overlap, overlap_bounds
 
 C, CHUNK, CPU = 0.5e-3, 65536.0, 0.05e-3
 RATIOS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -48,13 +44,20 @@ def case_parts(level: str, op: str, K: int, k: int, law: str, d: float) -> Overl
     return OverlapParts((("cpu_master", CPU), (link, k * C)), link, d, k, K, op, scv)
 
 
-def case_spec(level: str, op: str, K: int, k: int, law: str, d: float) -> Spec:
-    """The simulated system of one table case."""
+def case_spec(level: str, op: str, K: int, k: int, law: str, d: float) -> dict:
+    """The simulated system of one table case: keywords of :func:`qnmodel.simulate_storage`."""
+    base = dict(members=K, disk_time=d, chunk_size=CHUNK, link_rate=CHUNK / C, serial=[CPU],
+                raid=level, disk_scv=0.0 if law == "const" else 1.0)  # fmt: skip
     if op == "rmw":
-        return Spec(K=K, d=d, chunk=CHUNK, master_rate=CHUNK / C, serial=[CPU], op="write",
-                    raid=level, chunks=k - 1, law=law)  # fmt: skip
-    return Spec(K=K, d=d, chunk=CHUNK, master_rate=CHUNK / C, serial=[CPU], op=op, raid=level,
-                law=law)  # fmt: skip
+        return dict(base, op="write", chunks=k - 1)
+    return dict(base, op=op)
+
+
+def simulate_storage(spec: dict, **kw) -> dict:
+    """One point of :func:`qnmodel.simulate_storage`: its R, X and 95 % half-widths."""
+    s = qn.simulate_storage(**spec, **kw)
+    return dict(R=float(s.response_time[0]), R_hw=float(s.response_time_halfwidth[0]),
+                X=float(s.throughput[0]), X_hw=float(s.throughput_halfwidth[0]))  # fmt: skip
 
 
 def _rows(task: tuple) -> list[tuple]:

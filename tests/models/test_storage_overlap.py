@@ -1,8 +1,8 @@
 """The overlapped NetworkedRAID (qnmodel.models.storage_overlap), closed and open, and its bounds.
 
 References: the closed forms of a lone request (derived in test_storage_forkjoin_overlap.py),
-M/G/1-PS and M/M/1 limits, and the test-only event simulation of the overlapped system
-(tests/models/storage_sim.py: pipelined transfers through two max-min fair links, FCFS
+M/G/1-PS and M/M/1 limits, and the event simulation of the overlapped system
+(qnmodel.simulate_storage: pipelined transfers through two max-min fair links, FCFS
 exponential disks), over disk/link demand ratios 1/4 .. 4. The tolerances are the measured
 errors (docs/explanation/overlap.md) plus the simulation's 95 % half-width.
 """
@@ -29,7 +29,7 @@ from qnmodel.models.storage_overlap import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent))
-from storage_sim import Spec, simulate_storage  # noqa: E402
+from overlap_table import simulate_storage  # noqa: E402
 
 C, CHUNK, CPU = 0.5e-3, 65536.0, 0.05e-3  # a chunk's link time, its size, master CPU per request
 
@@ -55,8 +55,8 @@ def parts(ratio, op="read", k=3, K=3):
 
 
 def spec(ratio, op="read", level="raid0", K=3):
-    return Spec(K=K, d=ratio * C, chunk=CHUNK, master_rate=CHUNK / C, serial=[CPU], op=op,
-                raid=level)  # fmt: skip
+    return dict(members=K, disk_time=ratio * C, chunk_size=CHUNK, link_rate=CHUNK / C,
+                serial=[CPU], op=op, raid=level)  # fmt: skip
 
 
 def test_parts_of_networked_raid():

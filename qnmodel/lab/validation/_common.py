@@ -248,11 +248,16 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
              f"{1e3 * p['r_lower']:.4g} .. {1e3 * p['r_upper']:.4g}"]
             for p in pts
         ]  # fmt: skip
-        for key, name in _EXTRA_MODELS:  # other structures the study predicted with
-            if all(f"x_{key}" in p and f"r_{key}" in p for p in pts):
-                headers += [f"X {name}", f"R {name} [ms]"]
+        for key, label in (("overlap", "overlap"), ("sim", "simulated")):
+            if all(f"r_{key}" in p for p in pts):  # the overlapped model, its simulation
+                m = [mape([p[f"{q}_{key}"] for p in pts], [p[f"{q}_measured"] for p in pts])
+                     for q in ("x", "r")]  # fmt: skip
+                lines += [f"{label.capitalize()}: MAPE X {_pct(m[0])}, R {_pct(m[1])}", ""]
+                headers += [f"X {label}", f"R {label} [ms]"]
+                hw = f"{key}_halfwidth"
                 for row, p in zip(rows, pts, strict=True):
-                    row += [f"{p[f'x_{key}']:.4g}", f"{1e3 * p[f'r_{key}']:.4g}"]
+                    row += [_pm(p[f"x_{key}"], p.get(f"x_{hw}"), 1.0),
+                            _pm(p[f"r_{key}"], p.get(f"r_{hw}"), 1e3)]  # fmt: skip
         lines.append(markdown_table(headers, rows))
     lines += _nfs_cases(summary.get("three_case") or [])
     paths["report"] = out_dir / "report.md"
@@ -261,9 +266,10 @@ def write_outputs(summary: Mapping[str, Any], out_dir: Path) -> dict[str, Path]:
     return paths
 
 
-#: predictions beside exact MVA in a case's table, when every point carries them:
-#: (key of ``x_<key>``/``r_<key>``, column name)
-_EXTRA_MODELS = (("overlap", "overlap"), ("forkjoin", "fork-join"), ("sim", "simulated"))
+def _pm(v: float, hw: float | None, scale: float) -> str:
+    """``v`` (times ``scale``) to 4 digits, with `` ± hw`` when a half-width is given."""
+    text = f"{scale * v:.4g}"
+    return text if hw is None else f"{text} ± {scale * hw:.2g}"
 
 
 def _nfs_cases(three: list) -> list[str]:
@@ -276,8 +282,11 @@ def _nfs_cases(three: list) -> list[str]:
     def err(r, key):
         return _pct(100 * r[key]) if r.get(key) is not None else ""
 
-    rows = [[str(r.get("label", r.get("config", ""))), r["case"] + (f" ({r['in_flight']} in flight)" if r.get("in_flight")
-                                      else " (1 in flight)" if r["case"] == "miss_single" else ""),
+    def case(r):
+        n = r.get("in_flight") or (1 if r["case"] == "miss_single" else None)
+        return r["case"] + (f" ({n} in flight)" if n else "")
+
+    rows = [[str(r.get("label", r.get("config", ""))), case(r),
              _num(r["measured"] / 1e6), _num(r["model"] / 1e6), err(r, "err"),
              err(r, "err_series"), err(r, "err_streaming")] for r in three]  # fmt: skip
     return ["", "## Cases", "",

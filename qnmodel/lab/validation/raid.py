@@ -23,6 +23,8 @@ Study file keys (``[raid]``)::
     forkjoin = "forkjoin"      # or "forkjoin_overlap": the fork-join model beside MVA
                                # (the master link inside the fork; form = "corrected" only)
     access = "sequential"      # or "random": where each client's next request goes
+    simulate = false           # true: also x_sim, r_sim from NetworkedRAID.simulate (the
+                               # event simulation of the overlapped structure, < 1 s a point)
     max_steal = 0.03           # a repeat with more of the CPU stolen is re-run (1 = never)
     steal_retries = 3          # rounds of re-runs per population, at most
 
@@ -112,6 +114,7 @@ from ...solvers.mva import mva as _mva
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in, down, stripe_options, up
 from . import LOG
 from ._common import machine_info, mean_ci, summarize
+from ._raid_sim import sim_columns, sim_mape
 from ._raid_summary import (
     _calibration_errors,
     bucket_credit,
@@ -163,6 +166,7 @@ _KEYS = (
     "cases",
     "cycles",
     "warmup_cycles",
+    "simulate",
 )
 _CASE_KEYS = ("raid", "op", "servers", "chunks")
 #: TCP payload and Ethernet frame at MTU 1500 with timestamps (what tc counts)
@@ -230,6 +234,9 @@ def parse(spec: dict, topology: Topology | None) -> dict:
         raise InvalidModelError(
             f"raid.max_steal must be a share of the CPU time in (0, 1], got {max_steal!r}"
         )
+    sim = raw.get("simulate", False)
+    if not isinstance(sim, bool):
+        raise InvalidModelError(f"raid.simulate must be true or false, got {sim!r}")
     retries = raw.get("steal_retries", STEAL_RETRIES)
     if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 20:
         raise InvalidModelError(f"raid.steal_retries must be an integer 0..20, got {retries!r}")
@@ -237,6 +244,7 @@ def parse(spec: dict, topology: Topology | None) -> dict:
         client=client, max_steal=float(max_steal), steal_retries=retries,
         chunk=as_quantity(raw.get("chunk", 65536), "raid.chunk", "size", positive=True),
         populations=sorted(set(pops)), repeat=repeat, form=form, forkjoin=fj, access=access,
+        simulate=sim,
         **cyc,
         runtime=as_quantity(raw.get("runtime", "1 s"), "raid.runtime", "time", positive=True),
         warmup=as_quantity(raw.get("warmup", "500 ms"), "raid.warmup", "time"),
@@ -305,7 +313,8 @@ def _network(model: NetworkedRAID) -> Network:
 def predict(model: NetworkedRAID, populations: list[int], *,
             fast: NetworkedRAID | None = None,
             slow: NetworkedRAID | None = None,
-            forkjoin: str = "forkjoin", disk_scv: float = 1.0) -> dict[int, dict]:  # fmt: skip
+            forkjoin: str = "forkjoin", disk_scv: float = 1.0,
+            simulate: bool = False) -> dict[int, dict]:  # fmt: skip
     """Exact MVA, BJB bounds and fork-join MVA of ``model`` at each population.
 
     ``fast`` and ``slow``: the model at the ends of the calibration's interval (module
@@ -316,7 +325,9 @@ def predict(model: NetworkedRAID, populations: list[int], *,
     (:func:`qnmodel.models.storage_overlap.overlap_parts`: at most a stripe; RAID5
     read-modify-writes as two phases), also its closed solution (``x_overlap``,
     ``r_overlap``) with members of SCV ``disk_scv`` (:func:`disk_scv`) and the bounds that hold
-    with overlapped stages (``x_lower_overlap`` .. ``r_upper_overlap``).
+    with overlapped stages (``x_lower_overlap`` .. ``r_upper_overlap``); with ``simulate``
+    the event simulation of that structure, ``x_sim``, ``r_sim`` and their half-widths
+    (:func:`qnmodel.lab.validation._raid_sim.sim_columns`).
     """
     net = _network(model)
     top = max(populations)
@@ -351,6 +362,9 @@ def predict(model: NetworkedRAID, populations: list[int], *,
             r_lower_overlap=float(ob.response_time_lower[i]),
             r_upper_overlap=float(ob.response_time_upper[i]),
         )  # fmt: skip
+    if simulate:
+        for n, cols in sim_columns(model, populations, disk_scv).items():
+            out[n].update(cols)
     return out
 
 
@@ -502,7 +516,8 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
                                      p["chunk"], p["form"]) for s in (1.0, -1.0))  # fmt: skip
             scv = disk_scv(topo, tcp_names[: case["servers"]])
             pred = predict(model, p["populations"], fast=fast, slow=slow,
-                           forkjoin=p["forkjoin"], disk_scv=scv)  # fmt: skip
+                           forkjoin=p["forkjoin"], disk_scv=scv,
+                           simulate=p.get("simulate", False))  # fmt: skip
             LOG.info("measuring %s at n = %s", case["label"], p["populations"])
             meas = measure(topo, p, case, {n: pred[n]["r_model"] for n in p["populations"]})
             pts = [dict(n=n, case=case["label"], **meas[n], **pred[n]) for n in p["populations"]]
@@ -515,13 +530,16 @@ def run(spec: dict, topology: Topology | None, out_dir: Path) -> dict:
                               inside_bounds_share_point=inside_point(pts),
                               inside_bounds_share_bucket=inside_bucket(pts),
                               inside_overlap_bounds_share=inside_overlap(pts),
-                              **overlap_mape(pts),
+                              **overlap_mape(pts), **sim_mape(pts),
                               bucket_credit=credit))  # fmt: skip
             LOG.info("%s: MAPE X %.1f %%, R %.1f %%", case["label"], cases[-1]["mape_x"],
                      cases[-1]["mape_r"])  # fmt: skip
             if "mape_x_overlap" in cases[-1]:
                 LOG.info("%s, overlapped structure: MAPE X %.1f %%, R %.1f %%", case["label"],
                          cases[-1]["mape_x_overlap"], cases[-1]["mape_r_overlap"])  # fmt: skip
+            if "mape_x_sim" in cases[-1]:
+                LOG.info("%s, simulation: MAPE X %.1f %%, R %.1f %%", case["label"],
+                         cases[-1]["mape_x_sim"], cases[-1]["mape_r_sim"])  # fmt: skip
     finally:
         down(topo)
         LOG.info("testbed %s down", topo.name)
