@@ -7,7 +7,7 @@ the ``miss_single`` case, and 4 clients each with one READ in flight over its ow
 file, the ``miss`` case) it rebuilds the study's model, ``NFSBandwidth(b1, b2, b3 = b1, b4)``
 from the calibration recorded with it (b2 the link's goodput, b4 the disk read directly),
 and predicts the bandwidth at N = 1 and N = 4 with
-:func:`qnmodel.lab.validation.nfs.miss_bandwidth` (the study's own rows):
+:func:`qnmodel.lab.validation._nfs_more.miss_bandwidth` (the study's own rows):
 ``structure="series"`` (the disk then the link: 1 / (1/b2 + 1/b3 + 1/b4) at N = 1) and
 ``structure="streaming"`` (the server streams its disk into the link: 1 / (1/b3 +
 max(1/b2, 1/b4)) at N = 1, tending to min(b2, b4) as N grows).
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from qnmodel.lab.validation.nfs import miss_bandwidth
+from qnmodel.lab.validation._nfs_more import miss_bandwidth
 from qnmodel.models.nfs import NFSBandwidth
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "validation"

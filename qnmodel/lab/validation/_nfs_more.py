@@ -30,6 +30,8 @@ References
 
 from __future__ import annotations
 
+from ...models.nfs import NFSSystem
+from ...models.nfs_network import aggregate_bandwidth
 from ..testbed import bench_in
 from ..testbed.delay import goodput_factor
 from ..testbed.pagecache import prepare_files, server_dir
@@ -123,6 +125,21 @@ def write_series(system, size: float) -> float:
 
     res = mva(system.network(size, "write"), 1)
     return float(res.throughput[0]) * size
+
+
+def miss_bandwidth(model, clients: int, structure: str) -> float:
+    """Aggregate bytes/s of ``clients`` clients, each reading its own evicted file (a miss).
+
+    ``model`` is the study's :class:`~qnmodel.models.nfs.NFSBandwidth` (b1..b4);
+    ``structure`` ``"series"`` (disk, then link) or ``"streaming"`` (the server's read-ahead
+    overlaps the network): :func:`qnmodel.models.nfs_network.aggregate_bandwidth` at N =
+    ``clients`` over 64 MiB files (the study's files are long: a file's first request is
+    negligible).
+    """
+    agg = aggregate_bandwidth(
+        NFSSystem(model, rsize=MiB), clients, 64 * MiB, "read", 0.0, 0.0, structure=structure
+    )
+    return float(agg.bandwidth[clients - 1])
 
 
 def client_mixed(topo, client, server, cfg, opts, hits, model, log=None) -> list[dict]:

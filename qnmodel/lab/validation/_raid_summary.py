@@ -12,6 +12,7 @@ import numpy as np
 from ..testbed import Topology
 from ..testbed.lifecycle import shaper_burst
 from ._common import inside, mape, summarize
+from ._raid_sim import sim_mape
 
 __all__ = [
     "model_structure",
@@ -37,7 +38,9 @@ def model_structure(p: dict) -> str:
         f"NetworkedRAID(form={p['form']!r}): exact MVA over one station per server (x_model, "
         f"r_model), BJB bounds; {fj} (x_forkjoin, r_forkjoin); where it applies, the "
         "overlapped structure (pipelined chunk transfers; x_overlap, r_overlap) and its bounds"
-    )
+        + ("; the event simulation of that structure (max-min fair links; x_sim, r_sim)"
+           if p.get("simulate") else "")
+    )  # fmt: skip
 
 
 def steal_summary(points: list[dict], max_steal: float) -> dict:
@@ -169,7 +172,10 @@ def regime_rows(summary: Mapping[str, Any]) -> list[dict]:
     * ``r1_measured`` (s) and ``r1_error``, ``r1_error_overlap``: the relative error
       (model - measured) / measured of R(1), MVA and overlapped, as fractions;
     * ``inside_overlap``, ``n_points``: R points inside the overlap bounds (with their 95 %
-      intervals), of how many.
+      intervals), of how many;
+    * where the study simulated the case (``[raid] simulate = true``): ``mape_x_sim``,
+      ``mape_r_sim`` (percent) and ``r1_error_sim`` (fraction) of the event simulation of the
+      same structure (:mod:`qnmodel.lab.validation._raid_sim`).
     """
     rows = []
     for case in summary["cases"]:
@@ -195,4 +201,7 @@ def regime_rows(summary: Mapping[str, Any]) -> list[dict]:
             r1_error_overlap=first["r_overlap"] / first["r_measured"] - 1.0,
             inside_overlap=round(share * len(pts)), n_points=len(pts),
         ))  # fmt: skip
+        if all("x_sim" in p for p in pts):  # the simulation of the same structure
+            rows[-1].update(sim_mape(pts),
+                            r1_error_sim=first["r_sim"] / first["r_measured"] - 1.0)  # fmt: skip
     return rows

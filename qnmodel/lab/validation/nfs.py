@@ -45,14 +45,13 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidModelError, InvalidTypeError
-from ...models.nfs import NFSSystem
-from ...models.nfs_network import aggregate_bandwidth
 from ..testbed import Topology, bench_in, down, up
 from ..testbed.delay import goodput_factor
 from ..testbed.pagecache import evict, prepare_files, server_dir
 from ._common import _clean, summarize
 from ._common import machine_info as _machine_info
 from ._common import mape as _mape
+from ._nfs_more import miss_bandwidth
 from ._nfs_runs import (
     _bw,
     _check_alive,
@@ -261,21 +260,6 @@ def _one_pass(topo, client, server, prefix, size, cfg, bs, jobs=1) -> list[dict]
 
 #: seed 001's three cases (the miss measured with several requests in flight)
 CASES = ("client_hit", "server_hit", "miss")
-
-
-def miss_bandwidth(model, clients: int, structure: str) -> float:
-    """Aggregate bytes/s of ``clients`` clients, each reading its own evicted file (a miss).
-
-    ``model`` is the study's :class:`~qnmodel.models.nfs.NFSBandwidth` (b1..b4);
-    ``structure`` ``"series"`` (disk, then link) or ``"streaming"`` (the server's read-ahead
-    overlaps the network): :func:`qnmodel.models.nfs_network.aggregate_bandwidth` at N =
-    ``clients`` over 64 MiB files (the study's files are long: a file's first request is
-    negligible).
-    """
-    agg = aggregate_bandwidth(
-        NFSSystem(model, rsize=MiB), clients, 64 * MiB, "read", 0.0, 0.0, structure=structure
-    )
-    return float(agg.bandwidth[clients - 1])
 
 
 def _case_rows(i: int, cfg: dict, model, cases: dict, configured, in_flight: int = 4) -> list[dict]:

@@ -16,7 +16,7 @@ import re
 import pytest
 
 from qnmodel.errors import InvalidModelError, InvalidTypeError
-from qnmodel.lab.validation import _nfs_cpu, write_outputs
+from qnmodel.lab.validation import _nfs_cpu, _nfs_more, write_outputs
 from qnmodel.lab.validation import nfs as study
 from qnmodel.lab.validation._nfs_spec import parse_spec
 from qnmodel.models.nfs import NFSBandwidth, NFSSystem
@@ -137,9 +137,9 @@ def test_components_key_and_client_hit_rows(tmp_path):
     assert one["err_streaming"] == pytest.approx(one["model_streaming"] / 35e6 - 1, rel=1e-12)
     four = next(r for r in rows if r["case"] == "miss")
     assert four["in_flight"] == 4
-    assert four["model_streaming"] == study.miss_bandwidth(model, 4, "streaming")
-    assert four["model_series"] == study.miss_bandwidth(model, 4, "series")
-    assert study.miss_bandwidth(model, 1, "series") == pytest.approx(
+    assert four["model_streaming"] == _nfs_more.miss_bandwidth(model, 4, "streaming")
+    assert four["model_series"] == _nfs_more.miss_bandwidth(model, 4, "series")
+    assert _nfs_more.miss_bandwidth(model, 1, "series") == pytest.approx(
         1 / (1 / b1 + 1 / b2 + 1 / 50e6), rel=1e-12
     )
     # four readers keep the slower of disk and link busy: both near min(b2, b4) = b4

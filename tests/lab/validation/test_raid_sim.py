@@ -55,17 +55,35 @@ def test_predict_adds_the_simulation_of_the_same_system():
 
 def test_resimulate_a_recorded_study_and_report_it(tmp_path):
     summary = json.loads(RECORD.read_text())
-    (c,) = sim.resimulate(summary, jobs=400, reps=2, seed=3)
+    cases = sim.resimulate(summary, jobs=400, reps=2, seed=3)
+    assert [c["label"] for c in cases] == [c["label"] for c in summary["cases"]]  # all six
+    c = cases[0]
     assert c["label"] == "RAID0 read, 3 servers, 3 x chunk" and c["disk_scv"] == 0.0
-    assert [p["n"] for p in c["points"]] == [1, 2, 4, 8, 16]
+    assert [p["n"] for p in c["points"]] == [1, 2, 4, 8, 16, 32]
     # the recorded overlapped MAPEs are recomputed from the points, unchanged
     rec = summary["cases"][0]
     assert c["mape_x_overlap"] == pytest.approx(rec["mape_x_overlap"], rel=1e-12)
     # constant disks at d/c = 1: the simulation is within 2 % of the measured X and R
-    # (MAPE 0.9 % / 0.7 % with 5 x 5000 requests, docs/explanation/overlap.md)
+    # (MAPE 1.0 % / 0.6 % with the study's 3 x 3000 requests, docs/explanation/overlap.md)
     assert c["mape_x_sim"] < 2.0 and c["mape_r_sim"] < 2.0
     out = dict(summary, points=c["points"])
     write_outputs(out, tmp_path)
     report = (tmp_path / "report.md").read_text()
     assert "Simulated: MAPE X" in report and "R simulated [ms]" in report
-    assert "Overlap: MAPE X 0.9 %, R 0.8 %" in report
+    assert "Overlap: MAPE X 1.0 %, R 0.6 %" in report
+
+
+def test_the_recorded_simulated_columns_are_the_studys_own():
+    """The record's x_sim, r_sim, simulated during the study, are what the same call gives
+    offline from the record's calibration: one model, one seed, the same run lengths."""
+    summary = json.loads(RECORD.read_text())
+    assert summary["settings"]["simulate"] is True
+    case = next(c for c in summary["cases"] if c["label"] == "RAID0 read, 2 servers, 2 x chunk")
+    st = summary["settings"]
+    model = rs.case_model(case, case["calibration"], st["chunk"], st["form"])
+    pts = [p for p in summary["points"] if p["case"] == case["label"]]
+    cols = sim.sim_columns(model, [p["n"] for p in pts], case["disk_scv"])
+    for p in pts:
+        for k in ("x_sim", "r_sim", "x_sim_halfwidth", "r_sim_halfwidth"):
+            assert cols[p["n"]][k] == p[k], (p["n"], k)
+    assert sim.sim_mape(pts)["mape_x_sim"] == pytest.approx(case["mape_x_sim"], rel=1e-12)
