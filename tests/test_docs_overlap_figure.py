@@ -107,10 +107,12 @@ def test_regime_rows_agree_with_the_stored_summary(rows):
             cal = case["calibration"]
             want = cal["link_rate"] * doc["goodput_factor"] / cal["disk_rate"]
             assert r["ratio"] == pytest.approx(want, rel=1e-12)
-            # a RAID0 full-stripe read's link demand is one chunk's time per chunk
+            # a RAID0 full-stripe read's link demand is one chunk's time per chunk (the
+            # demand from the data direction's calibration, chunk_link from the case's median
+            # over both directions of its links: they differ by up to 0.6 %)
             if case["raid"] == "raid0" and case["op"] == "read":
                 dem = case["demands"]
-                assert r["chunk_link"] == pytest.approx(dem["link_in"] / case["chunks"], rel=1e-3)
+                assert r["chunk_link"] == pytest.approx(dem["link_in"] / case["chunks"], rel=1e-2)
 
 
 def test_the_figure_draws_the_rows(rows):
@@ -138,11 +140,12 @@ def test_the_figure_draws_the_rows(rows):
             lo, hi = ax.transData.inverted().transform([[1.0, ys.min()], [1.0, ys.max()]])[:, 1]
             want = -10.0 if measure.startswith("R(1)") else 0.0
             assert (lo, hi) == (pytest.approx(want, abs=1e-9), pytest.approx(10.0))
-        # below: R(n) of the chosen cases, overlapped R(n) in ms
+        # below: R(n) of the chosen cases, overlapped R(n) in the axis' unit
         for ax, (study, label) in zip(curves, gallery.REGIME_CURVES, strict=True):
             doc = json.loads((gallery.VALIDATION / dict(gallery.REGIME_STUDIES)[study]).read_text())
             curve = next(ln for ln in ax.get_lines() if ln.get_label() == "overlapped structure")
-            want = [p["r_overlap"] * 1e3 for p in doc["points"] if p["case"] == label]
+            scale = {"[ms]": 1e3, "[s]": 1.0}[ax.get_ylabel().split()[-1]]
+            want = [p["r_overlap"] * scale for p in doc["points"] if p["case"] == label]
             np.testing.assert_allclose(curve.get_ydata(), want, rtol=1e-12)
             assert label in ax.get_title()
         png = gallery.draw(next(e for e in gallery.ENTRIES if e.name == "overlap_regime"))

@@ -173,6 +173,15 @@ def regime_errors(rows: Sequence[Mapping[str, Any]], *, axes: Any = None,
                         zorder=3 if own else 2)  # fmt: skip
         ax.set_xscale("log", base=2)
         ax.set_yscale("symlog", linthresh=target, linscale=1.5)
+        shown = [regime_error_values(r)[m, name] for r in rows for m in ("overlap", "mva")]
+        top = max(max(shown), target) * 1.25
+        low = min(min(shown), -target if signed else 0.0) * 1.25
+        ax.set_ylim(low if signed else -0.05 * target, top)
+        marks = [v * target / 10.0 for v in (-500, -200, -100, -50, -20, -10, -5, 0,
+                                              2, 5, 10, 20, 50, 100, 200, 500)]  # fmt: skip
+        marks = [v for v in marks if (low if signed else 0.0) <= v <= top and (signed or v >= 0)]
+        ax.set_yticks(marks, [f"{v:g}" for v in marks])
+        ax.set_yticks([], minor=True)
         ax.set_xticks(ticks, [f"1/{1 / t:g}" if t < 1 else f"{t:g}" for t in ticks])
         ax.set_xticks([], minor=True)
         ax.set_xlim(ticks[0] / 2**0.5, ticks[-1] * 2**0.5)
