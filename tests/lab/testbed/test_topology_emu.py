@@ -82,6 +82,8 @@ def test_emu_options_are_what_qnbench_parses_back():
 
 def test_the_example_topology_parses():
     topo = load_topology(EXAMPLE)
-    assert [s.disk.kind for s in topo.servers] == ["emu"] * 3
-    assert [s.port for s in topo.servers] == [5300, 5301, 5302]
+    assert [s.disk.kind for s in topo.servers] == ["emu"] * 4  # the grid's 2-4 servers
+    assert [s.port for s in topo.servers] == [5300, 5301, 5302, 5303]
+    # a faithful link at 1 Gbit/s: ten frames, the least with which htb reaches the rate
+    assert {n.link.burst for n in [*topo.clients, *topo.servers]} == {15140}
     assert all(s.disk.service_time(65536) == pytest.approx(2.15536e-3) for s in topo.servers)
