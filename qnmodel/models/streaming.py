@@ -54,8 +54,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._validate import as_population, as_quantity, check_memory, check_time_scale
-from ..errors import InvalidModelError, InvalidTypeError
+from ..errors import InvalidModelError
 from ..model import Network
+from ..model.streamed import streamed_parts
 from ..results.closed import MVAResult
 
 __all__ = ["METHOD", "streaming_mva"]
@@ -86,71 +87,30 @@ def streaming_mva(network: Network, streamed: Mapping[str, float], N, think_time
         Method :data:`METHOD` (approximate). ``demands`` are the stations' whole demands D_k
         (``utilization = X D_k``, divided by the servers at a multi-server station).
     """
-    if not isinstance(network, Network):
-        raise InvalidTypeError(
-            f"streaming_mva: network must be a Network, got {type(network).__name__}"
-        )
-    if not isinstance(streamed, Mapping):
-        raise InvalidTypeError(
-            "streamed must be a mapping {station name: streamed part of its demand (s)}, "
-            f"got {streamed!r}"
-        )
-    for key in streamed:
-        if not isinstance(key, str):
-            raise InvalidTypeError(
-                f"streamed must be keyed by station names (str), got {key!r} of type "
-                f"{type(key).__name__}"
-            )
+    parts = streamed_parts(network, streamed, "streaming_mva")
     N = as_population(N, "N")
     Z = as_quantity(network.think_time if think_time is None else think_time, "think_time",
                     "time")  # fmt: skip
-    st = list(network.stations)
-    names = tuple(s.name for s in st)
-    unknown = sorted(set(streamed) - set(names))
-    if unknown or len(streamed) < 2:
-        raise InvalidModelError(
-            f"streamed must name at least two stations of the network {names}, got "
-            f"{sorted(streamed)}" + (f" ({unknown} not in it)" if unknown else "")
-        )
-    for s in st:
-        if getattr(s, "rate_multipliers", None) is not None:
-            raise InvalidModelError(
-                f"station {s.name!r} has rate_multipliers: streaming_mva takes stations with "
-                "one or m servers (a rate curve would be read as one server); solve the "
-                "series network with qnmodel.mva"
-            )
-    D = np.array([float(s.demand) for s in st])
+    names, D, G = parts.names, parts.demand, parts.streamed
+    m, delay = parts.servers, parts.delay
+    K = len(names)
     check_time_scale(N, float(D.sum()), Z)
     check_memory(
-        8.0 * N * (2 * len(st) + 3),
-        f"the streaming MVA curve n = 1..{N} at {len(st)} stations",
+        8.0 * N * (2 * K + 3),
+        f"the streaming MVA curve n = 1..{N} at {K} stations",
         "give a smaller N",
     )
-    m = np.array([int(getattr(s, "servers", 1) or 1) for s in st])
-    delay = np.array([s.kind == "delay" for s in st])
-    G = np.zeros(len(st))
-    for k, name in enumerate(names):
-        if name not in streamed:
-            continue
-        g = as_quantity(streamed[name], f"streamed[{name!r}]", "time")
-        if not 0.0 <= g <= D[k] * (1 + 1e-12):
-            raise InvalidModelError(
-                f"streamed[{name!r}] must lie in [0, the station's demand {D[k]:.6g} s], got "
-                f"{g!r}: the streamed part is a share of the station's work"
-            )
-        if m[k] > 1 and not delay[k]:
-            raise InvalidModelError(
-                f"station {name!r} of the streaming group has {m[k]} servers: the streaming "
-                "model takes single-server stages; use the series network's mva()"
-            )
-        G[k] = min(g, D[k])
+    for k in np.flatnonzero((G > 0) & (m > 1) & ~delay):
+        raise InvalidModelError(
+            f"station {names[k]!r} of the streaming group has {m[k]} servers: the streaming "
+            "model takes single-server stages; use the series network's mva()"
+        )
     serial = D - G
     # Seidmann [Sei87]: an m-server queue is a queue of D/m and a delay of D (m - 1)/m
     q_part = np.where(delay, 0.0, serial / m)
     d_part = np.where(delay, serial, serial * (m - 1) / m)
     group_delay = np.where(delay, G, 0.0)
     grp = G > 0
-    K = len(st)
     X = np.empty(N)
     Rk = np.zeros((N, K))
     Q = np.zeros(K)

@@ -36,8 +36,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._validate import as_population, as_positive_int, as_quantity, check_size
-from ..errors import InvalidModelError, InvalidTypeError
+from ..errors import InvalidModelError
 from ..model import Network
+from ..model.streamed import streamed_parts
 from ..results.simulation import StorageSimulationResult
 from ._flows import Flows, Link
 from .storage import MAX_N, MAX_REQUESTS, _mean_hw
@@ -51,51 +52,11 @@ METHOD_STREAMING = (
 
 
 def _stations(network: Network, streamed: Mapping) -> list[tuple]:
-    """(name, serial part, G, servers, is delay) per station, validated."""
-    if not isinstance(network, Network):
-        raise InvalidTypeError(
-            f"simulate_streaming: network must be a Network, got {type(network).__name__}"
-        )
-    if not isinstance(streamed, Mapping):
-        raise InvalidTypeError(
-            "streamed must be a mapping {station name: streamed part of its demand (s)}, "
-            f"got {streamed!r}"
-        )
-    names = [s.name for s in network.stations]
-    unknown = sorted(str(k) for k in streamed if k not in names)
-    if unknown or len(streamed) < 2:
-        raise InvalidModelError(
-            f"streamed must name at least two stations of the network {tuple(names)}, got "
-            f"{sorted(map(str, streamed))}" + (f" ({unknown} not in it)" if unknown else "")
-        )
-    out = []
-    for s in network.stations:
-        if getattr(s, "branches", None) is not None or not hasattr(s, "demand"):
-            raise InvalidModelError(
-                f"simulate_streaming: station {s.name!r} is not a queue or delay station "
-                "(a fork-join): simulate it with qnmodel.simulate"
-            )
-        if getattr(s, "rate_multipliers", None) is not None:
-            raise InvalidModelError(
-                f"simulate_streaming: station {s.name!r} has rate_multipliers, which the "
-                "streaming simulation does not model: use qnmodel.simulate on the series network"
-            )
-        D = float(s.demand)
-        g = 0.0
-        if s.name in streamed:
-            g = as_quantity(streamed[s.name], f"streamed[{s.name!r}]", "time")
-            if g > D * (1 + 1e-12):
-                raise InvalidModelError(
-                    f"streamed[{s.name!r}] must lie in [0, the station's demand {D:.6g} s], "
-                    f"got {streamed[s.name]!r}: the streamed part is a share of its work"
-                )
-            g = min(g, D)
-        delay = s.kind == "delay"
-        m = int(getattr(s, "servers", 1) or 1)
-        out.append((s.name, D - g, g, m, delay))
-    if not any(g > 0 for _n, _s, g, _m, _d in out):
-        raise InvalidModelError("streamed: every streamed part is 0; give some G_k > 0")
-    return out
+    """(name, serial part, G, servers, is delay) per station, validated
+    (:func:`qnmodel.model.streamed.streamed_parts`)."""
+    p = streamed_parts(network, streamed, "simulate_streaming")
+    return [(name, float(p.serial[k]), float(p.streamed[k]), int(p.servers[k]), bool(p.delay[k]))
+            for k, name in enumerate(p.names)]  # fmt: skip
 
 
 def _run(stations, N, Z, jobs, warm, rng) -> tuple[float, float]:

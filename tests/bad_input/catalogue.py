@@ -1166,7 +1166,7 @@ ROWS: list[Row] = [
         r"streamed must be a mapping \{station name: streamed part of its demand \(s\)\}, got \['s0', 's1'\]",
         _call(lambda: __import__("qnmodel.models.streaming", fromlist=["x"]).streaming_mva(_net(), ["s0", "s1"], 5))),
     Row(PY, "`streaming_mva` at a station with a rate curve (once read as one server)", "InvalidModelError",
-        r"station 'a' has rate_multipliers: streaming_mva takes stations with one or m servers",
+        r"streaming_mva: station 'a' has rate_multipliers, which a streaming group does not model \(a rate curve would be read as one server\)",
         _call(lambda: __import__("qnmodel.models.streaming", fromlist=["x"]).streaming_mva(qn.Network([qn.Station("a", 1.0, rate_multipliers=[1, 2]), qn.Station("b", 1.0)]), {"a": 0.5, "b": 0.5}, 5))),
     Row(PY, "`thread_pool_open` of a subsystem whose only demand is 1e-320 s (once a math domain error)", "InvalidModelError",
         r"the subsystem's largest demand: 1e-320 s is below 2\.23e-308 s \(a subnormal number\)",

@@ -60,6 +60,18 @@ def test_streaming_refuses_what_it_does_not_model():
         streaming_mva(net(), {"link": 0.01, "nic": 0.01}, 2)
     with pytest.raises(InvalidModelError, match="must lie in \\[0, the station's demand 0.006"):
         streaming_mva(net(), {"link": 0.01, "disk": 0.007}, 2)
+    # one description for the solver and the simulation (qnmodel.model.streamed)
+    for call in (streaming_mva, qn.simulate_streaming):
+        with pytest.raises(InvalidModelError, match="every streamed part is 0"):
+            call(net(), {"link": 0.0, "disk": "0 ms"}, 2)
+        fj = qn.Network(
+            (
+                qn.Station("cpu", 0.002),
+                qn.ForkJoin("raid", [qn.Station("d1", 0.01), qn.Station("d2", 0.01)]),
+            )
+        )
+        with pytest.raises(InvalidModelError, match="station 'raid' is not a queue or delay"):
+            call(fj, {"cpu": 0.001, "raid": 0.001}, 2)  # fmt: skip
     multi = qn.Network((qn.Station("link", 0.01), qn.Station("disk", 0.01, servers=2)))
     with pytest.raises(InvalidModelError, match="'disk' of the streaming group has 2 servers"):
         streaming_mva(multi, {"link": 0.01, "disk": 0.01}, 2)
