@@ -362,52 +362,53 @@ def run(
         encoding="utf-8",
         errors="replace",
     )
-    err_lines: list[str] = []
-    out_chunks: list[str] = []
+    try:  # from here on, Ctrl-C or SIGTERM of our own process stops qnbench with us
+        err_lines: list[str] = []
+        out_chunks: list[str] = []
 
-    bar = progress and sys.stderr.isatty()
+        bar = progress and sys.stderr.isatty()
 
-    def pump_err() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            err_lines.append(line)
-            if not progress:
-                continue
-            m = _PROGRESS.match(line)
-            if bar and m:
-                done, total = int(m.group(1)), int(m.group(2))
-                filled = round(30 * done / total)
-                sys.stderr.write(
-                    f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {m.group(3)[:60]}"
-                )
-                if done == total:
-                    sys.stderr.write("\n")
-            else:
-                sys.stderr.write(line)
-            sys.stderr.flush()
+        def pump_err() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                err_lines.append(line)
+                if not progress:
+                    continue
+                m = _PROGRESS.match(line)
+                if bar and m:
+                    done, total = int(m.group(1)), int(m.group(2))
+                    filled = round(30 * done / total)
+                    sys.stderr.write(
+                        f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {m.group(3)[:60]}"
+                    )
+                    if done == total:
+                        sys.stderr.write("\n")
+                else:
+                    sys.stderr.write(line)
+                sys.stderr.flush()
 
-    def pump_out() -> None:
-        assert proc.stdout is not None
-        out_chunks.append(proc.stdout.read())
+        def pump_out() -> None:
+            assert proc.stdout is not None
+            out_chunks.append(proc.stdout.read())
 
-    threads = [threading.Thread(target=pump_err, daemon=True)]
-    threads.append(threading.Thread(target=pump_out, daemon=True))
-    for t in threads:
-        t.start()
-    timed_out = killed = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        # SIGTERM: qnbench stops at once and prints the points measured so far
-        proc.send_signal(signal.SIGTERM)
+        threads = [threading.Thread(target=pump_err, daemon=True)]
+        threads.append(threading.Thread(target=pump_out, daemon=True))
+        for t in threads:
+            t.start()
+        timed_out = killed = False
         try:
-            proc.wait(timeout=STOP_GRACE_S)
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            killed = True
-            proc.kill()
-            proc.wait()
-    except BaseException:  # Ctrl-C or SIGTERM of our own process: qnbench stops with us
+            timed_out = True
+            # SIGTERM: qnbench stops at once and prints the points measured so far
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                killed = True
+                proc.kill()
+                proc.wait()
+    except BaseException:
         _stop(proc)
         raise
     for t in threads:
