@@ -333,8 +333,9 @@ def open_overlap(parts: OverlapParts, arrival_rate) -> ForkJoinResult:
     if parts.op == "read_modify_write" or parts.scv != 1.0:
         raise InvalidModelError(
             "the open overlapped model takes exponential members and one phase, got "
-            f"op={parts.op!r}, scv={parts.scv:g}: use the closed overlap(N) (which models "
-            "read-modify-writes and members of any SCV) or mva()"
+            f"op={parts.op!r}, scv={parts.scv:g}: simulate the open system with "
+            "NetworkedRAID.simulate(arrival_rate=...), or use the closed overlap(N) (which "
+            "models read-modify-writes and members of any SCV) or mva()"
         )
     names, D, li, c = _split(parts)
     d, k, v = parts.member, parts.k, parts.k / parts.members

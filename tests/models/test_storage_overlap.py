@@ -170,10 +170,16 @@ def test_open_link_alone_is_mg1_processor_sharing():
 
 def test_open_refuses_constant_disks_and_read_modify_writes():
     with pytest.raises(InvalidModelError, match="open overlapped model takes exponential .* "
-                       "scv=0: use the closed overlap"):  # fmt: skip
+                       r"scv=0: simulate the open system with NetworkedRAID.simulate\(arrival_rate"
+                       r"=\.\.\.\), or use the closed overlap"):  # fmt: skip
         raid().overlap(arrival_rate=10.0, disk_scv=0.0)
+    rmw = raid("write", level="raid5", servers=4, chunks=1)
     with pytest.raises(InvalidModelError, match="op='read_modify_write'"):
-        raid("write", level="raid5", servers=4, chunks=1).overlap(arrival_rate=10.0)
+        rmw.overlap(arrival_rate=10.0)
+    # ... and the simulation named there answers for both
+    for system, scv in ((raid(), 0.0), (rmw, 1.0)):
+        s = system.simulate(arrival_rate=10.0, disk_scv=scv, jobs=500, reps=2)
+        assert s.response_time[0] > 0 and s.throughput[0] == pytest.approx(10.0, rel=0.15)
 
 
 def test_open_refuses_a_saturated_rate():
