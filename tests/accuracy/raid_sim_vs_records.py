@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from qnmodel.lab.validation._common import mape
-from qnmodel.lab.validation._raid_sim import resimulate
+from qnmodel.lab.validation._raid_records import resimulate
 from qnmodel.lab.validation.raid import case_model
 from qnmodel.models.storage_overlap import overlap_parts
 

@@ -12,7 +12,6 @@ import numpy as np
 from ..testbed import Topology
 from ..testbed.lifecycle import shaper_burst
 from ._common import inside, mape, summarize
-from ._raid_sim import sim_mape
 
 __all__ = [
     "model_structure",
@@ -205,3 +204,15 @@ def regime_rows(summary: Mapping[str, Any]) -> list[dict]:
             rows[-1].update(sim_mape(pts),
                             r1_error_sim=first["r_sim"] / first["r_measured"] - 1.0)  # fmt: skip
     return rows
+
+
+def sim_mape(points: list[dict]) -> dict:
+    """MAPE (percent) of X and R of the simulation against the measured means
+    (``mape_x_sim``, ``mape_r_sim``); empty where no point has ``x_sim``."""
+    pts = [q for q in points if "x_sim" in q]
+    if not pts:
+        return {}
+    return dict(
+        mape_x_sim=mape([q["x_sim"] for q in pts], [q["x_measured"] for q in pts]),
+        mape_r_sim=mape([q["r_sim"] for q in pts], [q["r_measured"] for q in pts]),
+    )

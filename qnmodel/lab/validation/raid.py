@@ -114,7 +114,7 @@ from ...solvers.mva import mva as _mva
 from ..testbed import GOODPUT_FACTOR, Topology, bench_in, down, stripe_options, up
 from . import LOG
 from ._common import machine_info, mean_ci, summarize
-from ._raid_sim import sim_columns, sim_mape
+from ._raid_sim import sim_columns
 from ._raid_summary import (
     _calibration_errors,
     bucket_credit,
@@ -125,6 +125,7 @@ from ._raid_summary import (
     model_structure,
     overlap_mape,
     regime_rows,
+    sim_mape,
     steal_summary,
     with_bucket,
 )

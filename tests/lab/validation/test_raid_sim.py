@@ -10,7 +10,9 @@ import pytest
 
 from qnmodel.errors import InvalidModelError
 from qnmodel.lab import testbed
+from qnmodel.lab.validation import _raid_records as records
 from qnmodel.lab.validation import _raid_sim as sim
+from qnmodel.lab.validation import _raid_summary as summary_mod
 from qnmodel.lab.validation import raid as rs
 from qnmodel.lab.validation import write_outputs
 
@@ -44,10 +46,10 @@ def test_predict_adds_the_simulation_of_the_same_system():
     assert abs(pred[1]["r_overlap"] - r) <= hw + 0.005 * r
     pts = [dict(q, n=n, x_measured=q["x_sim"], r_measured=q["r_sim"] * 1.1)
            for n, q in pred.items()]  # fmt: skip
-    got = sim.sim_mape(pts)
+    got = summary_mod.sim_mape(pts)
     assert got["mape_x_sim"] == 0.0
     assert got["mape_r_sim"] == pytest.approx(100 * (1 - 1 / 1.1), rel=1e-9)
-    assert sim.sim_mape([dict(n=1, x_measured=1.0)]) == {}
+    assert summary_mod.sim_mape([dict(n=1, x_measured=1.0)]) == {}
     # two stripes: not the overlapped structure, no simulated columns
     two = rs.case_model(dict(case, chunks=6), cal, 65536.0)
     assert "x_sim" not in rs.predict(two, [1], simulate=True)[1]
@@ -55,7 +57,7 @@ def test_predict_adds_the_simulation_of_the_same_system():
 
 def test_resimulate_a_recorded_study_and_report_it(tmp_path):
     summary = json.loads(RECORD.read_text())
-    cases = sim.resimulate(summary, jobs=400, reps=2, seed=3)
+    cases = records.resimulate(summary, jobs=400, reps=2, seed=3)
     assert [c["label"] for c in cases] == [c["label"] for c in summary["cases"]]  # all six
     c = cases[0]
     assert c["label"] == "RAID0 read, 3 servers, 3 x chunk" and c["disk_scv"] == 0.0
@@ -91,4 +93,4 @@ def test_the_recorded_simulated_columns_are_the_studys_own():
     for p in pts:
         for k in ("x_sim", "r_sim", "x_sim_halfwidth", "r_sim_halfwidth"):
             assert cols[p["n"]][k] == p[k], (p["n"], k)
-    assert sim.sim_mape(pts)["mape_x_sim"] == pytest.approx(case["mape_x_sim"], rel=1e-12)
+    assert summary_mod.sim_mape(pts)["mape_x_sim"] == pytest.approx(case["mape_x_sim"], rel=1e-12)
